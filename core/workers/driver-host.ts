@@ -1,0 +1,104 @@
+// The body of a resource's Piscina worker. It holds exactly one driver instance as module state,
+// constructs it from its model's driver module, serves calls from the kernel (Piscina tasks) and from
+// dependents (MessagePorts), and forwards the driver's log lines to the main thread.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parentPort } from 'node:worker_threads';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import type { DriverContext, DriverFactory, DriverLogger, Resource } from '../../plugins/contract.js';
+import { DriverError } from '../../plugins/errors.js';
+import { invoke, type Invocation } from './invoke.js';
+import { portSender, servePort } from './port-rpc.js';
+import { createRemote } from './remote.js';
+import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type Outcome } from './protocol.js';
+
+let driver: Resource | undefined;
+let minLevel = LEVEL_VALUES.info;
+
+/** Under tsx the sources are .ts files while plugin code names its driver `./driver.js`. */
+function resolveDriverUrl(href: string): string {
+  if (!href.startsWith('file:') || !href.endsWith('.js')) return href;
+  const path = fileURLToPath(href);
+  if (existsSync(path)) return href;
+  const ts = path.slice(0, -3) + '.ts';
+  return existsSync(ts) ? pathToFileURL(ts).href : href;
+}
+
+/**
+ * Loads a driver module. TypeScript sources (tests under tsx) go through require, because on Node 20
+ * tsx hooks `require` in worker threads but not `import()`; built JavaScript is imported.
+ */
+async function loadDriverModule(href: string): Promise<{ default?: DriverFactory }> {
+  const resolved = resolveDriverUrl(href);
+  if (resolved.endsWith('.ts')) return createRequire(fileURLToPath(resolved))(fileURLToPath(resolved));
+  return import(resolved);
+}
+
+function createLogger(logger: string, fields: Record<string, unknown> | undefined): DriverLogger {
+  const emit = (level: LogLevelName) => (message: string, extra?: Record<string, unknown>) => {
+    if (LEVEL_VALUES[level] < minLevel) return;
+    const record: LogRecord = { type: 'log', level, logger, message, fields: { ...fields, ...extra }, time: Date.now() };
+    parentPort?.postMessage(record);
+  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}
+
+async function construct(task: ConstructTask): Promise<Outcome> {
+  minLevel = LEVEL_VALUES[task.logLevel];
+  const remotes = new Map(task.dependencies.map((d) => [d.name, createRemote<unknown>(portSender(d.port, d.name))]));
+  const context: DriverContext<unknown> = {
+    name: task.name,
+    api: task.api,
+    model: task.model,
+    attributes: task.attributes,
+    logger: createLogger(task.logger, task.logFields),
+    dependencies: {
+      get<T>(name: string) {
+        const remote = remotes.get(name);
+        if (!remote) throw new DriverError('FAILED_PRECONDITION', `${name} is not a dependency of ${task.name}`);
+        return remote as never as ReturnType<typeof createRemote<T>>;
+      },
+      names: () => [...remotes.keys()],
+    },
+  };
+  const module = await loadDriverModule(task.driverUrl);
+  if (typeof module.default !== 'function') {
+    throw new Error(`driver module ${task.driverUrl} has no default export DriverFactory`);
+  }
+  driver = await module.default(context);
+  return { ok: true, value: null };
+}
+
+/** Piscina moves the buffers of a result instead of cloning them when the result is marked movable. */
+function reply({ outcome, transfer }: Invocation): unknown {
+  if (transfer.length === 0) return outcome;
+  return move({ [transferableSymbol]: transfer, [valueSymbol]: outcome } as never);
+}
+
+export default async function run(task: DriverTask): Promise<unknown> {
+  switch (task.op) {
+    case 'call':
+      return reply(await invoke(driver, task.method, task.args));
+    case 'construct':
+      try {
+        return await construct(task);
+      } catch (err) {
+        // A constructor that throws is reported as a value; the kernel marks the resource unhealthy.
+        const { outcome } = await invoke({ fail: () => Promise.reject(err) }, 'fail', []);
+        return outcome;
+      }
+    case 'serve':
+      servePort(task.port, () => driver);
+      return { ok: true, value: null };
+    case 'logLevel':
+      minLevel = LEVEL_VALUES[task.level];
+      return { ok: true, value: null };
+    case 'close': {
+      const closing = driver;
+      driver = undefined;
+      if (!closing?.close) return { ok: true, value: null };
+      return (await invoke(closing, 'close', [])).outcome;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+// The kernel's handle on one resource's worker: a Piscina pool of exactly one thread that hosts the
+// driver. Calls are Piscina tasks. The worker dying for any reason (an uncaught error, a hung
+// construction that had to be aborted) is reported once through `onCrash`.
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { deserializeError, DriverError } from '../../plugins/errors.js';
+import type { ConstructTask, DriverTask, LogLevelName, LogRecord, Outcome } from './protocol.js';
+
+export interface DriverWorkerEvents {
+  onCrash(error: Error): void;
+  onLog(record: LogRecord): void;
+}
+
+/** Under tsx (tests) the host is TypeScript and the worker inherits the tsx loader; in dist/ it is JS. */
+function hostLocation(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith('.ts');
+  return {
+    filename: new URL(fromSource ? './driver-host.ts' : './driver-host.js', import.meta.url).href,
+    execArgv: fromSource ? process.execArgv : [],
+  };
+}
+
+export class DriverWorker {
+  private readonly pool: Piscina;
+  private closed = false;
+  private closing = false;
+  private crashed = false;
+
+  constructor(
+    readonly resource: string,
+    private readonly events: DriverWorkerEvents,
+  ) {
+    const { filename, execArgv } = hostLocation();
+    this.pool = new Piscina({
+      filename,
+      execArgv,
+      // A long-lived, stateful driver: one thread that never idles out, with no atomics wait between tasks
+      // so that its timers and I/O keep running.
+      minThreads: 1,
+      maxThreads: 1,
+      idleTimeout: Infinity,
+      atomics: 'disabled',
+      // Driver methods are async and may take long (a motor's GoFor); others must not queue behind them.
+      concurrentTasksPerWorker: 1024,
+      name: 'default',
+    });
+    this.pool.on('message', (message: LogRecord) => {
+      if (message?.type === 'log') this.events.onLog(message);
+    });
+    this.pool.on('workerDestroy', () => this.crash(new Error(`the worker of ${resource} exited`)));
+    this.pool.on('error', (err: Error) => this.crash(err));
+  }
+
+  get alive(): boolean {
+    return !this.closed && !this.crashed;
+  }
+
+  private crash(error: Error): void {
+    if (this.closed || this.closing || this.crashed) return;
+    this.crashed = true;
+    this.events.onCrash(error);
+    void this.pool.destroy().catch(() => undefined);
+  }
+
+  private async run(task: DriverTask, transferList: MessagePort[] = [], signal?: AbortSignal): Promise<unknown> {
+    if (!this.alive) throw new DriverError('UNAVAILABLE', `${this.resource} is not running`);
+    let outcome: Outcome;
+    try {
+      outcome = (await this.pool.run(task, { transferList, signal })) as Outcome;
+    } catch (err) {
+      // A task only fails when its worker died or was aborted; driver errors come back as outcomes.
+      const error = err as Error;
+      this.crash(error);
+      throw new DriverError('UNAVAILABLE', `${this.resource} crashed: ${error.message}`);
+    }
+    if (!outcome.ok) throw deserializeError(outcome.error);
+    return outcome.value;
+  }
+
+  /** Builds the driver. A construction that outlives `timeoutMs` aborts, which ends the worker. */
+  async construct(task: Omit<ConstructTask, 'op'>, timeoutMs: number): Promise<void> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      await this.run({ op: 'construct', ...task }, task.dependencies.map((d) => d.port), signal);
+    } catch (err) {
+      if (signal.aborted) throw new DriverError('DEADLINE_EXCEEDED', `construction of ${this.resource} timed out after ${timeoutMs} ms`);
+      throw err;
+    }
+  }
+
+  call(method: string, args: unknown[]): Promise<unknown> {
+    return this.run({ op: 'call', method, args });
+  }
+
+  /** Opens a direct channel on which a dependent's worker calls this driver; returns the dependent's end. */
+  async openChannel(): Promise<MessagePort> {
+    const { port1, port2 } = new MessageChannel();
+    await this.run({ op: 'serve', port: port1 }, [port1]);
+    return port2;
+  }
+
+  async setLogLevel(level: LogLevelName): Promise<void> {
+    if (this.alive) await this.run({ op: 'logLevel', level });
+  }
+
+  /** Closes the driver (bounded by `timeoutMs`) and ends the worker. Never throws for a dead worker. */
+  async close(timeoutMs: number): Promise<void> {
+    let failure: unknown;
+    this.closing = true;
+    if (this.alive) {
+      const timer = AbortSignal.timeout(timeoutMs);
+      try {
+        await this.run({ op: 'close' }, [], timer);
+      } catch (err) {
+        failure = timer.aborted ? new DriverError('DEADLINE_EXCEEDED', `close of ${this.resource} timed out after ${timeoutMs} ms`) : err;
+      }
+    }
+    this.closed = true;
+    await this.pool.destroy().catch(() => undefined);
+    if (failure) throw failure;
+  }
+}

@@ -1,0 +1,46 @@
+// Calls between two driver workers over a MessagePort: a dependent holds the client end, the
+// dependency's worker serves the other end. The main thread is not on this path.
+import type { MessagePort } from 'node:worker_threads';
+import { deserializeError, DriverError } from '../../plugins/errors.js';
+import { invoke } from './invoke.js';
+import type { PortRequest, PortResponse } from './protocol.js';
+
+/** Serves calls arriving on `port` with the driver that `target()` returns at the time of the call. */
+export function servePort(port: MessagePort, target: () => object | undefined): void {
+  port.on('message', async (request: PortRequest) => {
+    const { outcome, transfer } = await invoke(target(), request.method, request.args);
+    const response: PortResponse = { id: request.id, outcome };
+    try {
+      port.postMessage(response, transfer);
+    } catch {
+      // The dependent went away while we worked; nobody is waiting for the answer.
+    }
+  });
+}
+
+/** Returns a `send` function that calls the driver served at the other end of `port`. */
+export function portSender(port: MessagePort, dependencyName: string) {
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  port.on('message', (response: PortResponse) => {
+    const call = pending.get(response.id);
+    if (!call) return;
+    pending.delete(response.id);
+    if (response.outcome.ok) call.resolve(response.outcome.value);
+    else call.reject(deserializeError(response.outcome.error));
+  });
+  port.on('close', () => {
+    for (const call of pending.values()) {
+      call.reject(new DriverError('UNAVAILABLE', `dependency ${dependencyName} went away during the call`));
+    }
+    pending.clear();
+  });
+  // Callers must not keep the worker alive on their own: the kernel decides when a worker ends.
+  port.unref();
+  return (method: string, args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      port.postMessage({ id, method, args } satisfies PortRequest);
+    });
+}

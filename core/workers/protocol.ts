@@ -1,0 +1,69 @@
+// Messages between the kernel (main thread) and a driver host (the resource's Piscina worker), and
+// between two driver hosts (a dependent calling its dependency over a MessagePort).
+import type { MessagePort } from 'node:worker_threads';
+import type { SerializedError } from '../../plugins/errors.js';
+
+export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
+
+export interface ConstructTask {
+  op: 'construct';
+  driverUrl: string;
+  name: string;
+  api: string;
+  model: string;
+  attributes: unknown;
+  /** One port per dependency, connected to that dependency's worker. */
+  dependencies: { name: string; port: MessagePort }[];
+  logger: string;
+  logLevel: LogLevelName;
+  /** Extra fields stamped on every log line, such as module_id for module drivers. */
+  logFields?: Record<string, unknown>;
+}
+
+export interface CallTask {
+  op: 'call';
+  method: string;
+  args: unknown[];
+}
+
+/** Attaches a port on which a dependent will call this driver. */
+export interface ServeTask {
+  op: 'serve';
+  port: MessagePort;
+}
+
+export interface CloseTask {
+  op: 'close';
+}
+
+export interface LogLevelTask {
+  op: 'logLevel';
+  level: LogLevelName;
+}
+
+export type DriverTask = ConstructTask | CallTask | ServeTask | CloseTask | LogLevelTask;
+
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: SerializedError };
+
+/** A log record that a worker posts to the main thread, which deduplicates and writes it. */
+export interface LogRecord {
+  type: 'log';
+  level: LogLevelName;
+  logger: string;
+  message: string;
+  fields?: Record<string, unknown>;
+  time: number;
+}
+
+export interface PortRequest {
+  id: number;
+  method: string;
+  args: unknown[];
+}
+
+export interface PortResponse {
+  id: number;
+  outcome: Outcome;
+}
+
+export const LEVEL_VALUES: Record<LogLevelName, number> = { debug: 20, info: 30, warn: 40, error: 50 };
