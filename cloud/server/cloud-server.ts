@@ -1,0 +1,95 @@
+// Assembles platform-cloud: store, token signer, authorizer, the core services (auth, data sync, data,
+// datasets), the extensions, reflection and health, then binds and opens the admin channel.
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import type { Server as HttpServer } from 'node:http';
+import { pino, type Logger } from 'pino';
+import { addStandardServices } from '../../core/grpc/standard-services.js';
+import { coreAdminActions, type AdminAction } from '../admin/actions.js';
+import { startAdminChannel } from '../admin/channel.js';
+import { addAuthService } from '../auth/auth-service.js';
+import { Authorizer } from '../auth/authorizer.js';
+import { TokenSigner } from '../auth/token.js';
+import { addDataServices } from '../data/data-services.js';
+import type { QueryEngine } from '../data/query-engine.js';
+import { Store } from '../store/store.js';
+import type { CloudContext, CloudExtension } from './extensions.js';
+
+export interface CloudServerOptions {
+  dataDir: string;
+  /** 0 asks the OS for a free port. */
+  port: number;
+  host?: string;
+  tokenTtlSeconds?: number;
+  extensions?: CloudExtension[];
+  logger?: Logger;
+}
+
+export interface RunningCloud {
+  /** host:port the server listens on. */
+  address: string;
+  port: number;
+  store: Store;
+  stop(): Promise<void>;
+}
+
+/** The slot that cloud/query fills; until then the four SQL/MQL RPCs answer UNAVAILABLE. */
+export class QueryEngineSlot {
+  engine?: QueryEngine;
+}
+
+export async function startCloud(options: CloudServerOptions): Promise<RunningCloud> {
+  const logger = options.logger ?? pino({ name: 'platform-cloud' }, pino.destination(2));
+  const host = options.host ?? '127.0.0.1';
+  const store = await Store.open(options.dataDir);
+  const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
+  const authorizer = new Authorizer(store, tokens);
+  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
+  const queryEngine = new QueryEngineSlot();
+  addAuthService(server, store, tokens);
+  addDataServices(server, { store, authorizer, queryEngine, logger });
+
+  const started: CloudExtension[] = [];
+  const actions: Record<string, AdminAction> = { ...coreAdminActions };
+  const ctx: CloudContext = {
+    server,
+    store,
+    authorizer,
+    dataDir: options.dataDir,
+    logger,
+    setQueryEngine: (engine) => {
+      queryEngine.engine = engine;
+    },
+  };
+  let adminChannel: HttpServer | undefined;
+  const stopAll = async () => {
+    for (const ext of [...started].reverse()) {
+      try {
+        await ext.stop?.();
+      } catch (err) {
+        logger.error({ err, extension: ext.name }, 'extension failed to stop');
+      }
+    }
+    await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    if (adminChannel) await new Promise<void>((resolve) => adminChannel!.close(() => resolve()));
+    await store.close();
+  };
+  try {
+    for (const ext of options.extensions ?? []) {
+      await ext.start(ctx);
+      started.push(ext);
+      Object.assign(actions, ext.adminActions ?? {});
+      logger.info({ extension: ext.name }, 'extension started');
+    }
+    const health = addStandardServices(server);
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    health.setStatus('', 'SERVING');
+    adminChannel = await startAdminChannel(options.dataDir, store, actions);
+    const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return { address, port, store, stop: stopAll };
+  } catch (err) {
+    await stopAll().catch(() => undefined);
+    throw err;
+  }
+}

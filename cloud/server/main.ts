@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// platform-cloud: the cloud service and its admin commands.
+import { extensions } from './extensions.js';
+import { buildProgram } from './program.js';
+
+await buildProgram(extensions).parseAsync(process.argv);

@@ -1,0 +1,113 @@
+// The platform-cloud command line: `serve` and the admin commands (org, location, machine, key), plus
+// whatever subcommands extensions add.
+import { Command, Option } from 'commander';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { coreAdminActions, type AdminAction } from '../admin/actions.js';
+import { runAdminAction } from '../admin/runner.js';
+import { startCloud } from './cloud-server.js';
+import type { AdminRunner, CloudExtension } from './extensions.js';
+
+export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
+
+type Printer = (result: Record<string, unknown>) => string;
+
+export function buildProgram(extensions: CloudExtension[]): Command {
+  const program = new Command('platform-cloud')
+    .description('The platform cloud: organizations and API keys, data sync, data queries and datasets')
+    .showHelpAfterError();
+  const actions: Record<string, AdminAction> = { ...coreAdminActions };
+  for (const ext of extensions) Object.assign(actions, ext.adminActions ?? {});
+
+  program
+    .command('serve')
+    .description('start the cloud service; prints "platform-cloud serving <host:port>" when ready')
+    .addOption(new Option('--data-dir <dir>', 'data directory (DuckDB file, blobs, token secret)').default(defaultDataDir()))
+    .option('--port <n>', 'gRPC port; 0 picks a free one', '8081')
+    .option('--host <host>', 'address to bind; 0.0.0.0 to accept remote machines', '127.0.0.1')
+    .option('--token-ttl <seconds>', 'lifetime of access tokens', '3600')
+    .action(async (opts: { dataDir: string; port: string; host: string; tokenTtl: string }) => {
+      const port = Number(opts.port);
+      const ttl = Number(opts.tokenTtl);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) program.error(`--port must be an integer from 0 to 65535, got "${opts.port}"`);
+      if (!Number.isInteger(ttl) || ttl < 1) program.error(`--token-ttl must be a positive integer of seconds, got "${opts.tokenTtl}"`);
+      const cloud = await startCloud({ dataDir: opts.dataDir, port, host: opts.host, tokenTtlSeconds: ttl, extensions });
+      process.stdout.write(`platform-cloud serving ${cloud.address}\n`);
+      let stopping = false;
+      const stop = () => {
+        if (stopping) return;
+        stopping = true;
+        cloud.stop().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+
+  const runner: AdminRunner = {
+    defaultDataDir: defaultDataDir(),
+    run: (name, args, dataDir) => runAdminAction(dataDir ?? defaultDataDir(), name, args, actions),
+  };
+  const adminFor = (cmd: Command) => ({
+    run: (name: string, args: Record<string, unknown>) => runner.run(name, args, (cmd.opts() as { dataDir?: string }).dataDir),
+  });
+  const adminCommand = (parent: Command, name: string, description: string) =>
+    parent
+      .command(name)
+      .description(description)
+      .addOption(new Option('--data-dir <dir>', 'data directory of the cloud').default(defaultDataDir()))
+      .option('--json', 'print the result as JSON');
+  const runAndPrint = async (cmd: Command, action: string, args: Record<string, unknown>, print: Printer) => {
+    try {
+      const result = (await adminFor(cmd).run(action, args)) as Record<string, unknown>;
+      process.stdout.write(`${(cmd.opts() as { json?: boolean }).json ? JSON.stringify(result) : print(result)}\n`);
+    } catch (err) {
+      program.error(`${action} failed: ${(err as Error).message}`);
+    }
+  };
+  const lines: Printer = (r) => Object.entries(r).map(([k, v]) => `${k}: ${String(v)}`).join('\n');
+
+  const org = program.command('org').description('organizations');
+  const orgCreate = adminCommand(org, 'create', 'create an organization; prints its id')
+    .argument('<name>', 'organization name')
+    .action(async (name: string) => runAndPrint(orgCreate, 'org.create', { name }, (r) => String(r.id)));
+  const orgList = adminCommand(org, 'list', 'list organizations').action(async () => {
+    try {
+      const result = await adminFor(orgList).run('org.list', {});
+      const rows = result as { id: string; name: string }[];
+      process.stdout.write(`${(orgList.opts() as { json?: boolean }).json ? JSON.stringify(rows) : rows.map((r) => `${r.id}\t${r.name}`).join('\n')}\n`);
+    } catch (err) {
+      program.error(`org.list failed: ${(err as Error).message}`);
+    }
+  });
+
+  const location = program.command('location').description('locations of an organization');
+  const locationCreate = adminCommand(location, 'create', 'create a location; prints its id')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--name <name>', 'location name')
+    .action(async (opts: { org: string; name: string }) => runAndPrint(locationCreate, 'location.create', { org: opts.org, name: opts.name }, (r) => String(r.id)));
+
+  const machine = program.command('machine').description('machines (robots) and their parts');
+  const machineCreate = adminCommand(machine, 'create', 'create a machine with its main part; prints machine_id, part_id, part_secret')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--name <name>', 'machine name')
+    .option('--location <id>', "location id (default: the organization's first location)")
+    .action(async (opts: { org: string; name: string; location?: string }) =>
+      runAndPrint(machineCreate, 'machine.create', { org: opts.org, name: opts.name, location: opts.location }, lines),
+    );
+
+  const key = program.command('key').description('API keys');
+  const keyCreate = adminCommand(key, 'create', 'create an API key; prints id and key (the key is shown only once)')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--location <id>', 'scope the key to one location')
+    .option('--machine <id>', 'scope the key to one machine')
+    .addOption(new Option('--role <role>', 'role of the key').choices(['owner', 'operator']).makeOptionMandatory())
+    .action(async (opts: { org: string; location?: string; machine?: string; role: string }) =>
+      runAndPrint(keyCreate, 'key.create', { org: opts.org, location: opts.location, machine: opts.machine, role: opts.role }, lines),
+    );
+
+  for (const ext of extensions) ext.commands?.(program, runner);
+  return program;
+}

@@ -1,0 +1,58 @@
+// The DuckDB schema of a cloud data dir. Table and column names are a contract with the SQL/MQL engine
+// (cloud/query) and the ML training service (cloud/mltraining): add columns, never rename them.
+//
+// No PRIMARY KEY or index on the data tables: DuckDB rewrites list-column updates (tags) as
+// delete+insert, which trips unique indexes, and indexes slow the appender. Ids are random UUIDs and
+// `seq` is handed out by the single writer (see Store), so uniqueness holds without them.
+export const schemaStatements: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS organizations (
+     id VARCHAR NOT NULL, name VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS locations (
+     id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, name VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS machines (
+     id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, location_id VARCHAR NOT NULL, name VARCHAR NOT NULL,
+     time_created TIMESTAMPTZ NOT NULL)`,
+  // secret_hash: scrypt hash of the part secret (see cloud/auth/secret-hash.ts); the secret itself is never stored.
+  `CREATE TABLE IF NOT EXISTS machine_parts (
+     id VARCHAR NOT NULL, machine_id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, location_id VARCHAR NOT NULL,
+     name VARCHAR NOT NULL, main_part BOOLEAN NOT NULL, secret_hash VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  // scope_type: 'organization' | 'location' | 'machine'; scope_id is the id of that org/location/machine.
+  // role: 'owner' | 'operator'. key_hash: scrypt hash of the key.
+  `CREATE TABLE IF NOT EXISTS api_keys (
+     id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, scope_type VARCHAR NOT NULL, scope_id VARCHAR NOT NULL,
+     role VARCHAR NOT NULL, key_hash VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  // One row per tabular point. seq orders rows that share a capture time (cursor tie-break); upload_id is
+  // the file_id that DataCaptureUpload returned; internal marks platform-internal data (tag
+  // 'platform:internal'), hidden unless include_internal_data; size_bytes is the payload's JSON size.
+  `CREATE TABLE IF NOT EXISTS tabular_data (
+     seq BIGINT NOT NULL, upload_id VARCHAR NOT NULL,
+     organization_id VARCHAR, location_id VARCHAR, robot_id VARCHAR, robot_name VARCHAR, part_id VARCHAR,
+     part_name VARCHAR, component_type VARCHAR, component_name VARCHAR, method_name VARCHAR,
+     method_parameters JSON, tags VARCHAR[], time_requested TIMESTAMPTZ, time_received TIMESTAMPTZ,
+     time_synced TIMESTAMPTZ, data JSON, internal BOOLEAN NOT NULL DEFAULT false, size_bytes INTEGER NOT NULL DEFAULT 0)`,
+  // Metadata of one binary datum; its content is in the BlobStore under blob_key. uri is the
+  // service-relative address of the content.
+  `CREATE TABLE IF NOT EXISTS binary_data (
+     seq BIGINT NOT NULL, binary_data_id VARCHAR NOT NULL,
+     organization_id VARCHAR, location_id VARCHAR, robot_id VARCHAR, robot_name VARCHAR, part_id VARCHAR,
+     part_name VARCHAR, component_type VARCHAR, component_name VARCHAR, method_name VARCHAR,
+     method_parameters JSON, file_name VARCHAR, file_ext VARCHAR, mime_type VARCHAR, tags VARCHAR[],
+     dataset_ids VARCHAR[], time_requested TIMESTAMPTZ, time_received TIMESTAMPTZ, time_synced TIMESTAMPTZ,
+     file_size_bytes BIGINT, uri VARCHAR, blob_key VARCHAR NOT NULL, internal BOOLEAN NOT NULL DEFAULT false)`,
+  `CREATE TABLE IF NOT EXISTS bounding_boxes (
+     id VARCHAR NOT NULL, binary_data_id VARCHAR NOT NULL, label VARCHAR NOT NULL,
+     x_min_normalized DOUBLE NOT NULL, y_min_normalized DOUBLE NOT NULL,
+     x_max_normalized DOUBLE NOT NULL, y_max_normalized DOUBLE NOT NULL, confidence DOUBLE)`,
+  `CREATE TABLE IF NOT EXISTS datasets (
+     id VARCHAR NOT NULL, name VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+];
+
+/** Column order of tabular_data, as the appender writes it. */
+export const tabularColumns = [
+  'seq', 'upload_id', 'organization_id', 'location_id', 'robot_id', 'robot_name', 'part_id', 'part_name',
+  'component_type', 'component_name', 'method_name', 'method_parameters', 'tags', 'time_requested',
+  'time_received', 'time_synced', 'data', 'internal', 'size_bytes',
+] as const;
+
+/** Tag that marks platform-internal data (e.g. for cloud mapping), hidden unless include_internal_data. */
+export const internalTag = 'platform:internal';

@@ -1,0 +1,143 @@
+// The cloud's storage: one DuckDB file per data dir (<data-dir>/platform.duckdb) plus a BlobStore for
+// binary content (<data-dir>/blobs). DuckDB admits one writing process, and inside it we funnel every
+// write through one connection in a queue, so that transactions never conflict and the `seq` counters
+// handed out by nextSeq() stay unique without an index. Reads use a small pool of other connections and
+// see committed data only.
+import { DuckDBConnection, DuckDBInstance, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FileBlobStore, type BlobStore } from './blob-store.js';
+import { schemaStatements } from './schema.js';
+
+export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+export type ParamTypes = DuckDBType[] | Record<string, DuckDBType | undefined>;
+export type Row = Record<string, JS>;
+
+export interface StoreOptions {
+  /** Replaces the file BlobStore (e.g. with an S3-compatible one). */
+  blobs?: BlobStore;
+  /** How long to wait for another process (e.g. an admin command) to release the file. Default 10 s. */
+  lockWaitMs?: number;
+  readers?: number;
+}
+
+export class StoreLockedError extends Error {
+  constructor(readonly path: string, cause: unknown) {
+    super(`the database ${path} is in use by another process: ${(cause as Error).message}`);
+    this.name = 'StoreLockedError';
+  }
+}
+
+export class Store {
+  private writeChain: Promise<unknown> = Promise.resolve();
+  private readonly idleReaders: DuckDBConnection[];
+  private readonly readerWaiters: ((c: DuckDBConnection) => void)[] = [];
+  private readonly seqs = new Map<string, bigint>();
+  private closed = false;
+
+  private constructor(
+    readonly dataDir: string,
+    readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    readers: DuckDBConnection[],
+    readonly blobs: BlobStore,
+  ) {
+    this.idleReaders = readers;
+  }
+
+  static databasePath(dataDir: string): string {
+    return join(dataDir, 'platform.duckdb');
+  }
+
+  static async open(dataDir: string, options: StoreOptions = {}): Promise<Store> {
+    mkdirSync(dataDir, { recursive: true });
+    const path = Store.databasePath(dataDir);
+    const deadline = Date.now() + (options.lockWaitMs ?? 10_000);
+    let instance: DuckDBInstance;
+    for (;;) {
+      try {
+        instance = await DuckDBInstance.create(path);
+        break;
+      } catch (err) {
+        if (!/lock/i.test((err as Error).message)) throw err;
+        if (Date.now() > deadline) throw new StoreLockedError(path, err);
+        await sleep(100);
+      }
+    }
+    const writer = await instance.connect();
+    for (const sql of schemaStatements) await writer.run(sql);
+    const readers: DuckDBConnection[] = [];
+    for (let i = 0; i < (options.readers ?? 3); i++) readers.push(await instance.connect());
+    const store = new Store(dataDir, instance, writer, readers, options.blobs ?? new FileBlobStore(join(dataDir, 'blobs')));
+    for (const table of ['tabular_data', 'binary_data']) {
+      const rows = await store.query(`SELECT coalesce(max(seq), 0) AS m FROM ${table}`);
+      store.seqs.set(table, BigInt(rows[0].m as bigint));
+    }
+    return store;
+  }
+
+  /** Runs fn on a reader connection. */
+  async read<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    const conn = this.idleReaders.pop() ?? (await new Promise<DuckDBConnection>((resolve) => this.readerWaiters.push(resolve)));
+    try {
+      return await fn(conn);
+    } finally {
+      const waiter = this.readerWaiters.shift();
+      if (waiter) waiter(conn);
+      else this.idleReaders.push(conn);
+    }
+  }
+
+  /** Runs fn on the single writer connection, after every earlier write has finished. */
+  write<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    const result = this.writeChain.then(() => fn(this.writer));
+    this.writeChain = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Runs fn inside BEGIN/COMMIT on the writer; rolls back when fn throws. */
+  transaction<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.write(async (conn) => {
+      await conn.run('BEGIN TRANSACTION');
+      try {
+        const value = await fn(conn);
+        await conn.run('COMMIT');
+        return value;
+      } catch (err) {
+        await conn.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /** A read query whose rows come back as JS values (BIGINT as bigint, TIMESTAMPTZ as Date, lists as arrays). */
+  query(sql: string, params?: Params, types?: ParamTypes): Promise<Row[]> {
+    return this.read(async (conn) => (await conn.runAndReadAll(sql, params, types)).getRowObjectsJS());
+  }
+
+  /** A write statement; returns the number of rows it changed. */
+  execute(sql: string, params?: Params, types?: ParamTypes): Promise<number> {
+    return this.write(async (conn) => Number((await conn.run(sql, params, types)).rowsChanged));
+  }
+
+  /**
+   * Reserves n consecutive seq values of a data table and returns the first. Call it only inside
+   * write()/transaction(): that is what keeps the values unique.
+   */
+  reserveSeq(table: 'tabular_data' | 'binary_data', n: number): bigint {
+    const first = (this.seqs.get(table) ?? 0n) + 1n;
+    this.seqs.set(table, first + BigInt(n) - 1n);
+    return first;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writeChain;
+    this.closed = true;
+    await this.writer.run('CHECKPOINT').catch(() => undefined);
+    for (const conn of [this.writer, ...this.idleReaders]) conn.closeSync();
+    this.instance.closeSync();
+  }
+}
