@@ -1,0 +1,35 @@
+// TabularDataBySQL: a user's SELECT over their organisation's `readings`, inspected, scoped and limited.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { inspectStatement } from './statement-inspector.js';
+import { createReadingsView } from './readings-view.js';
+import { runLimited } from './limited-run.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
+
+/** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
+export type ConnectionSource = () => Promise<DuckDBConnection>;
+
+export class SqlSandbox {
+  readonly limits: QueryLimits;
+
+  constructor(
+    private readonly connect: ConnectionSource,
+    limits: Partial<QueryLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_QUERY_LIMITS, ...limits };
+  }
+
+  /** Runs `sql` as `organizationId`. Throws INVALID_ARGUMENT or PERMISSION_DENIED naming the broken rule. */
+  async query(organizationId: string, sql: string): Promise<Record<string, unknown>[]> {
+    const viewSql = createReadingsView(organizationId);
+    const conn = await this.connect();
+    try {
+      await inspectStatement(conn, sql);
+      // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
+      // timeout cannot hit anyone else's statement.
+      await conn.run(viewSql);
+      return await runLimited(conn, sql, this.limits);
+    } finally {
+      conn.closeSync();
+    }
+  }
+}
