@@ -1,0 +1,280 @@
+// The ML training service's core, independent of gRPC: submit, inspect, list, cancel and delete jobs,
+// run them through a queue, and recover them after a restart.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../../core/grpc/status-error.js';
+import type { TrainingDataSource } from './data-source.js';
+import { JobStore, logPageSize } from './job-store.js';
+import { ModelArtefactStore } from './model-artefacts.js';
+import { defaultPython } from './python-command.js';
+import { TrainingScriptRegistry } from './script-registry.js';
+import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
+import { TrainingQueue } from './training-queue.js';
+import { TrainingRun, type TrainingRunContext } from './training-run.js';
+import type { ProcessLimits } from './trainer-process.js';
+import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
+
+export interface MLTrainingOptions {
+  /** Folder for jobs, logs, registry, models and work files (the cloud uses <data-dir>/mltraining). */
+  root: string;
+  dataSource: TrainingDataSource;
+  /** Jobs that train at the same time. Default 1. */
+  concurrency?: number;
+  python?: string;
+  builtinLimits?: Partial<ProcessLimits>;
+  customLimits?: Partial<ProcessLimits>;
+  builtinDefaults?: Record<string, string>;
+  /** PyTorch threads per built-in job. Default 2. */
+  trainerThreads?: number;
+  killGraceMs?: number;
+  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
+}
+
+export interface SubmitTrainingJob {
+  organizationId: string;
+  datasetId: string;
+  modelName: string;
+  modelVersion: string;
+  modelType: ModelType;
+  tags: string[];
+  arguments?: Record<string, string>;
+}
+
+export interface SubmitCustomTrainingJob {
+  organizationId: string;
+  datasetId: string;
+  registryItemId: string;
+  registryItemVersion: string;
+  modelName: string;
+  modelVersion: string;
+  arguments?: Record<string, string>;
+}
+
+const nameRule = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const idRule = /^[A-Za-z0-9_-]{1,128}$/;
+
+function requireText(field: string, value: string, rule: RegExp, what: string): void {
+  if (!value) throw invalidArgument(`${field} is required`);
+  if (!rule.test(value)) throw invalidArgument(`${field} '${value}' must be ${what}`);
+}
+
+export function checkOrganizationId(value: string, field = 'organization_id'): void {
+  requireText(field, value, idRule, '1-128 letters, digits, - or _');
+}
+
+export class MLTraining {
+  readonly registry: TrainingScriptRegistry;
+  readonly artefacts: ModelArtefactStore;
+  private readonly store: JobStore;
+  private readonly jobs = new Map<string, TrainingJob>();
+  private readonly runs = new Map<string, TrainingRun>();
+  private readonly queue: TrainingQueue;
+  private readonly ctx: TrainingRunContext;
+  private started = false;
+
+  constructor(private readonly options: MLTrainingOptions) {
+    this.store = new JobStore(options.root);
+    this.registry = new TrainingScriptRegistry(options.root);
+    this.artefacts = new ModelArtefactStore(options.root);
+    this.queue = new TrainingQueue(options.concurrency ?? 1, (id) => this.execute(id));
+    this.ctx = {
+      workRoot: join(options.root, 'work'),
+      store: this.store,
+      dataSource: options.dataSource,
+      registry: this.registry,
+      artefacts: this.artefacts,
+      python: options.python ?? defaultPython(),
+      builtinLimits: { wallSeconds: 6 * 3600, memoryBytes: 16 * 2 ** 30, ...options.builtinLimits },
+      customLimits: { wallSeconds: 2 * 3600, memoryBytes: 8 * 2 ** 30, ...options.customLimits },
+      builtinDefaults: options.builtinDefaults ?? {},
+      trainerThreads: options.trainerThreads ?? 2,
+      killGraceMs: options.killGraceMs ?? 5_000,
+    };
+  }
+
+  /** Loads jobs and models; fails jobs that were running when the cloud stopped, requeues pending ones. */
+  async start(): Promise<void> {
+    await this.artefacts.load();
+    const jobs = await this.store.loadAll((file, err) => this.options.logger?.warn({ file, err: err.message }, 'unreadable training job file skipped'));
+    for (const job of jobs.sort((a, b) => a.createdOn.localeCompare(b.createdOn))) {
+      this.jobs.set(job.id, job);
+      if (job.status === 'IN_PROGRESS' || job.status === 'CANCELING') await this.recoverInterrupted(job);
+    }
+    await rm(this.ctx.workRoot, { recursive: true, force: true });
+    this.started = true;
+    for (const job of this.jobs.values()) if (job.status === 'PENDING') this.queue.push(job.id);
+  }
+
+  private async recoverInterrupted(job: TrainingJob): Promise<void> {
+    if (job.pid) killOrphan(job.pid, job.id);
+    const canceled = job.status === 'CANCELING';
+    const now = new Date().toISOString();
+    const message = canceled ? 'canceled by request (the cloud restarted while the job was stopping)'
+      : 'the cloud stopped while the job was running (crash or kill); submit it again';
+    Object.assign(job, {
+      status: canceled ? 'CANCELED' : 'FAILED',
+      errorStatus: { code: canceled ? 1 : 14, message },
+      trainingEnded: now,
+      lastModified: now,
+      pid: undefined,
+    });
+    await this.store.appendLog(job.id, { level: canceled ? 'info' : 'error', time: now, message });
+    await this.store.closeLog(job.id);
+    await this.store.save(job);
+    this.options.logger?.warn({ jobId: job.id, status: job.status }, 'training job interrupted by a restart');
+  }
+
+  /** Stops taking jobs, ends running trainers (their jobs FAIL as interrupted) and flushes state. */
+  async stop(): Promise<void> {
+    const draining = this.queue.drain();
+    for (const run of this.runs.values()) run.stop('shutdown');
+    await draining;
+    await this.store.flush();
+  }
+
+  async submitTrainingJob(request: SubmitTrainingJob): Promise<string> {
+    if (!modelTypes.includes(request.modelType)) {
+      throw invalidArgument(`model_type must be one of ${modelTypes.map((t) => `MODEL_TYPE_${t}`).join(', ')}`);
+    }
+    if (request.tags.length === 0) throw invalidArgument('tags must name at least one label to train on');
+    if (request.modelType === 'SINGLE_LABEL_CLASSIFICATION' && new Set(request.tags).size < 2) {
+      throw invalidArgument('tags must name at least two labels for single-label classification');
+    }
+    for (const tag of request.tags) {
+      if (!tag || tag.includes(',') || tag.length > 256) throw invalidArgument(`tags entry '${tag}' must be 1-256 characters without commas`);
+    }
+    checkBuiltinArguments(request.arguments ?? {});
+    await this.checkCommon(request);
+    return this.enqueue({ ...request, tags: [...new Set(request.tags)], isCustomJob: false, registryItemId: '', registryItemVersion: '', modelFramework: 'ONNX' });
+  }
+
+  async submitCustomTrainingJob(request: SubmitCustomTrainingJob): Promise<string> {
+    checkCustomArguments(request.arguments ?? {});
+    if (!request.registryItemId) throw invalidArgument('registry_item_id is required');
+    if (!request.registryItemVersion) throw invalidArgument('registry_item_version is required');
+    await this.checkCommon(request);
+    const script = await this.registry.get(request.organizationId, request.registryItemId, request.registryItemVersion);
+    return this.enqueue({ ...request, tags: [], isCustomJob: true, modelType: script.modelType, modelFramework: script.modelFramework });
+  }
+
+  private async checkCommon(request: { organizationId: string; datasetId: string; modelName: string; modelVersion: string }) {
+    checkOrganizationId(request.organizationId);
+    requireText('dataset_id', request.datasetId, idRule, '1-128 letters, digits, - or _');
+    requireText('model_name', request.modelName, nameRule, "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    requireText('model_version', request.modelVersion, nameRule, "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    const owner = await this.options.dataSource.datasetOrganization(request.datasetId);
+    if (owner !== request.organizationId) throw notFound(`no dataset ${request.datasetId} in organization ${request.organizationId}`);
+  }
+
+  private enqueue(fields: Omit<TrainingJob, 'id' | 'status' | 'createdOn' | 'lastModified' | 'syncedModelId' | 'validationMetrics' | 'arguments'> & { arguments?: Record<string, string> }): Promise<string> {
+    // Checked and claimed synchronously, so two concurrent submits cannot both take a version.
+    const used = [...this.jobs.values()].some((j) => j.organizationId === fields.organizationId && j.modelName === fields.modelName && j.modelVersion === fields.modelVersion)
+      || this.artefacts.find(fields.organizationId, fields.modelName, fields.modelVersion);
+    if (used) throw alreadyExists(`model_version '${fields.modelVersion}' is already used for model ${fields.modelName} in organization ${fields.organizationId}`);
+    if (!this.started) throw failedPrecondition('the training service is starting; try again');
+    const now = new Date().toISOString();
+    const job: TrainingJob = {
+      ...fields,
+      id: randomUUID(),
+      arguments: fields.arguments ?? {},
+      status: 'PENDING',
+      createdOn: now,
+      lastModified: now,
+      syncedModelId: '',
+      validationMetrics: {},
+    };
+    this.jobs.set(job.id, job);
+    return this.store.save(job).then(
+      () => {
+        this.queue.push(job.id);
+        return job.id;
+      },
+      (err) => {
+        this.jobs.delete(job.id);
+        throw err;
+      },
+    );
+  }
+
+  private async execute(id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (!job || job.status !== 'PENDING') return;
+    const run = new TrainingRun(job, this.ctx);
+    this.runs.set(id, run);
+    try {
+      await run.execute();
+    } finally {
+      this.runs.delete(id);
+    }
+  }
+
+  getTrainingJob(id: string): TrainingJob {
+    const job = this.jobs.get(id);
+    if (!job) throw notFound(`no training job with id ${id}`);
+    return structuredClone(job);
+  }
+
+  listTrainingJobs(organizationId: string, status?: TrainingStatus): TrainingJob[] {
+    return [...this.jobs.values()]
+      .filter((j) => j.organizationId === organizationId && (!status || j.status === status))
+      .sort((a, b) => a.createdOn.localeCompare(b.createdOn))
+      .map((j) => structuredClone(j));
+  }
+
+  /** PENDING jobs end CANCELED at once; running ones go CANCELING until their process group is gone. */
+  async cancelTrainingJob(id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (!job) throw notFound(`no training job with id ${id}`);
+    if (isFinished(job.status)) throw failedPrecondition(`training job ${id} has already finished (${job.status}); only unfinished jobs can be canceled`);
+    if (job.status === 'CANCELING') return;
+    const now = new Date().toISOString();
+    if (job.status === 'PENDING' && this.queue.remove(id)) {
+      Object.assign(job, { status: 'CANCELED', errorStatus: { code: 1, message: 'canceled by request before it started' }, lastModified: now, trainingEnded: now });
+      await this.store.save(job);
+      await this.store.appendLog(id, { level: 'info', time: now, message: 'canceled before it started' });
+      await this.store.closeLog(id);
+      return;
+    }
+    Object.assign(job, { status: 'CANCELING', lastModified: now });
+    await this.store.save(job);
+    this.runs.get(id)?.stop('canceled');
+  }
+
+  async deleteCompletedTrainingJob(id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (!job) throw notFound(`no training job with id ${id}`);
+    if (!isFinished(job.status)) {
+      throw failedPrecondition(`training job ${id} is ${job.status}; only a finished job (COMPLETED, FAILED or CANCELED) can be deleted`);
+    }
+    this.jobs.delete(id);
+    await this.store.remove(id);
+  }
+
+  /**
+   * One page of the job's log; page_token is the index of the first entry to return. While the job runs
+   * the token of the next entry is always returned, so a follower can poll with it; it is empty once
+   * the job has finished and every entry was returned.
+   */
+  async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingLogEntry[]; nextPageToken: string }> {
+    const job = this.getTrainingJob(id);
+    const start = pageToken === '' ? 0 : Number(pageToken);
+    if (!Number.isInteger(start) || start < 0) throw invalidArgument(`page_token '${pageToken}' is not a token this service returned`);
+    const all = await this.store.readLog(id);
+    const logs = all.slice(start, start + logPageSize);
+    const next = start + logs.length;
+    return { logs, nextPageToken: next < all.length || !isFinished(job.status) ? String(next) : '' };
+  }
+}
+
+/** Ends the process group a crashed cloud left behind, if that pid still runs this job's trainer. */
+function killOrphan(pid: number, jobId: string): void {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (!cmdline.includes(jobId)) return; // the pid was reused by an unrelated process
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // gone already, or no /proc: nothing to end
+  }
+}

@@ -1,0 +1,42 @@
+// Custom training scripts used by the tests (POSIX sh, so they start in milliseconds).
+const parseArgs = `for a in "$@"; do
+  case "$a" in
+    --dataset_file=*) DATASET="\${a#*=}" ;;
+    --model_output_directory=*) OUT="\${a#*=}" ;;
+    --pid_file=*) PID_FILE="\${a#*=}" ;;
+    --greeting=*) GREETING="\${a#*=}" ;;
+  esac
+done
+`;
+
+/** Counts the dataset's lines and writes a model file plus a note of what it was given. */
+export const writerScript = `#!/bin/sh
+${parseArgs}
+echo "training on $(wc -l < "$DATASET") images"
+echo '{"event": "progress", "epoch": 1, "total_epochs": 1, "loss": 0.5, "metric_name": "accuracy", "metric": 0.75, "images_per_second": 10, "elapsed_seconds": 1}'
+mkdir -p "$OUT/extra"
+printf 'fake-onnx' > "$OUT/model.onnx"
+printf '%s\\n' "$GREETING" > "$OUT/extra/greeting.txt"
+head -n 1 "$DATASET" > "$OUT/first-annotation.jsonl"
+echo "wrote the model"
+`;
+
+/** Starts a child that sleeps, writes its pid where told, and waits: cancel must end both. */
+export const blockerScript = `#!/bin/sh
+${parseArgs}
+sleep 600 &
+echo $! > "$PID_FILE.tmp" && mv "$PID_FILE.tmp" "$PID_FILE"
+echo "blocking"
+wait
+`;
+
+/** Fails with a message on stderr. */
+export const failingScript = `#!/bin/sh
+echo "something went wrong: no GPU found" >&2
+exit 7
+`;
+
+/** Exits successfully without writing a model. */
+export const lazyScript = `#!/bin/sh
+echo "done, but nothing written"
+`;

@@ -1,0 +1,151 @@
+// Runs a trainer (the built-in PyTorch script or a custom one) as a child process in its own process
+// group, under resource limits, and turns its output into events. Cancel and timeouts end the whole
+// group (SIGTERM, then SIGKILL after a grace period), so a script's own children go too. When the
+// leader exits, whatever it left in its group is killed as well.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface ProcessLimits {
+  /** Wall-clock limit; past it the group is ended and the job fails with DEADLINE_EXCEEDED. */
+  wallSeconds: number;
+  /** RLIMIT_CPU (ulimit -t); the kernel ends the process past it. */
+  cpuSeconds?: number;
+  /** RLIMIT_AS (ulimit -v): address space in bytes. */
+  memoryBytes?: number;
+}
+
+export interface TrainerProcessSpec {
+  command: string;
+  args: string[];
+  cwd: string;
+  env?: Record<string, string>;
+  limits: ProcessLimits;
+  /** Time between SIGTERM and SIGKILL. Default 5 s. */
+  killGraceMs?: number;
+}
+
+export type TrainerEvent =
+  | { kind: 'log'; level: 'debug' | 'info' | 'warn' | 'error'; message: string }
+  | {
+      kind: 'progress';
+      epoch: number;
+      totalEpochs: number;
+      loss: number;
+      metricName: string;
+      metric: number;
+      imagesPerSecond: number;
+      elapsedSeconds: number;
+    }
+  | { kind: 'metrics'; metrics: Record<string, number> };
+
+export interface TrainerOutcome {
+  ending: 'exited' | 'canceled' | 'timed-out' | 'spawn-failed';
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** The last lines of stderr, to say why a trainer failed. */
+  stderrTail: string[];
+  spawnError?: string;
+}
+
+const stderrTailLines = 15;
+const levels = new Set(['debug', 'info', 'warn', 'error']);
+
+/** Parses one stdout line of the protocol in python/platform_training/protocol.py. */
+export function parseTrainerLine(line: string): TrainerEvent {
+  if (line.startsWith('{')) {
+    try {
+      const value = JSON.parse(line) as Record<string, unknown>;
+      const num = (k: string) => (typeof value[k] === 'number' ? (value[k] as number) : 0);
+      if (value.event === 'progress') {
+        return {
+          kind: 'progress', epoch: num('epoch'), totalEpochs: num('total_epochs'), loss: num('loss'),
+          metricName: typeof value.metric_name === 'string' ? value.metric_name : '', metric: num('metric'),
+          imagesPerSecond: num('images_per_second'), elapsedSeconds: num('elapsed_seconds'),
+        };
+      }
+      if (value.event === 'metrics' && value.metrics && typeof value.metrics === 'object') {
+        const metrics: Record<string, number> = {};
+        for (const [k, v] of Object.entries(value.metrics)) if (typeof v === 'number' && Number.isFinite(v)) metrics[k] = v;
+        return { kind: 'metrics', metrics };
+      }
+      if (value.event === 'log' && typeof value.message === 'string') {
+        const level = typeof value.level === 'string' && levels.has(value.level) ? value.level : 'info';
+        return { kind: 'log', level: level as 'info', message: value.message };
+      }
+    } catch {
+      // Not protocol JSON: kept as a plain log line below.
+    }
+  }
+  return { kind: 'log', level: 'info', message: line };
+}
+
+/** Wraps the command in sh so that the limits apply to it and everything it starts. */
+function limitedCommand(spec: TrainerProcessSpec): string[] {
+  const limits: string[] = [];
+  if (spec.limits.cpuSeconds) limits.push(`ulimit -t ${Math.ceil(spec.limits.cpuSeconds)}`);
+  if (spec.limits.memoryBytes) limits.push(`ulimit -v ${Math.ceil(spec.limits.memoryBytes / 1024)}`);
+  return ['-c', [...limits, 'exec "$@"'].join(' && '), 'trainer', spec.command, ...spec.args];
+}
+
+export class TrainerProcess {
+  readonly done: Promise<TrainerOutcome>;
+  private readonly child: ChildProcess;
+  private ending: TrainerOutcome['ending'] = 'exited';
+  private killTimer?: NodeJS.Timeout;
+  private wallTimer?: NodeJS.Timeout;
+
+  constructor(private readonly spec: TrainerProcessSpec, onEvent: (event: TrainerEvent) => void) {
+    const stderrTail: string[] = [];
+    this.child = spawn('/bin/sh', limitedCommand(spec), {
+      cwd: spec.cwd,
+      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...spec.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // its own process group, which cancel and timeouts end as a whole
+    });
+    createInterface({ input: this.child.stdout! }).on('line', (line) => onEvent(parseTrainerLine(line)));
+    createInterface({ input: this.child.stderr! }).on('line', (line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > stderrTailLines) stderrTail.shift();
+      onEvent({ kind: 'log', level: 'warn', message: line });
+    });
+    this.wallTimer = setTimeout(() => this.stop('timed-out'), spec.limits.wallSeconds * 1000);
+    this.done = new Promise((resolve) => {
+      let spawnError: string | undefined;
+      this.child.once('error', (err) => {
+        spawnError = err.message;
+        this.ending = 'spawn-failed';
+      });
+      this.child.once('exit', () => this.killGroup('SIGKILL'));
+      this.child.once('close', (exitCode, signal) => {
+        clearTimeout(this.wallTimer);
+        clearTimeout(this.killTimer);
+        resolve({ ending: this.ending, exitCode, signal, stderrTail, spawnError });
+      });
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Ends the whole process group; the outcome's ending says canceled. */
+  cancel(): void {
+    this.stop('canceled');
+  }
+
+  private stop(ending: 'canceled' | 'timed-out'): void {
+    if (this.child.exitCode !== null || this.child.signalCode !== null || this.killTimer) return;
+    this.ending = ending;
+    this.killGroup('SIGTERM');
+    this.killTimer = setTimeout(() => this.killGroup('SIGKILL'), this.spec.killGraceMs ?? 5_000);
+  }
+
+  private killGroup(signal: NodeJS.Signals): void {
+    if (!this.child.pid) return;
+    try {
+      process.kill(-this.child.pid, signal);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
+}

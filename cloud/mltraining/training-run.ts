@@ -1,0 +1,205 @@
+// Runs one job from start to end: export the dataset, start the trainer (built-in PyTorch script or a
+// registry script), follow its events, collect the model it wrote, record the outcome.
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { exportDataset } from './dataset-export.js';
+import type { TrainingDataSource } from './data-source.js';
+import type { JobStore } from './job-store.js';
+import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
+import type { TrainingScriptRegistry } from './script-registry.js';
+import { TrainerProcess, type ProcessLimits, type TrainerProcessSpec, type TrainerEvent, type TrainerOutcome } from './trainer-process.js';
+import type { ErrorStatus, TrainingJob, TrainingLogEntry } from './training-job.js';
+
+const builtinScript = join(dirname(fileURLToPath(import.meta.url)), 'python', 'train_builtin.py');
+
+export interface TrainingRunContext {
+  workRoot: string;
+  store: JobStore;
+  dataSource: TrainingDataSource;
+  registry: TrainingScriptRegistry;
+  artefacts: ModelArtefactStore;
+  python: string;
+  builtinLimits: ProcessLimits;
+  customLimits: ProcessLimits;
+  /** Defaults for the built-in trainer's arguments; a job's own arguments win. */
+  builtinDefaults: Record<string, string>;
+  trainerThreads: number;
+  killGraceMs: number;
+}
+
+/** Raised inside a run to fail the job with a given status. */
+class JobFailure extends Error {
+  constructor(readonly status: ErrorStatus) {
+    super(status.message);
+  }
+}
+
+export class TrainingRun {
+  private readonly abort = new AbortController();
+  private process?: TrainerProcess;
+  private stopReason?: 'canceled' | 'shutdown';
+  private lastError = '';
+
+  constructor(
+    private readonly job: TrainingJob,
+    private readonly ctx: TrainingRunContext,
+  ) {}
+
+  /** Stops the run: 'canceled' ends the job CANCELED, 'shutdown' FAILED (the cloud is stopping). */
+  stop(reason: 'canceled' | 'shutdown'): void {
+    this.stopReason ??= reason;
+    this.abort.abort();
+    this.process?.cancel();
+  }
+
+  async execute(): Promise<void> {
+    const job = this.job;
+    const workDir = join(this.ctx.workRoot, job.id);
+    try {
+      await this.update({ status: 'IN_PROGRESS', trainingStarted: new Date().toISOString() });
+      await this.log('info', job.isCustomJob
+        ? `starting custom training with ${job.registryItemId} version ${job.registryItemVersion}`
+        : `starting built-in ${job.modelType} training on tags ${job.tags.join(', ')}`);
+      const exported = await exportDataset(this.ctx.dataSource, job.organizationId, job.datasetId, join(workDir, 'dataset'),
+        job.isCustomJob ? undefined : job.tags, this.abort.signal);
+      await this.log('info', `exported ${exported.images} images: ${Object.entries(exported.labelCounts)
+        .map(([label, n]) => `${label} (${n.images} images, ${n.boxes} boxes)`).join(', ') || 'no labels'}`);
+      if (exported.images === 0) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: `dataset ${job.datasetId} has no images` });
+      const output = join(workDir, 'output');
+      await mkdir(output, { recursive: true });
+      const outcome = await this.runTrainer(await this.command(exported.datasetFile, output, workDir));
+      this.throwIfStopped();
+      this.check(outcome);
+      const files = await readdir(output, { recursive: true });
+      if (files.length === 0) {
+        throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: 'the trainer exited without writing a model to --model_output_directory' });
+      }
+      const artefact = await this.ctx.artefacts.add(output, {
+        organizationId: job.organizationId,
+        modelName: job.modelName,
+        modelVersion: job.modelVersion,
+        modelType: job.modelType,
+        modelFramework: job.isCustomJob ? job.modelFramework ?? frameworkOf(files.map(String)) : 'ONNX',
+        trainingJobId: job.id,
+        validationMetrics: job.validationMetrics,
+      });
+      await this.log('info', `stored model ${job.modelName} version ${job.modelVersion}: ${artefact.files.map((f) => f.name).join(', ')}`);
+      await this.finish({ status: 'COMPLETED', syncedModelId: artefact.id, modelFramework: artefact.modelFramework });
+    } catch (err) {
+      await this.fail(err);
+    } finally {
+      await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      await this.ctx.store.closeLog(job.id).catch(() => undefined);
+    }
+  }
+
+  private async command(datasetFile: string, output: string, workDir: string): Promise<TrainerProcessSpec> {
+    const job = this.job;
+    const common = [`--dataset_file=${datasetFile}`, `--model_output_directory=${output}`];
+    if (!job.isCustomJob) {
+      const args = { ...this.ctx.builtinDefaults, ...job.arguments };
+      return {
+        command: this.ctx.python,
+        args: [builtinScript, ...common, `--model_type=${job.modelType!.toLowerCase()}`, `--labels=${job.tags.join(',')}`,
+          `--num_threads=${this.ctx.trainerThreads}`, ...Object.entries(args).map(([k, v]) => `--${k}=${v}`)],
+        cwd: workDir,
+        env: {},
+        limits: this.ctx.builtinLimits,
+      };
+    }
+    const script = await this.ctx.registry.get(job.organizationId, job.registryItemId, job.registryItemVersion);
+    const entry = join(script.packageFolder, ...script.entrypoint.split('/'));
+    const typeArg = job.modelType ? [`--model_type=${job.modelType.toLowerCase()}`] : [];
+    const userArgs = Object.entries(job.arguments).map(([k, v]) => `--${k}=${v}`);
+    const isPython = entry.endsWith('.py');
+    return {
+      command: isPython ? this.ctx.python : entry,
+      args: [...(isPython ? [entry] : []), ...common, ...typeArg, ...userArgs],
+      cwd: workDir,
+      env: { PYTHONPATH: script.packageFolder, PLATFORM_TRAINING_JOB_ID: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
+      limits: this.ctx.customLimits,
+    };
+  }
+
+  private async runTrainer(spec: TrainerProcessSpec): Promise<TrainerOutcome> {
+    this.throwIfStopped();
+    const pending: Promise<unknown>[] = [];
+    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => pending.push(this.onEvent(event)));
+    if (this.stopReason) this.process.cancel();
+    await this.update({ pid: this.process.pid });
+    const outcome = await this.process.done;
+    await Promise.allSettled(pending);
+    return outcome;
+  }
+
+  private async onEvent(event: TrainerEvent): Promise<void> {
+    if (event.kind === 'log') {
+      if (event.level === 'error') this.lastError = event.message;
+      await this.log(event.level, event.message);
+    } else if (event.kind === 'progress') {
+      const progress = {
+        epoch: event.epoch, totalEpochs: event.totalEpochs, loss: event.loss, validationMetricName: event.metricName,
+        validationMetric: event.metric, imagesPerSecond: event.imagesPerSecond,
+      };
+      await this.log('info', `epoch ${event.epoch}/${event.totalEpochs}: loss ${event.loss.toFixed(4)}, validation ${event.metricName} ${event.metric.toFixed(4)}, ${event.imagesPerSecond.toFixed(0)} images/s`);
+      await this.update({ progress, validationMetrics: { ...this.job.validationMetrics, [event.metricName]: event.metric } });
+    } else {
+      await this.update({ validationMetrics: event.metrics });
+    }
+  }
+
+  private check(outcome: TrainerOutcome): void {
+    const limits = this.job.isCustomJob ? this.ctx.customLimits : this.ctx.builtinLimits;
+    const why = this.lastError || outcome.stderrTail.at(-1) || '';
+    if (outcome.ending === 'spawn-failed') throw new JobFailure({ code: grpcStatus.INTERNAL, message: `the trainer could not start: ${outcome.spawnError}` });
+    if (outcome.ending === 'timed-out') {
+      throw new JobFailure({ code: grpcStatus.DEADLINE_EXCEEDED, message: `the trainer exceeded its time limit of ${limits.wallSeconds} s and was stopped` });
+    }
+    if (outcome.signal === 'SIGXCPU' || (outcome.signal === 'SIGKILL' && limits.cpuSeconds && why === '')) {
+      throw new JobFailure({ code: grpcStatus.RESOURCE_EXHAUSTED, message: `the trainer exceeded its CPU time limit of ${limits.cpuSeconds} s` });
+    }
+    if (/MemoryError|Cannot allocate memory|std::bad_alloc|DefaultCPUAllocator/.test(outcome.stderrTail.join('\n'))) {
+      throw new JobFailure({ code: grpcStatus.RESOURCE_EXHAUSTED, message: `the trainer ran out of memory (limit ${limits.memoryBytes} bytes): ${why}` });
+    }
+    if (outcome.exitCode === 2 && !this.job.isCustomJob) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: why || 'the dataset cannot train this model' });
+    if (outcome.exitCode !== 0) {
+      const how = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+      throw new JobFailure({ code: grpcStatus.INTERNAL, message: `the trainer ${how}${why ? `: ${why}` : ''}` });
+    }
+  }
+
+  private throwIfStopped(): void {
+    if (this.stopReason) throw new Error('stopped');
+  }
+
+  private async fail(err: unknown): Promise<void> {
+    if (this.stopReason === 'canceled') {
+      await this.log('info', 'the job was canceled');
+      await this.finish({ status: 'CANCELED', errorStatus: { code: grpcStatus.CANCELLED, message: 'canceled by request' } });
+      return;
+    }
+    const errorStatus = this.stopReason === 'shutdown'
+      ? { code: grpcStatus.UNAVAILABLE, message: 'the cloud stopped while the job was running; submit it again' }
+      : err instanceof JobFailure ? err.status
+      : { code: (err as { code?: number }).code && (err as { code: number }).code < 17 ? (err as { code: number }).code : grpcStatus.INTERNAL, message: (err as Error).message };
+    await this.log('error', `training failed: ${errorStatus.message}`);
+    await this.finish({ status: 'FAILED', errorStatus });
+  }
+
+  private finish(changes: Partial<TrainingJob>): Promise<void> {
+    return this.update({ ...changes, trainingEnded: new Date().toISOString(), pid: undefined });
+  }
+
+  private async update(changes: Partial<TrainingJob>): Promise<void> {
+    // CANCELING set by a cancel request stays until the run ends.
+    if (this.job.status === 'CANCELING' && changes.status === 'IN_PROGRESS') delete changes.status;
+    Object.assign(this.job, changes, { lastModified: new Date().toISOString() });
+    await this.ctx.store.save(this.job);
+  }
+
+  private log(level: TrainingLogEntry['level'], message: string): Promise<void> {
+    return this.ctx.store.appendLog(this.job.id, { level, time: new Date().toISOString(), message });
+  }
+}
