@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// platform-agent: the self-updating service manager of platform-server. See core/agent/README.md.
+import { pino } from 'pino';
+import { Agent } from './agent.js';
+import { parseAgentArgs } from './cli.js';
+import { agentPaths, INSTALL_ROOT_ENV } from './paths.js';
+import { installService } from './service-install.js';
+import { TimeScale } from './time-scale.js';
+
+async function main(): Promise<number> {
+  const env = process.env;
+  const cli = parseAgentArgs(process.argv.slice(2), env);
+  const logger = pino({ base: { name: 'platform-agent' }, level: cli.debug ? 'debug' : 'info' }, pino.destination({ fd: 1, sync: true }));
+  const installRoot = env[INSTALL_ROOT_ENV] || undefined;
+  const paths = agentPaths({ devMode: cli.devMode, config: cli.config, defaults: cli.defaults, installRoot, env });
+
+  if (cli.install) {
+    if (!installRoot && process.platform !== 'win32' && process.getuid?.() !== 0) {
+      logger.error('--install needs root');
+      return 1;
+    }
+    await installService({ paths, env, logger, installRoot });
+    return 0;
+  }
+  if (!cli.devMode && process.platform !== 'win32') {
+    if (process.getuid?.() !== 0) {
+      logger.error('platform-agent runs as root; use --dev-mode (or PLATFORM_AGENT_DEVMODE=1) to run as an ordinary user');
+      return 1;
+    }
+    if (!env.INVOCATION_ID) {
+      logger.warn('not started by systemd: self-updates exit the agent and nothing restarts it; use --install, or --dev-mode to silence this');
+    }
+  }
+
+  let time: TimeScale;
+  try {
+    time = TimeScale.fromEnv(env);
+  } catch (err) {
+    logger.error((err as Error).message);
+    return 1;
+  }
+  let exitCode: number | undefined;
+  const finished = new Promise<number>((resolve) => {
+    const agent = new Agent({
+      paths,
+      env,
+      time,
+      logger,
+      output: { stdout: process.stdout, stderr: process.stderr },
+      debug: cli.debug,
+      waitForUpdate: cli.wait,
+      fastStart: cli.fastStart,
+      exit: (code) => resolve(code),
+    });
+    const shutdown = (signal: string) => {
+      logger.info({ signal }, 'stopping');
+      void agent.stop().then(() => resolve(0));
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGHUP', () => void agent.check());
+    agent.start().catch((err: Error) => {
+      logger.error({ err: err.message }, 'platform-agent cannot start');
+      void agent.stop().then(() => resolve(1));
+    });
+  });
+  exitCode = await finished;
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    process.stderr.write(`platform-agent: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,99 @@
+// One run of platform-server: spawn, watch its output for the `serving` line, stop with SIGTERM and a
+// kill after a grace period. Restart policy lives in RuntimeSupervisor.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
+
+export interface RuntimeLaunch {
+  /** Path of the executable (usually the bin/platform-server symlink); any executable file works. */
+  binary: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** The address after the word `serving`, e.g. "serving on 127.0.0.1:8080" or "serving at [::1]:8080". */
+export function servingAddress(line: string): string | undefined {
+  const at = line.search(/serving/i);
+  if (at < 0) return undefined;
+  const m = /(?:[a-z]+:\/\/)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\b/.exec(line.slice(at));
+  return m ? `${m[1]}:${m[2]}` : '';
+}
+
+export interface RuntimeProcessEvents {
+  serving: [address: string];
+  exit: [code: number | null, signal: NodeJS.Signals | null];
+  line: [line: string, stream: 'stdout' | 'stderr'];
+}
+
+export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
+  readonly child: ChildProcess;
+  servingAt?: string;
+  exited = false;
+  spawnError?: Error;
+  /** Set once the agent asked it to stop, so that its exit is not taken for a crash. */
+  stopRequested = false;
+  private readonly exitPromise: Promise<void>;
+
+  constructor(readonly launch: RuntimeLaunch, output: { stdout: Writable; stderr: Writable }) {
+    super();
+    this.child = spawn(launch.binary, launch.args, { env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.exitPromise = new Promise((resolve) => {
+      // 'exit', not 'close': modules started by the runtime may inherit its pipes and keep them open.
+      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (this.exited) return;
+        this.exited = true;
+        this.emit('exit', code, signal);
+        resolve();
+      };
+      this.child.once('exit', done);
+      // A spawn failure (ENOENT, EACCES) emits 'error' and maybe no 'exit'.
+      this.child.once('error', (err) => {
+        this.spawnError = err;
+        done(null, null);
+      });
+    });
+    for (const [name, stream, sink] of [
+      ['stdout', this.child.stdout!, output.stdout],
+      ['stderr', this.child.stderr!, output.stderr],
+    ] as const) {
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+        sink.write(`${line}\n`);
+        this.emit('line', line, name);
+        if (this.servingAt === undefined) {
+          const address = servingAddress(line);
+          if (address !== undefined) {
+            this.servingAt = address;
+            this.emit('serving', address);
+          }
+        }
+      });
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** SIGTERM, then SIGKILL if it is still alive after `graceMs`. Resolves once it has exited. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopRequested = true;
+    if (this.exited) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      if (!this.exited) this.child.kill('SIGKILL');
+    }, graceMs);
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  kill(): Promise<void> {
+    this.stopRequested = true;
+    if (!this.exited) this.child.kill('SIGKILL');
+    return this.exitPromise;
+  }
+
+  waitExit(): Promise<void> {
+    return this.exitPromise;
+  }
+}
