@@ -6,7 +6,12 @@ import { invalidArgument, permissionDenied, StatusError } from '../../../core/gr
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 
-export async function runLimited(conn: DuckDBConnection, sql: string, limits: QueryLimits): Promise<Record<string, unknown>[]> {
+export async function runLimited(
+  conn: DuckDBConnection,
+  sql: string,
+  limits: QueryLimits,
+  field = 'sql_query',
+): Promise<Record<string, unknown>[]> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -21,35 +26,40 @@ export async function runLimited(conn: DuckDBConnection, sql: string, limits: Qu
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
       if (docs.length + chunk.rowCount > limits.maxRows) {
-        throw invalidArgument(`sql_query: the result has more than the ${limits.maxRows}-row limit; add a LIMIT or aggregate`);
+        throw invalidArgument(`${field}: the result has more than the ${limits.maxRows}-row limit; add a LIMIT or aggregate`);
       }
-      for (const doc of chunkToDocuments(chunk, layout)) {
+      const chunkDocs = chunkToDocuments(chunk, layout);
+      if (!Number.isFinite(limits.maxBytes)) {
+        for (const doc of chunkDocs) docs.push(doc);
+        continue;
+      }
+      for (const doc of chunkDocs) {
         bytes += calculateObjectSize(doc);
         if (bytes > limits.maxBytes) {
-          throw invalidArgument(`sql_query: the result is larger than the ${limits.maxBytes}-byte limit; select fewer columns or rows`);
+          throw invalidArgument(`${field}: the result is larger than the ${limits.maxBytes}-byte limit; select fewer columns or rows`);
         }
         docs.push(doc);
       }
     }
     // An interrupted streaming result can end quietly instead of failing: never return it as complete.
-    if (timedOut) throw timeoutError(limits);
+    if (timedOut) throw timeoutError(limits, field);
     return docs;
   } catch (err) {
-    if (timedOut) throw timeoutError(limits);
-    throw toStatusError(err);
+    if (timedOut) throw timeoutError(limits, field);
+    throw toStatusError(err, field);
   } finally {
     clearTimeout(timer);
   }
 }
 
-const timeoutError = (limits: QueryLimits) =>
-  invalidArgument(`sql_query: the statement ran longer than the ${limits.timeoutMs} ms timeout and was interrupted`);
+export const timeoutError = (limits: QueryLimits, field: string) =>
+  invalidArgument(`${field}: the statement ran longer than the ${limits.timeoutMs} ms timeout and was interrupted`);
 
 /** DuckDB errors become client errors that keep DuckDB's explanation; engine permission errors stay denials. */
-export function toStatusError(err: unknown): StatusError {
+export function toStatusError(err: unknown, field = 'sql_query'): StatusError {
   if (err instanceof StatusError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  if (/^Permission Error|disabled by configuration|external access/i.test(message)) return permissionDenied(`sql_query: ${message}`);
-  if (/^INTERRUPT|Interrupted/i.test(message)) return invalidArgument('sql_query: the statement was interrupted');
-  return invalidArgument(`sql_query: ${message}`);
+  if (/^Permission Error|disabled by configuration|external access/i.test(message)) return permissionDenied(`${field}: ${message}`);
+  if (/^INTERRUPT|Interrupted/i.test(message)) return invalidArgument(`${field}: the statement was interrupted`);
+  return invalidArgument(`${field}: ${message}`);
 }

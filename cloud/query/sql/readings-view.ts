@@ -23,11 +23,17 @@ export function checkOrganizationId(organizationId: string): string {
 /** A SQL string literal. DuckDB string literals have no backslash escapes, so doubling quotes is complete. */
 export const sqlString = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
+// Platform-internal points (tag platform:internal) are not user data, as in TabularDataByFilter.
+/** The WHERE terms that scope tabular_data to one organisation's user data, optionally received since `since`. */
+export function readingsScope(organizationId: string, since?: Date): string[] {
+  const where = [`organization_id = ${sqlString(checkOrganizationId(organizationId))}`, 'NOT coalesce(internal, false)'];
+  if (since) where.push(`time_received >= ${sqlString(since.toISOString())}::TIMESTAMPTZ`);
+  return where;
+}
+
 /** The SELECT that defines `readings` for one organisation, optionally only data received since `since`. */
 export function readingsSelect(organizationId: string, since?: Date): string {
-  const where = [`organization_id = ${sqlString(checkOrganizationId(organizationId))}`];
-  if (since) where.push(`time_received >= ${sqlString(since.toISOString())}::TIMESTAMPTZ`);
-  return `SELECT ${SELECT_LIST} FROM main.tabular_data WHERE ${where.join(' AND ')}`;
+  return `SELECT ${SELECT_LIST} FROM main.tabular_data WHERE ${readingsScope(organizationId, since).join(' AND ')}`;
 }
 
 export const createReadingsView = (organizationId: string, since?: Date) =>

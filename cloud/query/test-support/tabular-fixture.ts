@@ -1,19 +1,16 @@
 // A DuckDB database holding a `tabular_data` table shaped as the cloud storage contract says, for tests and
 // benchmarks of the query engine without a running cloud server.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { schemaStatements } from '../../store/schema.js';
 
-export const TABULAR_DATA_DDL = `CREATE TABLE IF NOT EXISTS tabular_data (
-  id VARCHAR, organization_id VARCHAR, location_id VARCHAR, robot_id VARCHAR, robot_name VARCHAR,
-  part_id VARCHAR, part_name VARCHAR, component_type VARCHAR, component_name VARCHAR, method_name VARCHAR,
-  method_parameters JSON, tags VARCHAR[], time_requested TIMESTAMPTZ, time_received TIMESTAMPTZ,
-  time_synced TIMESTAMPTZ, data JSON)`;
 
 export interface Reading {
   id?: string;
+  internal?: boolean;
   organization_id: string;
   location_id?: string;
   robot_id?: string;
-  robot_name?: string;
+  robot_name?: string | null;
   part_id?: string;
   part_name?: string;
   component_type?: string;
@@ -21,6 +18,8 @@ export interface Reading {
   method_name?: string;
   tags?: string[];
   time_received: Date;
+  /** Overrides time_received with a timestamp text of microsecond precision. */
+  time_received_text?: string;
   data: unknown;
 }
 
@@ -34,28 +33,32 @@ export interface TabularFixture {
 export async function createTabularFixture(path = ':memory:'): Promise<TabularFixture> {
   const instance = await DuckDBInstance.create(path);
   const admin = await instance.connect();
-  await admin.run(TABULAR_DATA_DDL);
+  for (const sql of schemaStatements) await admin.run(sql);
   let seq = 0;
   return {
     instance,
     connect: () => instance.connect(),
     async insert(rows) {
       // One statement for the whole batch: the rows travel as one JSON array parameter.
-      const batch = rows.map((r) => ({
-        id: r.id ?? `d${++seq}`, organization_id: r.organization_id, location_id: r.location_id ?? 'loc-1',
-        robot_id: r.robot_id ?? 'robot-1', robot_name: r.robot_name ?? 'rover', part_id: r.part_id ?? 'part-1',
+      const batch = rows.map((r, i) => ({
+        id: r.id ?? `d${seq + i + 1}`, organization_id: r.organization_id, location_id: r.location_id ?? 'loc-1',
+        robot_id: r.robot_id ?? 'robot-1', robot_name: 'robot_name' in r ? r.robot_name ?? null : 'rover', part_id: r.part_id ?? 'part-1',
         part_name: r.part_name ?? 'rover-main', component_type: r.component_type ?? 'rdk:component:sensor',
         component_name: r.component_name ?? 'thermo', method_name: r.method_name ?? 'Readings', tags: r.tags ?? [],
-        t: r.time_received.toISOString(), data: r.data,
+        t: r.time_received_text ?? r.time_received.toISOString(), data: r.data, internal: r.internal ?? false, seq: seq + i + 1,
       }));
       await admin.run(
-        `INSERT INTO tabular_data SELECT r->>'id', r->>'organization_id', r->>'location_id', r->>'robot_id',
+        `INSERT INTO tabular_data (seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id,
+           part_name, component_type, component_name, method_name, method_parameters, tags, time_requested,
+           time_received, time_synced, data, internal)
+         SELECT (r->>'seq')::BIGINT, r->>'id', r->>'organization_id', r->>'location_id', r->>'robot_id',
            r->>'robot_name', r->>'part_id', r->>'part_name', r->>'component_type', r->>'component_name',
            r->>'method_name', '{}'::JSON, CAST(r->'tags' AS VARCHAR[]), (r->>'t')::TIMESTAMPTZ,
-           (r->>'t')::TIMESTAMPTZ, (r->>'t')::TIMESTAMPTZ, r->'data'
+           (r->>'t')::TIMESTAMPTZ, (r->>'t')::TIMESTAMPTZ, r->'data', (r->>'internal')::BOOLEAN
          FROM (SELECT unnest(CAST($1::JSON AS JSON[])) AS r)`,
         [JSON.stringify(batch)],
       );
+      seq += rows.length;
     },
     close() {
       admin.closeSync();

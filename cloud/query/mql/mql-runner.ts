@@ -1,0 +1,108 @@
+// TabularDataByMQL: checks the stages, pushes the leading ones into DuckDB SQL over the organisation's
+// readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
+import { calculateObjectSize } from 'bson';
+import { invalidArgument } from '../../../core/grpc/status-error.js';
+import type { TabularDataSourceTypeName } from '../../data/query-engine.js';
+import { runLimited, timeoutError } from '../sql/limited-run.js';
+import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
+import { readingsScope } from '../sql/readings-view.js';
+import type { ConnectionSource } from '../sql/sql-sandbox.js';
+import { MingoPool } from './mingo-pool.js';
+import { planPushdown, type PushdownPlan } from './pushdown.js';
+import { selectList } from './reading-fields.js';
+import { checkStages, type Stage } from './stages.js';
+
+export interface MqlSource {
+  sourceType: TabularDataSourceTypeName;
+  pipelineId?: string;
+}
+
+/** Reads a data pipeline's sink for an organisation; NOT_FOUND when the pipeline is not the org's. */
+export type SinkReader = (organizationId: string, pipelineId: string) => Promise<Record<string, unknown>[]>;
+
+export interface MqlOptions {
+  limits?: Partial<QueryLimits>;
+  /** HOT_STORAGE serves data received within this window. Default 24 hours. */
+  hotStorageMs?: number;
+  /** At most this many documents are read from DuckDB for one query. */
+  maxScanRows?: number;
+  now?: () => Date;
+}
+
+export class MqlRunner {
+  readonly limits: QueryLimits;
+  private readonly hotStorageMs: number;
+  private readonly maxScanRows: number;
+  private readonly now: () => Date;
+
+  constructor(
+    private readonly connect: ConnectionSource,
+    private readonly pool: MingoPool,
+    private readonly sink: SinkReader,
+    options: MqlOptions = {},
+  ) {
+    this.limits = { ...DEFAULT_QUERY_LIMITS, ...options.limits };
+    this.hotStorageMs = options.hotStorageMs ?? 24 * 3600_000;
+    this.maxScanRows = options.maxScanRows ?? 5_000_000;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async run(organizationId: string, rawStages: unknown, source: MqlSource): Promise<Record<string, unknown>[]> {
+    const stages = checkStages(rawStages);
+    const deadline = Date.now() + this.limits.timeoutMs;
+    let docs: Record<string, unknown>[];
+    let residual: Stage[];
+    if (source.sourceType === 'PIPELINE_SINK') {
+      if (!source.pipelineId) throw invalidArgument('pipeline_id: is required with TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK');
+      docs = await this.sink(organizationId, source.pipelineId);
+      residual = stages;
+    } else {
+      const since = source.sourceType === 'HOT_STORAGE' ? new Date(this.now().getTime() - this.hotStorageMs) : undefined;
+      const plan = '$geoNear' in stages[0] ? planPushdown([]) : planPushdown(stages);
+      residual = '$geoNear' in stages[0] ? stages : plan.residual;
+      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), deadline);
+    }
+    const out = residual.length === 0 ? docs : await this.evaluate(docs, residual, deadline);
+    this.checkResult(out);
+    return out;
+  }
+
+  private async scan(sql: string, deadline: number): Promise<Record<string, unknown>[]> {
+    const conn = await this.connect();
+    try {
+      const limits = { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows, maxBytes: Infinity };
+      return await runLimited(conn, sql, limits, 'query');
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  private async evaluate(docs: Record<string, unknown>[], stages: Stage[], deadline: number): Promise<Record<string, unknown>[]> {
+    const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    try {
+      return await this.pool.run({ docs, stages }, signal);
+    } catch (err) {
+      if (signal.aborted) throw timeoutError(this.limits, 'query');
+      throw invalidArgument(`query: ${(err as Error).message}`);
+    }
+  }
+
+  private checkResult(docs: Record<string, unknown>[]): void {
+    if (docs.length > this.limits.maxRows) {
+      throw invalidArgument(`query: the result has more than the ${this.limits.maxRows}-document limit; add a $limit or $group`);
+    }
+    let bytes = 0;
+    for (const doc of docs) {
+      bytes += calculateObjectSize(doc);
+      if (bytes > this.limits.maxBytes) throw invalidArgument(`query: the result is larger than the ${this.limits.maxBytes}-byte limit`);
+    }
+  }
+}
+
+export function readingsSql(plan: PushdownPlan, scope: string[]): string {
+  const where = [...scope, ...plan.where.map((w) => `(${w})`)].join(' AND ');
+  const order = [...plan.orderBy, 'seq ASC'].join(', ');
+  const limit = plan.limit === null ? '' : ` LIMIT ${plan.limit}`;
+  const offset = plan.offset > 0 ? ` OFFSET ${plan.offset}` : '';
+  return `SELECT ${selectList(plan.fields)} FROM main.tabular_data WHERE ${where} ORDER BY ${order}${limit}${offset}`;
+}

@@ -1,0 +1,63 @@
+import test from 'ava';
+import { planPushdown } from './pushdown.js';
+import { FIELD_NAMES } from './reading-fields.js';
+
+test('leading $match, $sort, $skip, $limit and $project all go to SQL', (t) => {
+  const plan = planPushdown([
+    { $match: { component_name: 'thermo', time_received: { $gte: new Date('2026-01-01T00:00:00Z') } } },
+    { $sort: { time_received: -1 } },
+    { $skip: 5 },
+    { $limit: 10 },
+    { $project: { component_name: 1, data: 1 } },
+    { $group: { _id: null, n: { $sum: 1 } } },
+  ]);
+  t.is(plan.where.length, 2);
+  t.regex(plan.where[0], /component_name = 'thermo'/);
+  t.deepEqual(plan.orderBy, ['epoch_ms(time_received) DESC NULLS LAST']);
+  t.is(plan.offset, 5);
+  t.is(plan.limit, 10);
+  t.deepEqual(plan.fields, ['_id', 'component_name', 'data']);
+  t.deepEqual(plan.residual, [{ $group: { _id: null, n: { $sum: 1 } } }]);
+});
+
+test('$limit then $skip, and several $limit, combine like MongoDB', (t) => {
+  const plan = planPushdown([{ $limit: 10 }, { $skip: 3 }, { $limit: 20 }]);
+  t.is(plan.offset, 3);
+  t.is(plan.limit, 7);
+  t.deepEqual(plan.residual, []);
+});
+
+test('a nested-data condition is a prefilter: pushed, and kept in the residual $match', (t) => {
+  const plan = planPushdown([{ $match: { component_name: 'thermo', 'data.readings.temperature': { $gt: 20 } } }, { $limit: 1 }]);
+  t.is(plan.where.length, 2);
+  t.regex(plan.where[1], /json_type/);
+  t.deepEqual(plan.residual, [{ $match: { 'data.readings.temperature': { $gt: 20 } } }, { $limit: 1 }]);
+  t.is(plan.limit, null, 'no $limit push-down past a residual $match');
+});
+
+test('stages that SQL cannot express stop the push-down in order', (t) => {
+  t.deepEqual(planPushdown([{ $match: { component_name: { $regex: '^th' } } }]).where, []);
+  const afterLimit = planPushdown([{ $limit: 5 }, { $match: { component_name: 'x' } }]);
+  t.deepEqual(afterLimit.residual, [{ $match: { component_name: 'x' } }]);
+  const jsonSort = planPushdown([{ $sort: { 'data.v': 1 } }, { $limit: 5 }]);
+  t.deepEqual(jsonSort.residual, [{ $sort: { 'data.v': 1 } }, { $limit: 5 }]);
+  const computed = planPushdown([{ $project: { x: '$data.v' } }]);
+  t.deepEqual(computed.fields, FIELD_NAMES);
+  t.is(computed.residual.length, 1);
+});
+
+test('projections: _id alone, exclusions, and _id: 0', (t) => {
+  t.deepEqual(planPushdown([{ $project: { _id: 1 } }]).fields, ['_id']);
+  t.deepEqual(planPushdown([{ $project: { data: 0, _id: 0 } }]).fields, FIELD_NAMES.filter((f) => f !== 'data' && f !== '_id'));
+  t.deepEqual(planPushdown([{ $project: { tags: true, _id: 0 } }]).fields, ['tags']);
+});
+
+test('$or and $nor of exact conditions are exact; $and keeps the exact part', (t) => {
+  const or = planPushdown([{ $match: { $or: [{ component_name: 'a' }, { tags: 'x' }] } }]);
+  t.deepEqual(or.residual, []);
+  const nor = planPushdown([{ $match: { $nor: [{ robot_name: null }] } }]);
+  t.deepEqual(nor.residual, []);
+  const mixed = planPushdown([{ $match: { $and: [{ component_name: 'a' }, { robot_name: { $regex: 'x' } }] } }]);
+  t.is(mixed.where.length, 1);
+  t.is(mixed.residual.length, 1);
+});
