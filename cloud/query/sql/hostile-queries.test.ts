@@ -117,8 +117,10 @@ test.after('nothing was changed or written by the hostile queries', async (t) =>
   const conn = await fx.connect();
   const reader = await conn.runAndReadAll(`SELECT count(*) AS n, count(DISTINCT organization_id) AS orgs FROM tabular_data`);
   t.deepEqual(reader.getRowObjectsJS(), [{ n: 200n, orgs: 2n }]);
-  const tables = await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() ORDER BY 1`);
-  t.deepEqual(tables.getRowObjectsJS(), [{ table_name: 'tabular_data' }]);
+  const tables = await conn.runAndReadAll(`SELECT count(*) AS n FROM duckdb_tables() WHERE table_name ILIKE '%evil%'`);
+  t.deepEqual(tables.getRowObjectsJS(), [{ n: 0n }]);
+  const macros = await conn.runAndReadAll(`SELECT count(*) AS n FROM duckdb_functions() WHERE function_name = 'evil'`);
+  t.deepEqual(macros.getRowObjectsJS(), [{ n: 0n }]);
   conn.closeSync();
   t.false(existsSync('/tmp/q7-hostile.csv'));
   t.false(existsSync('/tmp/q7-hostile.db'));
