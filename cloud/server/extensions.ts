@@ -11,6 +11,7 @@ import type { AdminAction } from '../admin/actions.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { QueryEngine } from '../data/query-engine.js';
 import type { Store } from '../store/store.js';
+import { mlTrainingExtension } from '../mltraining/extension.js';
 
 export interface CloudContext {
   /** The gRPC server, not yet bound: add services with server.addService(...). Reflection covers them. */
@@ -49,4 +50,5 @@ export interface CloudExtension {
 }
 
 export const extensions: CloudExtension[] = [
+  mlTrainingExtension,
 ];
