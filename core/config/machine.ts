@@ -1,0 +1,108 @@
+// The machine configuration (SPEC.md "Machine configuration (top level)"). Top-level errors reject the
+// whole config; resource entries are kept raw here and validated one by one (config/resource-entry.ts),
+// so that one bad resource does not stop the others.
+import { z } from 'zod';
+import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
+import { compileLogPattern, LEVEL_NAMES } from '../logging/levels.js';
+import { agentConfigSchema } from './agent.js';
+
+export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
+
+const levelName = z
+  .string({ error: 'must be a string' })
+  .transform((v) => v.toLowerCase())
+  .pipe(z.enum(LEVEL_NAMES, { error: `must be one of ${LEVEL_NAMES.join(', ')}` }));
+
+const logRule = z.strictObject({
+  pattern: z.string({ error: 'must be a string' }).min(1, 'must not be empty').superRefine((pattern, ctx) => {
+    try {
+      compileLogPattern(pattern);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `must be a valid regular expression (${(err as Error).message})` });
+    }
+  }),
+  level: levelName,
+});
+
+const moduleEntry = z.strictObject({
+  module_id: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/, 'must have the shape <namespace>:<name>'),
+  version: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+  log_level: levelName.optional(),
+});
+
+const maintenance = z.strictObject({
+  sensor_name: z
+    .string({ error: 'is required and must be a string' })
+    .regex(/^[A-Za-z0-9_-]+:component:sensor\/[A-Za-z0-9][A-Za-z0-9_-]*$/, 'must have the shape <namespace>:component:sensor/<name>'),
+  maintenance_allowed_key: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty'),
+});
+
+const hostPort = z
+  .string({ error: 'must be a string' })
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'must have the shape host:port, e.g. localhost:8080 or 0.0.0.0:8080')
+  .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be at most 65535');
+
+const network = z
+  .strictObject({
+    bind_address: hostPort.default(DEFAULT_BIND_ADDRESS),
+    /** TLS is used when both files are set, unless -no-tls is given. */
+    tls_cert_file: z.string().min(1).optional(),
+    tls_key_file: z.string().min(1).optional(),
+  })
+  .refine((n) => Boolean(n.tls_cert_file) === Boolean(n.tls_key_file), {
+    message: 'tls_cert_file and tls_key_file must be set together',
+  });
+
+const cloud = z.strictObject({
+  id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+  secret: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+  app_address: z.string().optional(),
+});
+
+const entries = z.array(z.unknown(), { error: 'must be an array of resource entries' }).default([]);
+
+export const machineConfigSchema = z.strictObject({
+  components: entries,
+  services: entries,
+  modules: z.array(moduleEntry, { error: 'must be an array' }).default([]),
+  module_dir: z.string().min(1).optional(),
+  maintenance: maintenance.optional(),
+  log: z.array(logRule, { error: 'must be an array of log rules' }).default([]),
+  disable_log_deduplication: z.boolean({ error: 'must be true or false' }).default(false),
+  debug: z.boolean({ error: 'must be true or false' }).default(false),
+  network: network.default({ bind_address: DEFAULT_BIND_ADDRESS }),
+  agent: agentConfigSchema.optional(),
+  cloud: cloud.optional(),
+});
+
+export type MachineConfig = z.output<typeof machineConfigSchema>;
+export type ModuleEntry = z.output<typeof moduleEntry>;
+export type Maintenance = z.output<typeof maintenance>;
+
+export class InvalidConfigError extends Error {
+  constructor(readonly errors: ConfigError[]) {
+    super(errors.map((e) => e.message).join('; '));
+    this.name = 'InvalidConfigError';
+  }
+}
+
+/** Parses the top level of a machine config. Throws InvalidConfigError listing every top-level error. */
+export function parseMachineConfig(input: unknown): MachineConfig {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidConfigError([new ConfigError('(config)', 'must be a JSON object')]);
+  }
+  const result = machineConfigSchema.safeParse(input);
+  if (!result.success) throw new InvalidConfigError(configErrorsFromZod(result.error, '', input));
+  return result.data;
+}
+
+/** Parses JSON text, naming the position of a syntax error. */
+export function parseMachineConfigText(text: string, source = 'config'): MachineConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new InvalidConfigError([new ConfigError(source, `is not valid JSON: ${(err as Error).message}`)]);
+  }
+  return parseMachineConfig(json);
+}

@@ -1,0 +1,318 @@
+// The machine: every configured resource, built in its own worker in dependency order, rebuilt with
+// backoff when it fails, reconfigured in place when the config changes, and closed in reverse order.
+// All changes to the set of resources go through one queue, so a reconfiguration, a rebuild after a
+// crash and a shutdown never interleave.
+import 'reflect-metadata';
+import { EventEmitter } from 'node:events';
+import { inject, injectable } from 'tsyringe';
+import type { Remote } from '../../plugins/contract.js';
+import { DriverError } from '../../plugins/errors.js';
+import { parseApi, resourceLoggerName } from '../../plugins/names.js';
+import type { MachineConfig } from '../config/machine.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../logging/levels.js';
+import { LOG_SINK, type LogSink } from '../logging/sink.js';
+import { analyzeGraph, dependentsOf, type GraphNode } from '../resource/graph.js';
+import { ModelRegistry } from '../resource/registry.js';
+import { resolveResources, type MissingModelExplainer } from '../resource/resolve.js';
+import { DriverWorker } from '../workers/driver-worker.js';
+import type { LogRecord } from '../workers/protocol.js';
+import { createRemote } from '../workers/remote.js';
+import { forEachLimited } from './limit.js';
+import { KernelOptions } from './options.js';
+import { ResourceNode, type ResourceState, type ResourceStatus } from './resource-node.js';
+
+export type MachineState = 'initializing' | 'running' | 'stopping' | 'stopped';
+
+export interface MachineEvents {
+  /** A resource changed state. Tests record start and stop order from these. */
+  state: [status: ResourceStatus];
+  /** A resource's driver was closed (its worker ended). */
+  closed: [key: string];
+}
+
+/** Resource-level hooks that other parts of the runtime (modules) plug in. */
+export interface MachineHooks {
+  explainMissingModel?: MissingModelExplainer;
+  /** Extra reason a resource cannot be built right now, e.g. its module is disabled or restarting. */
+  blockReason?(status: ResourceStatus): string | undefined;
+  /** The log level of a resource whose model comes from a module (the module's log_level). */
+  moduleLogLevel?(moduleId: string): LevelName | undefined;
+}
+
+@injectable()
+export class Machine extends EventEmitter<MachineEvents> {
+  private readonly nodes = new Map<string, ResourceNode>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private settings: LogSettings = { debug: false, rules: [] };
+  private current?: MachineConfig;
+  private hooks: MachineHooks = {};
+  state: MachineState = 'initializing';
+  readonly log;
+
+  constructor(
+    @inject(ModelRegistry) private readonly registry: ModelRegistry,
+    @inject(LOG_SINK) private readonly sink: LogSink,
+    @inject(KernelOptions) private readonly options: KernelOptions,
+  ) {
+    super();
+    this.settings = { debug: options.debug, rules: [] };
+    this.log = sink.logger('platform.kernel', () => levelFor('platform.kernel', this.settings));
+  }
+
+  setHooks(hooks: MachineHooks): void {
+    this.hooks = { ...this.hooks, ...hooks };
+  }
+
+  get config(): MachineConfig | undefined {
+    return this.current;
+  }
+
+  /** Applies a config: the first call starts the machine, later calls reconfigure it. */
+  apply(config: MachineConfig): Promise<void> {
+    return this.enqueue(() => this.applyNow(config));
+  }
+
+  /** Re-resolves the current config, e.g. after modules changed which models exist. */
+  refresh(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.current && this.state === 'running') await this.applyNow(this.current);
+    });
+  }
+
+  /** Closes every resource, dependents first. */
+  shutdown(): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.state === 'stopped') return;
+      this.state = 'stopping';
+      for (const node of this.nodes.values()) clearTimeout(node.retry);
+      await this.closeInOrder(new Set(this.nodes.keys()));
+      this.state = 'stopped';
+    });
+  }
+
+  statuses(): ResourceStatus[] {
+    return [...this.nodes.values()].map((n) => n.status()).sort((a, b) => a.key.localeCompare(b.key));
+  }
+
+  status(name: string): ResourceStatus | undefined {
+    return this.nodes.get(name)?.status();
+  }
+
+  /**
+   * The worker of a ready resource, for the API layer. Errors name why the resource cannot be used:
+   * NOT_FOUND when no such resource of that api exists, UNAVAILABLE when it exists but is not ready.
+   */
+  resource<T = unknown>(name: string, api?: string): Remote<T> {
+    const node = this.nodes.get(name);
+    if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(name)}`);
+    if (api && node.spec.entry.api !== api) {
+      throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(name)} is a ${node.spec.entry.api}, not a ${api}`);
+    }
+    if (node.state !== 'ready' || !node.worker) {
+      throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`);
+    }
+    const worker = node.worker;
+    return createRemote<T>((method, args) => worker.call(method, args));
+  }
+
+  private enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(operation, operation);
+    this.queue = run.catch((err) => this.log.error('kernel operation failed', { error: String(err) }));
+    return run;
+  }
+
+  private setState(node: ResourceNode, state: ResourceState, error?: string): void {
+    node.state = state;
+    node.error = error;
+    node.lastUpdated = new Date();
+    this.emit('state', node.status());
+  }
+
+  private graph(): GraphNode[] {
+    return [...this.nodes.values()].filter((n) => n.key === n.spec.entry.name).map((n) => ({ name: n.key, dependencies: n.spec.dependencies }));
+  }
+
+  private levelOf(node: ResourceNode): LevelName {
+    const { entry, model } = node.spec;
+    const own = model?.moduleId ? this.hooks.moduleLogLevel?.(model.moduleId) : entry.logLevel;
+    return levelFor(this.loggerName(node), this.settings, own);
+  }
+
+  private loggerName(node: ResourceNode): string {
+    try {
+      return resourceLoggerName(parseApi(node.spec.entry.api), node.spec.entry.name);
+    } catch {
+      return `platform.resources.${node.spec.entry.name}`;
+    }
+  }
+
+  private async applyNow(config: MachineConfig): Promise<void> {
+    this.current = config;
+    this.settings = { debug: this.options.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
+    this.sink.setDeduplicate(!config.disable_log_deduplication);
+    const desired = resolveResources(parseResourceEntries(config.components, config.services), this.registry, this.hooks.explainMissingModel);
+    const byKey = new Map(desired.map((r) => [r.key, r]));
+    const removed = [...this.nodes.keys()].filter((key) => !byKey.has(key));
+    const changed = desired.filter((r) => this.nodes.get(r.key) && this.nodes.get(r.key)!.spec.fingerprint !== r.fingerprint).map((r) => r.key);
+    const added = desired.filter((r) => !this.nodes.has(r.key)).map((r) => r.key);
+    const newGraph = desired.map((r) => ({ name: r.key, dependencies: r.dependencies }));
+    // A rebuilt or removed resource takes its dependents down with it: their channels point at the old worker.
+    const affected = new Set([...dependentsOf([...removed, ...changed], this.graph()), ...dependentsOf([...changed, ...added], newGraph)]);
+    const toClose = new Set([...removed, ...changed, ...[...affected].filter((k) => this.nodes.has(k))]);
+    if (this.state === 'running' && (removed.length || changed.length || added.length)) {
+      this.log.info('reconfiguring', { added, changed, removed, rebuilt_dependents: [...affected] });
+    }
+    await this.closeInOrder(toClose);
+    for (const key of removed) {
+      clearTimeout(this.nodes.get(key)?.retry);
+      this.nodes.delete(key);
+    }
+    for (const resource of desired) {
+      const node = this.nodes.get(resource.key);
+      if (node) node.spec = resource;
+      else this.nodes.set(resource.key, new ResourceNode(resource));
+    }
+    // Resources still waiting on a dependency get another chance now that the set may have changed.
+    const waiting = [...this.nodes.values()].filter((n) => n.state !== 'ready' && !n.retry).map((n) => n.key);
+    await this.buildInOrder(new Set([...added, ...changed, ...affected, ...waiting]));
+    await this.applyLogLevels();
+    this.state = 'running';
+  }
+
+  private async applyLogLevels(): Promise<void> {
+    await Promise.all(
+      [...this.nodes.values()].map(async (node) => {
+        const level = this.levelOf(node);
+        if (level === node.logLevel) return;
+        node.logLevel = level;
+        await node.worker?.setLogLevel(level).catch(() => undefined);
+      }),
+    );
+  }
+
+  /** Builds `keys` level by level; a resource whose dependencies are not ready waits, unhealthy. */
+  private async buildInOrder(keys: Set<string>): Promise<void> {
+    if (keys.size === 0) return;
+    // Config errors first, so that a dependent waiting on such a resource names the real reason.
+    const broken = [...keys].filter((k) => this.nodes.get(k)?.spec.error);
+    for (const key of broken) await this.build(this.nodes.get(key)!);
+    const { levels } = analyzeGraph(this.graph());
+    for (const level of levels) {
+      const batch = level.filter((k) => keys.has(k) && !broken.includes(k));
+      await forEachLimited(batch, this.options.maxConcurrentStarts, (key) => this.build(this.nodes.get(key)!));
+    }
+  }
+
+  private async closeInOrder(keys: Set<string>): Promise<void> {
+    const { levels } = analyzeGraph(this.graph());
+    const ordered = [...levels].reverse().map((level) => level.filter((k) => keys.has(k)));
+    const placed = new Set(levels.flat());
+    ordered.push([...keys].filter((k) => !placed.has(k)));
+    for (const batch of ordered) {
+      await forEachLimited(batch, this.options.maxConcurrentStarts, (key) => this.close(this.nodes.get(key)));
+    }
+  }
+
+  private async close(node: ResourceNode | undefined): Promise<void> {
+    if (!node) return;
+    clearTimeout(node.retry);
+    node.retry = undefined;
+    const worker = node.worker;
+    if (!worker) return;
+    this.setState(node, 'removing');
+    node.worker = undefined;
+    try {
+      await worker.close(this.options.closeTimeoutMs);
+    } catch (err) {
+      this.log.warn('resource did not close cleanly', { resource: node.key, error: (err as Error).message });
+    }
+    this.setState(node, 'unconfigured');
+    this.emit('closed', node.key);
+  }
+
+  private async build(node: ResourceNode): Promise<void> {
+    clearTimeout(node.retry);
+    node.retry = undefined;
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    const { spec } = node;
+    if (spec.error || !spec.model) {
+      this.setState(node, 'unhealthy', spec.error ?? 'no model');
+      return;
+    }
+    const blocked = this.hooks.blockReason?.(node.status());
+    if (blocked) {
+      this.setState(node, 'unhealthy', blocked);
+      return;
+    }
+    const unready = spec.dependencies.map((d) => this.nodes.get(d)!).filter((d) => d.state !== 'ready' || !d.worker);
+    if (unready.length) {
+      const reasons = unready.map((d) => `${d.key} (${d.state}${d.error ? `: ${d.error}` : ''})`);
+      this.setState(node, 'unhealthy', `waiting for dependencies: ${reasons.join('; ')}`);
+      return;
+    }
+    this.setState(node, 'configuring');
+    const level = this.levelOf(node);
+    const worker: DriverWorker = new DriverWorker(`${spec.entry.api}/${spec.entry.name}`, {
+      onCrash: (error) => this.onCrash(node, worker, error),
+      onLog: (record) => this.onWorkerLog(record),
+    });
+    try {
+      const ports = await Promise.all(spec.dependencies.map((d) => this.nodes.get(d)!.worker!.openChannel()));
+      await worker.construct(
+        {
+          driverUrl: spec.model.definition.driver.href,
+          name: spec.entry.name,
+          api: spec.entry.api,
+          model: spec.entry.model,
+          attributes: spec.attributes,
+          dependencies: spec.dependencies.map((name, i) => ({ name, port: ports[i] })),
+          logger: this.loggerName(node),
+          logLevel: level,
+          logFields: spec.model.moduleId ? { module_id: spec.model.moduleId } : undefined,
+        },
+        this.options.configureTimeoutMs,
+      );
+    } catch (err) {
+      await worker.close(this.options.closeTimeoutMs).catch(() => undefined);
+      this.fail(node, `construction failed: ${(err as Error).message}`);
+      return;
+    }
+    node.worker = worker;
+    node.logLevel = level;
+    node.failures = 0;
+    node.revision++;
+    this.setState(node, 'ready');
+  }
+
+  private fail(node: ResourceNode, error: string): void {
+    node.failures++;
+    this.setState(node, 'unhealthy', error);
+    this.log.error('resource failed', { resource: node.key, error, failures: node.failures });
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    const delay = Math.min(this.options.backoffInitialMs * 2 ** (node.failures - 1), this.options.backoffMaxMs);
+    node.retry = setTimeout(() => {
+      node.retry = undefined;
+      void this.enqueue(() => this.rebuildNow(node.key));
+    }, delay);
+    node.retry.unref();
+  }
+
+  private onCrash(node: ResourceNode, worker: DriverWorker, error: Error): void {
+    if (node.worker !== worker) return;
+    node.worker = undefined;
+    this.fail(node, `crashed: ${error.message}`);
+  }
+
+  /** Rebuilds a resource and its dependents, whose channels pointed at its old worker. */
+  private async rebuildNow(key: string): Promise<void> {
+    if (!this.nodes.has(key) || this.state === 'stopping' || this.state === 'stopped') return;
+    const keys = new Set([key, ...dependentsOf([key], this.graph())]);
+    await this.closeInOrder(keys);
+    await this.buildInOrder(keys);
+  }
+
+  private onWorkerLog(record: LogRecord): void {
+    this.sink.write({ level: record.level, logger: record.logger, message: record.message, fields: record.fields });
+  }
+}

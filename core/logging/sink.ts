@@ -1,0 +1,96 @@
+// Where every log line of the runtime ends up: the main thread's own loggers and the driver workers'
+// forwarded records all pass through one sink, which deduplicates noisy messages and writes JSON lines
+// with pino to stdout and, with -log-file, to a rotating file.
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import buildRollingFile from 'pino-roll';
+import type { InjectionToken } from 'tsyringe';
+import type { DriverLogger } from '../../plugins/contract.js';
+import { Deduplicator } from './dedup.js';
+import { LEVEL_NAMES, type LevelName } from './levels.js';
+
+export interface SinkRecord {
+  level: LevelName;
+  logger: string;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+export interface LogSinkOptions {
+  /** Defaults to stdout; tests pass a stream to read the lines back. */
+  destination?: NodeJS.WritableStream;
+  /** Rotating log file (-log-file). */
+  logFile?: string;
+  deduplicate?: boolean;
+}
+
+/** The DI token of the runtime's one LogSink (its constructor is private: use LogSink.create). */
+export const LOG_SINK: InjectionToken<LogSink> = 'LogSink';
+
+const RANK: Record<LevelName, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+export const enabled = (level: LevelName, threshold: LevelName): boolean => RANK[level] >= RANK[threshold];
+
+export class LogSink {
+  private readonly dedup = new Deduplicator();
+  private readonly sweeper: NodeJS.Timeout;
+  private deduplicate: boolean;
+
+  private constructor(
+    private readonly root: Logger,
+    private readonly file: Writable | undefined,
+    deduplicate: boolean,
+  ) {
+    this.deduplicate = deduplicate;
+    this.sweeper = setInterval(() => this.reportSuppressed(Date.now()), 1000).unref();
+  }
+
+  static async create(options: LogSinkOptions = {}): Promise<LogSink> {
+    const streams: pino.StreamEntry[] = [{ level: 'debug', stream: options.destination ?? pino.destination({ dest: 1, sync: true }) }];
+    let file: Writable | undefined;
+    if (options.logFile) {
+      file = await buildRollingFile({ file: options.logFile, size: "10m", frequency: "daily", mkdir: true, limit: { count: 10 } });
+      streams.push({ level: 'debug', stream: file });
+    }
+    const root = pino({ level: 'debug', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));
+    return new LogSink(root, file, options.deduplicate ?? true);
+  }
+
+  setDeduplicate(on: boolean): void {
+    this.deduplicate = on;
+  }
+
+  /** Writes a record whose level was already checked against its logger's threshold. */
+  write(record: SinkRecord): void {
+    if (this.deduplicate) {
+      const verdict = this.dedup.check(JSON.stringify([record.logger, record.level, record.message]), Date.now());
+      if (verdict.action === 'drop') return;
+      if (verdict.action === 'notice') {
+        this.root[record.level]({ logger: record.logger, deduplicated: true }, `suppressing repeats of a noisy message (logged 3 times in 10 s): ${record.message}`);
+        return;
+      }
+    }
+    this.root[record.level]({ logger: record.logger, ...record.fields }, record.message);
+  }
+
+  private reportSuppressed(now: number): void {
+    for (const { key, count } of this.dedup.sweep(now)) {
+      const [logger, level, message] = JSON.parse(key) as [string, LevelName, string];
+      this.root[level]({ logger, deduplicated: true, suppressed: count }, `${message} (repeated ${count} more times in the last 10 s)`);
+    }
+  }
+
+  /** A main-thread logger whose threshold is looked up on each call, so level changes apply at once. */
+  logger(name: string, threshold: () => LevelName, fields?: Record<string, unknown>): DriverLogger {
+    const emit = (level: LevelName) => (message: string, extra?: Record<string, unknown>) => {
+      if (enabled(level, threshold())) this.write({ level, logger: name, message, fields: { ...fields, ...extra } });
+    };
+    return Object.fromEntries(LEVEL_NAMES.map((l) => [l, emit(l)])) as unknown as DriverLogger;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.reportSuppressed(Number.POSITIVE_INFINITY);
+    if (this.file) await new Promise<void>((resolve) => this.file!.end(resolve));
+  }
+}
