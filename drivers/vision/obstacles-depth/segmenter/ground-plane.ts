@@ -1,0 +1,183 @@
+// Ground plane by RANSAC, refined by least squares, accepted only within a tolerance of the ideal
+// ground normal (0,-1,0).
+//
+// On an organized cloud each hypothesis takes its three points from one image neighbourhood, which makes
+// three points of the same surface likely even when the floor fills a small part of the frame. Hypotheses
+// are scored on a fixed random sample of the valid points; the winner is refined and counted on all points.
+import { SeededRandom } from '../../../camera/fake/random.js';
+import { fitPlane, orientUp, type Plane } from './plane.js';
+
+export interface GroundPlaneParams {
+  maxDistFromPlaneMm: number;
+  groundAngleToleranceDegs: number;
+}
+
+export interface GroundPlaneFit {
+  plane: Plane;
+  /** Valid points within maxDistFromPlaneMm of the plane. */
+  inliers: number;
+}
+
+const ITERATIONS = 300;
+const SAMPLE_SIZE = 3000;
+const NEIGHBOURHOOD_PX = 48;
+const REFINEMENTS = 3;
+const ROUNDS = 4;
+const MIN_SAMPLE_LEFT = 30;
+const MIN_FIT_BAND_MM = 2;
+
+export function fitGroundPlane(
+  positions: Float32Array,
+  width: number,
+  height: number,
+  valid: Int32Array,
+  validCount: number,
+  params: GroundPlaneParams,
+  random = new SeededRandom(0x5eed),
+): GroundPlaneFit | undefined {
+  if (validCount < 3) return undefined;
+  const band = params.maxDistFromPlaneMm;
+  const invBand = 1 / band;
+  const minUp = Math.cos((params.groundAngleToleranceDegs * Math.PI) / 180) - 1e-12;
+
+  const sampleCount = Math.min(SAMPLE_SIZE, validCount);
+  const sample = new Float64Array(sampleCount * 3);
+  for (let k = 0; k < sampleCount; k++) {
+    const o = valid[validCount <= SAMPLE_SIZE ? k : random.int(validCount)] * 3;
+    sample[k * 3] = positions[o];
+    sample[k * 3 + 1] = positions[o + 1];
+    sample[k * 3 + 2] = positions[o + 2];
+  }
+
+  const organized = height > 1;
+  const pick = (anchor: number): number => {
+    if (!organized) return valid[random.int(validCount)];
+    const u0 = anchor % width;
+    const v0 = (anchor - u0) / width;
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const u = u0 + random.int(2 * NEIGHBOURHOOD_PX + 1) - NEIGHBOURHOOD_PX;
+      const v = v0 + random.int(2 * NEIGHBOURHOOD_PX + 1) - NEIGHBOURHOOD_PX;
+      if (u < 0 || v < 0 || u >= width || v >= height) continue;
+      const i = v * width + u;
+      if (positions[i * 3 + 2] === positions[i * 3 + 2]) return i;
+    }
+    return -1;
+  };
+
+  // Sequential RANSAC: find the scene's dominant plane, then the next one among the remaining points, and
+  // so on. The ground is the first of them whose least-squares normal lies within the tolerance. Testing
+  // the angle on fitted planes rather than on hypotheses keeps a plane from "slicing" a too-steep floor.
+  const alive = new Uint8Array(sampleCount).fill(1);
+  for (let round = 0; round < ROUNDS; round++) {
+    const best = bestHypothesis(sample, alive, invBand, () => {
+      const a = valid[random.int(validCount)];
+      return [a, pick(a), pick(a)];
+    }, positions);
+    if (!best) return undefined;
+    const plane = refine(positions, valid, validCount, sample, alive, best, band);
+    if (-plane.ny >= minUp) return { plane, inliers: countInliers(positions, valid, validCount, plane, band) };
+    let left = 0;
+    for (let k = 0; k < sampleCount; k++) {
+      if (!alive[k]) continue;
+      const h = plane.nx * sample[k * 3] + plane.ny * sample[k * 3 + 1] + plane.nz * sample[k * 3 + 2] + plane.d;
+      if (h <= band && h >= -band) alive[k] = 0;
+      else left++;
+    }
+    if (left < MIN_SAMPLE_LEFT) return undefined;
+  }
+  return undefined;
+}
+
+/** The hypothesis with the best MSAC score on the live sample points. */
+function bestHypothesis(
+  sample: Float64Array,
+  alive: Uint8Array,
+  invBand: number,
+  triple: () => number[],
+  positions: Float32Array,
+): Plane | undefined {
+  let best: Plane | undefined;
+  let bestScore = 0;
+  for (let it = 0; it < ITERATIONS; it++) {
+    const [a, b, c] = triple();
+    if (b < 0 || c < 0 || a === b || b === c || a === c) continue;
+    const plane = planeThrough(positions, a, b, c);
+    if (!plane) continue;
+    // MSAC score: an inlier counts less the farther it is, so a plane riding on top of the band (which
+    // would hold the same floor points plus the feet of every object) loses to the centred one.
+    let score = 0;
+    for (let k = 0, q = 0; q < alive.length; k += 3, q++) {
+      if (!alive[q]) continue;
+      const h = (plane.nx * sample[k] + plane.ny * sample[k + 1] + plane.nz * sample[k + 2] + plane.d) * invBand;
+      if (h <= 1 && h >= -1) score += 1 - h * h;
+    }
+    if (score > bestScore) {
+      bestScore = score;
+      best = plane;
+    }
+  }
+  return best;
+}
+
+/**
+ * Least squares on the points near the plane: the fitting band shrinks to three robust standard
+ * deviations of the residuals so object feet inside max_dist_from_plane_mm do not lift the plane.
+ */
+function refine(positions: Float32Array, valid: Int32Array, validCount: number, sample: Float64Array, alive: Uint8Array, start: Plane, band: number): Plane {
+  const inlierIdx = new Int32Array(validCount);
+  let plane = start;
+  for (let r = 0; r < REFINEMENTS; r++) {
+    const fitBand = Math.min(band, Math.max(MIN_FIT_BAND_MM, 3 * 1.4826 * medianAbsResidual(sample, alive, plane, band)));
+    const count = collectInliers(positions, valid, validCount, plane, fitBand, inlierIdx);
+    const refit = fitPlane(positions, inlierIdx, count);
+    if (!refit) break;
+    plane = refit;
+  }
+  return plane;
+}
+
+function planeThrough(p: Float32Array, a: number, b: number, c: number): Plane | undefined {
+  const ax = p[a * 3], ay = p[a * 3 + 1], az = p[a * 3 + 2];
+  const ux = p[b * 3] - ax, uy = p[b * 3 + 1] - ay, uz = p[b * 3 + 2] - az;
+  const vx = p[c * 3] - ax, vy = p[c * 3 + 1] - ay, vz = p[c * 3 + 2] - az;
+  const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+  const len = Math.hypot(nx, ny, nz);
+  if (!(len > 1e-9)) return undefined;
+  return orientUp(nx / len, ny / len, nz / len, -(nx * ax + ny * ay + nz * az) / len);
+}
+
+function collectInliers(p: Float32Array, valid: Int32Array, validCount: number, plane: Plane, band: number, out: Int32Array): number {
+  const { nx, ny, nz, d } = plane;
+  let n = 0;
+  for (let k = 0; k < validCount; k++) {
+    const i = valid[k];
+    const o = i * 3;
+    const h = nx * p[o] + ny * p[o + 1] + nz * p[o + 2] + d;
+    if (h <= band && h >= -band) out[n++] = i;
+  }
+  return n;
+}
+
+function countInliers(p: Float32Array, valid: Int32Array, validCount: number, plane: Plane, band: number): number {
+  const { nx, ny, nz, d } = plane;
+  let n = 0;
+  for (let k = 0; k < validCount; k++) {
+    const o = valid[k] * 3;
+    const h = nx * p[o] + ny * p[o + 1] + nz * p[o + 2] + d;
+    if (h <= band && h >= -band) n++;
+  }
+  return n;
+}
+
+/** Median |height| of the sampled points inside the band. */
+function medianAbsResidual(sample: Float64Array, alive: Uint8Array, plane: Plane, band: number): number {
+  const residuals: number[] = [];
+  for (let k = 0; k < sample.length; k += 3) {
+    if (!alive[k / 3]) continue;
+    const h = Math.abs(plane.nx * sample[k] + plane.ny * sample[k + 1] + plane.nz * sample[k + 2] + plane.d);
+    if (h <= band) residuals.push(h);
+  }
+  if (residuals.length === 0) return band;
+  residuals.sort((a, b) => a - b);
+  return residuals[residuals.length >> 1];
+}
