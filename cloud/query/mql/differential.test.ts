@@ -93,7 +93,7 @@ test.before(async () => {
 });
 test.after.always(async () => {
   await pool.close();
-  fx.close();
+  await fx.close();
 });
 
 const canonical = (v: unknown): unknown =>

@@ -29,7 +29,7 @@ test.before(async () => {
 });
 test.after.always(async () => {
   await pool.close();
-  fx.close();
+  await fx.close();
 });
 
 const STANDARD = { sourceType: 'STANDARD' as const };

@@ -6,12 +6,27 @@ import { invalidArgument, permissionDenied, StatusError } from '../../../core/gr
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 
+export interface LimitedResult {
+  columns: readonly string[];
+  docs: Record<string, unknown>[];
+}
+
 export async function runLimited(
   conn: DuckDBConnection,
   sql: string,
   limits: QueryLimits,
   field = 'sql_query',
 ): Promise<Record<string, unknown>[]> {
+  return (await runLimitedTable(conn, sql, limits, field)).docs;
+}
+
+/** Like runLimited, and also names the result columns (an empty result still has them). */
+export async function runLimitedTable(
+  conn: DuckDBConnection,
+  sql: string,
+  limits: QueryLimits,
+  field = 'sql_query',
+): Promise<LimitedResult> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -43,7 +58,7 @@ export async function runLimited(
     }
     // An interrupted streaming result can end quietly instead of failing: never return it as complete.
     if (timedOut) throw timeoutError(limits, field);
-    return docs;
+    return { columns: layout.names, docs };
   } catch (err) {
     if (timedOut) throw timeoutError(limits, field);
     throw toStatusError(err, field);

@@ -2,7 +2,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { inspectStatement } from './statement-inspector.js';
 import { createReadingsView } from './readings-view.js';
-import { runLimited } from './limited-run.js';
+import { runLimitedTable, type LimitedResult } from './limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 
 /** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
@@ -20,6 +20,11 @@ export class SqlSandbox {
 
   /** Runs `sql` as `organizationId`. Throws INVALID_ARGUMENT or PERMISSION_DENIED naming the broken rule. */
   async query(organizationId: string, sql: string): Promise<Record<string, unknown>[]> {
+    return (await this.queryTable(organizationId, sql)).docs;
+  }
+
+  /** Like query, and also names the result columns (the PostgreSQL endpoint describes them). */
+  async queryTable(organizationId: string, sql: string): Promise<LimitedResult> {
     const viewSql = createReadingsView(organizationId);
     const conn = await this.connect();
     try {
@@ -27,7 +32,7 @@ export class SqlSandbox {
       // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
       // timeout cannot hit anyone else's statement.
       await conn.run(viewSql);
-      return await runLimited(conn, sql, this.limits);
+      return await runLimitedTable(conn, sql, this.limits);
     } finally {
       conn.closeSync();
     }

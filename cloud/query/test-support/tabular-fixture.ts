@@ -1,8 +1,10 @@
-// A DuckDB database holding a `tabular_data` table shaped as the cloud storage contract says, for tests and
-// benchmarks of the query engine without a running cloud server.
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { schemaStatements } from '../../store/schema.js';
-
+// A real cloud Store (cloud/store) in a temporary data dir, with helpers to add tabular points, for tests
+// and benchmarks of the query engine without a running cloud server.
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../store/store.js';
 
 export interface Reading {
   id?: string;
@@ -24,20 +26,21 @@ export interface Reading {
 }
 
 export interface TabularFixture {
+  store: Store;
   instance: DuckDBInstance;
   connect(): Promise<DuckDBConnection>;
   insert(rows: Reading[]): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
-export async function createTabularFixture(path = ':memory:'): Promise<TabularFixture> {
-  const instance = await DuckDBInstance.create(path);
-  const admin = await instance.connect();
-  for (const sql of schemaStatements) await admin.run(sql);
+export async function createTabularFixture(): Promise<TabularFixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'query-fixture-'));
+  const store = await Store.open(dir, { readers: 1 });
   let seq = 0;
   return {
-    instance,
-    connect: () => instance.connect(),
+    store,
+    instance: store.instance,
+    connect: () => store.instance.connect(),
     async insert(rows) {
       // One statement for the whole batch: the rows travel as one JSON array parameter.
       const batch = rows.map((r, i) => ({
@@ -47,7 +50,8 @@ export async function createTabularFixture(path = ':memory:'): Promise<TabularFi
         component_name: r.component_name ?? 'thermo', method_name: r.method_name ?? 'Readings', tags: r.tags ?? [],
         t: r.time_received_text ?? r.time_received.toISOString(), data: r.data, internal: r.internal ?? false, seq: seq + i + 1,
       }));
-      await admin.run(
+      seq += rows.length;
+      await store.execute(
         `INSERT INTO tabular_data (seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id,
            part_name, component_type, component_name, method_name, method_parameters, tags, time_requested,
            time_received, time_synced, data, internal)
@@ -58,11 +62,10 @@ export async function createTabularFixture(path = ':memory:'): Promise<TabularFi
          FROM (SELECT unnest(CAST($1::JSON AS JSON[])) AS r)`,
         [JSON.stringify(batch)],
       );
-      seq += rows.length;
     },
-    close() {
-      admin.closeSync();
-      instance.closeSync();
+    async close() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
