@@ -11,6 +11,7 @@ import type { AdminAction } from '../admin/actions.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { QueryEngine } from '../data/query-engine.js';
 import type { Store } from '../store/store.js';
+import { agentExtension } from '../agent/extension.js';
 import { mlTrainingExtension } from '../mltraining/extension.js';
 
 export interface CloudContext {
@@ -50,5 +51,6 @@ export interface CloudExtension {
 }
 
 export const extensions: CloudExtension[] = [
+  agentExtension,
   mlTrainingExtension,
 ];
