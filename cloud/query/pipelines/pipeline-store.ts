@@ -1,0 +1,175 @@
+// Data pipelines, their runs and their sinks in the cloud's DuckDB. A run's sink documents, its run record
+// and the pipeline's progress are written in one transaction, so a crash never half-writes a window.
+import { randomUUID } from 'node:crypto';
+import { EJSON } from 'bson';
+import { alreadyExists, invalidArgument, notFound } from '../../../core/grpc/status-error.js';
+import type { Store } from '../../store/store.js';
+import { checkStages, type Stage } from '../mql/stages.js';
+import { checkOrganizationId } from '../sql/readings-view.js';
+import { checkSchedule, previousTick } from './schedule.js';
+
+export const PIPELINE_DDL = [
+  `CREATE TABLE IF NOT EXISTS query_data_pipelines (
+     id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, name VARCHAR NOT NULL, mql VARCHAR NOT NULL,
+     schedule VARCHAR NOT NULL, source_type VARCHAR NOT NULL, enabled BOOLEAN NOT NULL,
+     time_created TIMESTAMPTZ NOT NULL, time_modified TIMESTAMPTZ NOT NULL, window_end TIMESTAMPTZ NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS query_data_pipeline_runs (
+     id VARCHAR NOT NULL, pipeline_id VARCHAR NOT NULL, status VARCHAR NOT NULL, data_start TIMESTAMPTZ NOT NULL,
+     data_end TIMESTAMPTZ NOT NULL, start_time TIMESTAMPTZ NOT NULL, end_time TIMESTAMPTZ NOT NULL,
+     documents INTEGER NOT NULL, error_message VARCHAR NOT NULL)`,
+  // doc is relaxed extended JSON, so dates and other BSON types survive the round trip.
+  `CREATE TABLE IF NOT EXISTS query_data_pipeline_sink (
+     pipeline_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, data_end TIMESTAMPTZ NOT NULL, position INTEGER NOT NULL, doc VARCHAR NOT NULL)`,
+];
+
+export type PipelineSourceType = 'STANDARD' | 'HOT_STORAGE';
+
+export interface DataPipeline {
+  id: string;
+  organizationId: string;
+  name: string;
+  stages: Stage[];
+  schedule: string;
+  sourceType: PipelineSourceType;
+  enabled: boolean;
+  timeCreated: Date;
+  timeModified: Date;
+  /** The end of the last window processed (or the scheduled time before creation). */
+  windowEnd: Date;
+}
+
+export type RunStatus = 'COMPLETED' | 'FAILED';
+
+export interface PipelineRun {
+  id: string;
+  pipelineId: string;
+  status: RunStatus;
+  dataStart: Date;
+  dataEnd: Date;
+  startTime: Date;
+  endTime: Date;
+  documents: number;
+  errorMessage: string;
+}
+
+export interface NewPipeline {
+  organizationId: string;
+  name: string;
+  stages: unknown;
+  schedule: string;
+  sourceType?: PipelineSourceType;
+}
+
+type PipelineStoreDb = Pick<Store, 'query' | 'execute' | 'transaction'>;
+
+export class PipelineStore {
+  constructor(private readonly store: PipelineStoreDb) {}
+
+  async init(): Promise<void> {
+    for (const sql of PIPELINE_DDL) await this.store.execute(sql);
+  }
+
+  async create(p: NewPipeline, now = new Date()): Promise<DataPipeline> {
+    checkOrganizationId(p.organizationId);
+    const name = typeof p.name === 'string' ? p.name.trim() : '';
+    if (name === '' || name.length > 100) throw invalidArgument('name: must be 1 to 100 characters');
+    const stages = checkStages(p.stages);
+    const schedule = checkSchedule(p.schedule);
+    const sourceType = p.sourceType ?? 'STANDARD';
+    if (sourceType !== 'STANDARD' && sourceType !== 'HOT_STORAGE') throw invalidArgument('data_source_type: must be STANDARD or HOT_STORAGE');
+    const pipeline: DataPipeline = {
+      id: randomUUID(), organizationId: p.organizationId, name, stages, schedule, sourceType, enabled: true,
+      timeCreated: now, timeModified: now, windowEnd: previousTick(schedule, now),
+    };
+    await this.store.transaction(async (conn) => {
+      const clash = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE organization_id = $1 AND name = $2', [p.organizationId, name]);
+      if (clash.currentRowCount > 0) throw alreadyExists(`name: a data pipeline named "${name}" already exists in this organization`);
+      await conn.run('INSERT INTO query_data_pipelines VALUES ($1, $2, $3, $4, $5, $6, true, $7::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8::TIMESTAMPTZ)', [
+        pipeline.id, pipeline.organizationId, name, EJSON.stringify(stages), schedule, sourceType, now.toISOString(), pipeline.windowEnd.toISOString(),
+      ]);
+    });
+    return pipeline;
+  }
+
+  async get(id: string): Promise<DataPipeline> {
+    if (!id) throw invalidArgument('id: is required');
+    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE id = $1', [id]);
+    if (rows.length === 0) throw notFound(`id: no data pipeline ${id}`);
+    return toPipeline(rows[0]);
+  }
+
+  async list(organizationId: string): Promise<DataPipeline[]> {
+    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE organization_id = $1 ORDER BY time_created, id', [organizationId]);
+    return rows.map(toPipeline);
+  }
+
+  async listEnabled(): Promise<DataPipeline[]> {
+    return (await this.store.query('SELECT * FROM query_data_pipelines WHERE enabled ORDER BY time_created, id')).map(toPipeline);
+  }
+
+  async setEnabled(id: string, enabled: boolean, now = new Date()): Promise<void> {
+    const p = await this.get(id);
+    // Re-enabling starts from the current window: a disabled pipeline does not backfill what it missed.
+    const windowEnd = enabled && !p.enabled ? previousTick(p.schedule, now) : p.windowEnd;
+    await this.store.execute('UPDATE query_data_pipelines SET enabled = $2, time_modified = $3::TIMESTAMPTZ, window_end = $4::TIMESTAMPTZ WHERE id = $1', [
+      id, enabled, now.toISOString(), windowEnd.toISOString(),
+    ]);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.get(id);
+    await this.store.transaction(async (conn) => {
+      for (const table of ['query_data_pipeline_sink', 'query_data_pipeline_runs']) await conn.run(`DELETE FROM ${table} WHERE pipeline_id = $1`, [id]);
+      await conn.run('DELETE FROM query_data_pipelines WHERE id = $1', [id]);
+    });
+  }
+
+  /** Records one window's run, its sink documents and the pipeline's progress, atomically. */
+  async recordRun(run: PipelineRun, docs: Record<string, unknown>[]): Promise<void> {
+    await this.store.transaction(async (conn) => {
+      const still = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE id = $1', [run.pipelineId]);
+      if (still.currentRowCount === 0) return; // deleted while it ran
+      await conn.run('INSERT INTO query_data_pipeline_runs VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9)', [
+        run.id, run.pipelineId, run.status, run.dataStart.toISOString(), run.dataEnd.toISOString(), run.startTime.toISOString(),
+        run.endTime.toISOString(), run.documents, run.errorMessage,
+      ]);
+      if (docs.length > 0) {
+        const batch = JSON.stringify(docs.map((d) => EJSON.stringify(d, { relaxed: true })));
+        await conn.run(
+          `INSERT INTO query_data_pipeline_sink SELECT $1, $2, $3::TIMESTAMPTZ, ordinality::INTEGER, doc
+           FROM unnest(CAST($4::JSON AS VARCHAR[])) WITH ORDINALITY AS t(doc, ordinality)`,
+          [run.pipelineId, run.id, run.dataEnd.toISOString(), batch],
+        );
+      }
+      await conn.run('UPDATE query_data_pipelines SET window_end = $2::TIMESTAMPTZ WHERE id = $1', [run.pipelineId, run.dataEnd.toISOString()]);
+    });
+  }
+
+  async runs(pipelineId: string): Promise<PipelineRun[]> {
+    const rows = await this.store.query('SELECT * FROM query_data_pipeline_runs WHERE pipeline_id = $1 ORDER BY data_end DESC', [pipelineId]);
+    return rows.map((r) => ({
+      id: String(r.id), pipelineId: String(r.pipeline_id), status: r.status as RunStatus, dataStart: r.data_start as Date,
+      dataEnd: r.data_end as Date, startTime: r.start_time as Date, endTime: r.end_time as Date, documents: Number(r.documents),
+      errorMessage: String(r.error_message),
+    }));
+  }
+
+  /** The sink's documents, oldest window first; NOT_FOUND unless the pipeline belongs to the organisation. */
+  async readSink(organizationId: string, pipelineId: string): Promise<Record<string, unknown>[]> {
+    const owner = await this.store.query('SELECT organization_id FROM query_data_pipelines WHERE id = $1', [pipelineId]);
+    if (owner.length === 0 || owner[0].organization_id !== organizationId) {
+      throw notFound(`pipeline_id: no data pipeline ${pipelineId} in organization ${organizationId}`);
+    }
+    const rows = await this.store.query('SELECT doc FROM query_data_pipeline_sink WHERE pipeline_id = $1 ORDER BY data_end, position', [pipelineId]);
+    return rows.map((r) => EJSON.parse(String(r.doc), { relaxed: true }) as Record<string, unknown>);
+  }
+}
+
+function toPipeline(r: Record<string, unknown>): DataPipeline {
+  return {
+    id: String(r.id), organizationId: String(r.organization_id), name: String(r.name),
+    stages: EJSON.parse(String(r.mql), { relaxed: true }) as Stage[], schedule: String(r.schedule),
+    sourceType: r.source_type as PipelineSourceType, enabled: Boolean(r.enabled), timeCreated: r.time_created as Date,
+    timeModified: r.time_modified as Date, windowEnd: r.window_end as Date,
+  };
+}
