@@ -2,8 +2,12 @@
 import type { Server } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { Authorizer } from '../auth/authorizer.js';
+import { addDatasetService } from '../dataset/dataset-service.js';
+import { addDataSyncService } from '../datasync/data-sync-service.js';
 import type { QueryEngineSlot } from '../server/cloud-server.js';
 import type { Store } from '../store/store.js';
+import { addDataService } from './data-service.js';
+import { PartDirectory } from './parts.js';
 
 export interface DataServiceDeps {
   store: Store;
@@ -12,4 +16,9 @@ export interface DataServiceDeps {
   logger: Logger;
 }
 
-export function addDataServices(_server: Server, _deps: DataServiceDeps): void {}
+export function addDataServices(server: Server, deps: DataServiceDeps): void {
+  const parts = new PartDirectory(deps.store);
+  addDataSyncService(server, { store: deps.store, authorizer: deps.authorizer, parts });
+  addDataService(server, { store: deps.store, authorizer: deps.authorizer, parts, queryEngine: deps.queryEngine });
+  addDatasetService(server, deps.store, deps.authorizer);
+}

@@ -1,0 +1,476 @@
+// The TypeScript data client: every operation of SPEC.md's upload, retrieval, delete/tag and dataset
+// tables, with the camelCase names and TypeScript differences SPEC.md lists (resourceSubtype,
+// binaryData, fileExtension, includeBinary, deleteOlderThanDays, query, ids).
+import type { ClientReadableStream, Metadata, ServiceError } from '@grpc/grpc-js';
+import { deserialize, serialize } from 'bson';
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import {
+  DataServiceClient,
+  Filter,
+  Order,
+  TabularDataSourceType,
+  TagsFilterType,
+  type BinaryID,
+  type BinaryMetadata,
+  type CaptureMetadata,
+  type ExportTabularDataResponse,
+} from '../../gen/platform/app/data/v1/data.js';
+import { DatasetServiceClient, type Dataset } from '../../gen/platform/app/dataset/v1/dataset.js';
+import { DataSyncServiceClient, DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
+import type { CloudConnection } from './connection.js';
+import { FileNotFoundError, ValueError } from './errors.js';
+
+export { Order, TabularDataSourceType, TagsFilterType };
+export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset };
+
+/** Filter fields (FACTS.md), all optional; startTime/endTime set the interval. */
+export type FilterInput = Partial<Omit<Filter, 'interval' | 'tagsFilter'>> & {
+  startTime?: Date;
+  endTime?: Date;
+  interval?: { start?: Date; end?: Date };
+  tagsFilter?: { type?: TagsFilterType; tags?: string[] };
+};
+
+export function createFilter(input: FilterInput = {}): Filter {
+  const { startTime, endTime, interval, tagsFilter, ...rest } = input;
+  const start = interval?.start ?? startTime;
+  const end = interval?.end ?? endTime;
+  return Filter.fromPartial({
+    ...rest,
+    interval: start || end ? { start, end } : undefined,
+    tagsFilter: tagsFilter ? { type: tagsFilter.type ?? TagsFilterType.TAGS_FILTER_TYPE_UNSPECIFIED, tags: tagsFilter.tags ?? [] } : undefined,
+  });
+}
+
+export interface TabularDataPoint {
+  data: Record<string, unknown>;
+  metadata: CaptureMetadata;
+  timeRequested?: Date;
+  timeReceived?: Date;
+}
+
+export interface BinaryDataRecord {
+  binary: Uint8Array;
+  metadata: BinaryMetadata;
+}
+
+export interface PageOptions {
+  limit?: number;
+  sortOrder?: Order;
+  last?: string;
+  countOnly?: boolean;
+  includeInternalData?: boolean;
+  /** Writes the results to this file as JSON, too. */
+  dest?: string;
+}
+
+export interface UploadOptions {
+  methodParameters?: Record<string, unknown>;
+  tags?: string[];
+  datasetIds?: string[];
+}
+
+export interface FileUploadOptions extends UploadOptions {
+  componentType?: string;
+  componentName?: string;
+  methodName?: string;
+  fileName?: string;
+  fileExtension?: string;
+}
+
+export interface StreamingUploadOptions extends UploadOptions {
+  componentType?: string;
+  componentName?: string;
+  methodName?: string;
+  dataRequestTimes?: [Date, Date];
+}
+
+/** Chunk size of file and streaming uploads. */
+export const uploadChunkBytes = 64 * 1024;
+
+type Callback<T> = (err: ServiceError | null, value?: T) => void;
+
+async function writeDest(dest: string | undefined, value: unknown): Promise<void> {
+  if (!dest) return;
+  const json = JSON.stringify(value, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v), 2);
+  await writeFile(dest, json);
+}
+
+const binaryIdsOf = (ids: (string | BinaryID)[]) => ({
+  binaryDataIds: ids.filter((id): id is string => typeof id === 'string'),
+  binaryIds: ids.filter((id): id is BinaryID => typeof id !== 'string'),
+});
+
+export class DataClient {
+  readonly dataService: DataServiceClient;
+  readonly dataSync: DataSyncServiceClient;
+  readonly datasets: DatasetServiceClient;
+
+  constructor(private readonly connection: CloudConnection) {
+    const options = { 'grpc.max_receive_message_length': 256 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 };
+    this.dataService = new DataServiceClient(connection.address, connection.channel, options);
+    this.dataSync = new DataSyncServiceClient(connection.address, connection.channel, options);
+    this.datasets = new DatasetServiceClient(connection.address, connection.channel, options);
+  }
+
+  private async call<T>(start: (md: Metadata, cb: Callback<T>) => unknown): Promise<T> {
+    const md = await this.connection.metadata();
+    return new Promise((resolve, reject) => start(md, (err, res) => (err ? reject(err) : resolve(res as T))));
+  }
+
+  // ---- uploads ----
+
+  async binaryDataCaptureUpload(
+    binaryData: Uint8Array,
+    partId: string,
+    componentType: string,
+    componentName: string,
+    methodName: string,
+    fileExtension: string,
+    dataRequestTimes: [Date, Date],
+    tags: string[] = [],
+    options: UploadOptions = {},
+  ): Promise<string> {
+    if (!dataRequestTimes || dataRequestTimes.length !== 2) throw new ValueError('dataRequestTimes must be a pair [requested, received]');
+    const metadata: UploadMetadata = {
+      partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_BINARY_SENSOR, fileName: '',
+      methodParameters: options.methodParameters, fileExtension, tags, datasetIds: options.datasetIds ?? [], mimeType: '',
+    };
+    const res = await this.call<{ binaryDataId: string }>((md, cb) =>
+      this.dataSync.dataCaptureUpload(
+        { metadata, sensorContents: [{ metadata: { timeRequested: dataRequestTimes[0], timeReceived: dataRequestTimes[1], mimeType: '' }, binary: Buffer.from(binaryData) }] },
+        md,
+        cb,
+      ),
+    );
+    return res.binaryDataId;
+  }
+
+  /** Uploads n points sharing one metadata; dataRequestTimes must hold one [requested, received] pair per point. */
+  async tabularDataCaptureUpload(
+    tabularData: Record<string, unknown>[],
+    partId: string,
+    componentType: string,
+    componentName: string,
+    methodName: string,
+    dataRequestTimes: [Date, Date][],
+    tags: string[] = [],
+    options: UploadOptions = {},
+  ): Promise<string> {
+    if (!dataRequestTimes || dataRequestTimes.length !== tabularData.length) {
+      throw new ValueError(
+        `dataRequestTimes has ${dataRequestTimes?.length ?? 0} timestamp pairs but tabularData has ${tabularData.length} items; they must be equal`,
+      );
+    }
+    const metadata: UploadMetadata = {
+      partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_TABULAR_SENSOR, fileName: '',
+      methodParameters: options.methodParameters, fileExtension: '', tags, datasetIds: options.datasetIds ?? [], mimeType: '',
+    };
+    const sensorContents = tabularData.map((item, i) => ({
+      metadata: { timeRequested: dataRequestTimes[i][0], timeReceived: dataRequestTimes[i][1], mimeType: '' },
+      struct: item,
+    }));
+    const res = await this.call<{ fileId: string }>((md, cb) => this.dataSync.dataCaptureUpload({ metadata, sensorContents }, md, cb));
+    return res.fileId;
+  }
+
+  async fileUpload(data: Uint8Array, partId: string, options: FileUploadOptions = {}): Promise<string> {
+    const md = await this.connection.metadata();
+    const metadata: UploadMetadata = {
+      partId,
+      componentType: options.componentType ?? '',
+      componentName: options.componentName ?? '',
+      methodName: options.methodName ?? '',
+      type: DataType.DATA_TYPE_FILE,
+      fileName: options.fileName ?? '',
+      methodParameters: options.methodParameters,
+      fileExtension: options.fileExtension ?? '',
+      tags: options.tags ?? [],
+      datasetIds: options.datasetIds ?? [],
+      mimeType: '',
+    };
+    return new Promise<string>((resolve, reject) => {
+      const stream = this.dataSync.fileUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));
+      stream.write({ metadata });
+      for (let offset = 0; offset < data.byteLength; offset += uploadChunkBytes) {
+        stream.write({ fileContents: { data: Buffer.from(data.subarray(offset, offset + uploadChunkBytes)) } });
+      }
+      stream.end();
+    });
+  }
+
+  /** Uploads a file from disk; raises FileNotFoundError (before any call) when the path does not exist. */
+  async fileUploadFromPath(filepath: string, partId: string, options: Omit<FileUploadOptions, 'fileName' | 'fileExtension'> = {}): Promise<string> {
+    try {
+      await access(filepath);
+    } catch {
+      throw new FileNotFoundError(filepath);
+    }
+    const data = await readFile(filepath);
+    return this.fileUpload(data, partId, { ...options, fileName: basename(filepath), fileExtension: extname(filepath) });
+  }
+
+  async streamingDataCaptureUpload(data: Uint8Array, partId: string, fileExt: string, options: StreamingUploadOptions = {}): Promise<string> {
+    const md = await this.connection.metadata();
+    const [timeRequested, timeReceived] = options.dataRequestTimes ?? [new Date(), new Date()];
+    const uploadMetadata: UploadMetadata = {
+      partId,
+      componentType: options.componentType ?? '',
+      componentName: options.componentName ?? '',
+      methodName: options.methodName ?? '',
+      type: DataType.DATA_TYPE_BINARY_SENSOR,
+      fileName: '',
+      methodParameters: options.methodParameters,
+      fileExtension: fileExt,
+      tags: options.tags ?? [],
+      datasetIds: options.datasetIds ?? [],
+      mimeType: '',
+    };
+    return new Promise<string>((resolve, reject) => {
+      const stream = this.dataSync.streamingDataCaptureUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));
+      stream.write({ metadata: { uploadMetadata, sensorMetadata: { timeRequested, timeReceived, mimeType: '' } } });
+      for (let offset = 0; offset < data.byteLength; offset += uploadChunkBytes) {
+        stream.write({ data: Buffer.from(data.subarray(offset, offset + uploadChunkBytes)) });
+      }
+      stream.end();
+    });
+  }
+
+  // ---- retrieval ----
+
+  async tabularDataByFilter(
+    filter?: FilterInput,
+    options: PageOptions = {},
+  ): Promise<{ data: TabularDataPoint[]; count: number; last: string; totalSizeBytes: number }> {
+    const res = await this.call<import('../../gen/platform/app/data/v1/data.js').TabularDataByFilterResponse>((md, cb) =>
+      this.dataService.tabularDataByFilter(
+        {
+          dataRequest: { filter: createFilter(filter), limit: options.limit ?? 0, last: options.last ?? '', sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED },
+          countOnly: options.countOnly ?? false,
+          includeInternalData: options.includeInternalData ?? false,
+        },
+        md,
+        cb,
+      ),
+    );
+    const data = res.data.map((d) => ({
+      data: d.data ?? {},
+      metadata: res.metadata[d.metadataIndex],
+      timeRequested: d.timeRequested,
+      timeReceived: d.timeReceived,
+    }));
+    const result = { data, count: res.count, last: res.last, totalSizeBytes: res.totalSizeBytes };
+    await writeDest(options.dest, result);
+    return result;
+  }
+
+  async tabularDataBySQL(organizationId: string, query: string): Promise<Record<string, unknown>[]> {
+    const res = await this.call<{ rawData: Buffer[] }>((md, cb) => this.dataService.tabularDataBySql({ organizationId, sqlQuery: query }, md, cb));
+    return res.rawData.map((bytes) => deserialize(bytes) as Record<string, unknown>);
+  }
+
+  /** query: aggregation stages, each a map (or raw BSON bytes, deprecated). */
+  async tabularDataByMQL(
+    organizationId: string,
+    query: (Record<string, unknown> | Uint8Array)[],
+    options: { useRecentData?: boolean; tabularDataSourceType?: TabularDataSourceType; pipelineId?: string } = {},
+  ): Promise<Record<string, unknown>[]> {
+    const mqlBinary = query.map((stage) => (stage instanceof Uint8Array ? Buffer.from(stage) : Buffer.from(serialize(stage))));
+    const type = options.tabularDataSourceType ?? TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD;
+    const res = await this.call<{ rawData: Buffer[] }>((md, cb) =>
+      this.dataService.tabularDataByMql(
+        { organizationId, mqlBinary, useRecentData: options.useRecentData, dataSource: { type, pipelineId: options.pipelineId } },
+        md,
+        cb,
+      ),
+    );
+    return res.rawData.map((bytes) => deserialize(bytes) as Record<string, unknown>);
+  }
+
+  async binaryDataByFilter(
+    filter?: FilterInput,
+    options: PageOptions & { includeBinary?: boolean } = {},
+  ): Promise<{ data: BinaryDataRecord[]; count: number; last: string; totalSizeBytes: number }> {
+    const res = await this.call<import('../../gen/platform/app/data/v1/data.js').BinaryDataByFilterResponse>((md, cb) =>
+      this.dataService.binaryDataByFilter(
+        {
+          dataRequest: { filter: createFilter(filter), limit: options.limit ?? 0, last: options.last ?? '', sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED },
+          includeBinary: options.includeBinary ?? true,
+          countOnly: options.countOnly ?? false,
+          includeInternalData: options.includeInternalData ?? false,
+        },
+        md,
+        cb,
+      ),
+    );
+    const result = { data: res.data.map((d) => ({ binary: d.binary, metadata: d.metadata! })), count: res.count, last: res.last, totalSizeBytes: res.totalSizeBytes };
+    await writeDest(options.dest, result);
+    return result;
+  }
+
+  async binaryDataByIds(ids: (string | BinaryID)[], options: { includeBinary?: boolean; dest?: string } = {}): Promise<BinaryDataRecord[]> {
+    const res = await this.call<{ data: { binary: Buffer; metadata?: BinaryMetadata }[] }>((md, cb) =>
+      this.dataService.binaryDataByIDs({ includeBinary: options.includeBinary ?? true, ...binaryIdsOf(ids) }, md, cb),
+    );
+    const data = res.data.map((d) => ({ binary: d.binary, metadata: d.metadata! }));
+    await writeDest(options.dest, data);
+    return data;
+  }
+
+  /** The newest point of a source synced in the last year, or null when there is none. */
+  async getLatestTabularData(
+    partId: string,
+    resourceName: string,
+    resourceSubtype: string,
+    methodName: string,
+  ): Promise<{ timeCaptured: Date; timeSynced: Date; payload: Record<string, unknown> } | null> {
+    const res = await this.call<import('../../gen/platform/app/data/v1/data.js').GetLatestTabularDataResponse>((md, cb) =>
+      this.dataService.getLatestTabularData({ partId, resourceName, resourceSubtype, methodName }, md, cb),
+    );
+    if (!res.found) return null;
+    return { timeCaptured: res.timeCaptured!, timeSynced: res.timeSynced!, payload: res.payload ?? {} };
+  }
+
+  async exportTabularData(
+    partId: string,
+    resourceName: string,
+    resourceSubtype: string,
+    methodName: string,
+    startTime?: Date,
+    endTime?: Date,
+  ): Promise<ExportTabularDataResponse[]> {
+    const md = await this.connection.metadata();
+    const stream: ClientReadableStream<ExportTabularDataResponse> = this.dataService.exportTabularData(
+      { partId, resourceName, resourceSubtype, methodName, interval: startTime || endTime ? { start: startTime, end: endTime } : undefined },
+      md,
+    );
+    const points: ExportTabularDataResponse[] = [];
+    for await (const point of stream as AsyncIterable<ExportTabularDataResponse>) points.push(point);
+    return points;
+  }
+
+  async getDatabaseConnection(organizationId: string): Promise<{ hostname: string; uri: string; hasDatabaseUser: boolean }> {
+    return this.call((md, cb) => this.dataService.getDatabaseConnection({ organizationId }, md, cb));
+  }
+
+  async configureDatabaseUser(organizationId: string, password: string): Promise<void> {
+    await this.call((md, cb) => this.dataService.configureDatabaseUser({ organizationId, password }, md, cb));
+  }
+
+  async boundingBoxLabelsByFilter(filter?: FilterInput): Promise<string[]> {
+    return (await this.call<{ labels: string[] }>((md, cb) => this.dataService.boundingBoxLabelsByFilter({ filter: createFilter(filter) }, md, cb))).labels;
+  }
+
+  async tagsByFilter(filter?: FilterInput): Promise<string[]> {
+    return (await this.call<{ tags: string[] }>((md, cb) => this.dataService.tagsByFilter({ filter: createFilter(filter) }, md, cb))).tags;
+  }
+
+  // ---- delete and tag ----
+
+  /** Deletes the org's tabular data captured more than deleteOlderThanDays days ago; 0 deletes all. */
+  async deleteTabularData(organizationId: string, deleteOlderThanDays: number): Promise<number> {
+    if (!Number.isInteger(deleteOlderThanDays) || deleteOlderThanDays < 0) {
+      throw new ValueError(`deleteOlderThanDays must be a non-negative integer, got ${deleteOlderThanDays}`);
+    }
+    return (await this.call<{ deletedCount: number }>((md, cb) => this.dataService.deleteTabularData({ organizationId, deleteOlderThanDays }, md, cb))).deletedCount;
+  }
+
+  /** The filter must name at least one organization in organizationIds. */
+  async deleteBinaryDataByFilter(filter?: FilterInput, includeInternalData = true): Promise<number> {
+    return (
+      await this.call<{ deletedCount: number }>((md, cb) =>
+        this.dataService.deleteBinaryDataByFilter({ filter: createFilter(filter), includeInternalData }, md, cb),
+      )
+    ).deletedCount;
+  }
+
+  async deleteBinaryDataByIds(ids: (string | BinaryID)[]): Promise<number> {
+    return (await this.call<{ deletedCount: number }>((md, cb) => this.dataService.deleteBinaryDataByIDs(binaryIdsOf(ids), md, cb))).deletedCount;
+  }
+
+  async addTagsToBinaryDataByIds(tags: string[], ids: (string | BinaryID)[]): Promise<void> {
+    await this.call((md, cb) => this.dataService.addTagsToBinaryDataByIDs({ tags, ...binaryIdsOf(ids) }, md, cb));
+  }
+
+  async addTagsToBinaryDataByFilter(tags: string[], filter?: FilterInput): Promise<void> {
+    await this.call((md, cb) => this.dataService.addTagsToBinaryDataByFilter({ tags, filter: createFilter(filter) }, md, cb));
+  }
+
+  /** Returns the number of binary data that lost a tag. */
+  async removeTagsFromBinaryDataByIds(tags: string[], ids: (string | BinaryID)[]): Promise<number> {
+    return (await this.call<{ deletedCount: number }>((md, cb) => this.dataService.removeTagsFromBinaryDataByIDs({ tags, ...binaryIdsOf(ids) }, md, cb)))
+      .deletedCount;
+  }
+
+  async removeTagsFromBinaryDataByFilter(tags: string[], filter?: FilterInput): Promise<number> {
+    return (
+      await this.call<{ deletedCount: number }>((md, cb) =>
+        this.dataService.removeTagsFromBinaryDataByFilter({ tags, filter: createFilter(filter) }, md, cb),
+      )
+    ).deletedCount;
+  }
+
+  async addBoundingBoxToImageById(
+    binaryId: string | BinaryID,
+    label: string,
+    xMinNormalized: number,
+    yMinNormalized: number,
+    xMaxNormalized: number,
+    yMaxNormalized: number,
+  ): Promise<string> {
+    const ids = typeof binaryId === 'string' ? { binaryDataId: binaryId } : { binaryDataId: '', binaryId };
+    return (
+      await this.call<{ bboxId: string }>((md, cb) =>
+        this.dataService.addBoundingBoxToImageById({ ...ids, label, xMinNormalized, yMinNormalized, xMaxNormalized, yMaxNormalized }, md, cb),
+      )
+    ).bboxId;
+  }
+
+  async removeBoundingBoxFromImageById(binaryId: string | BinaryID, bboxId: string): Promise<void> {
+    const ids = typeof binaryId === 'string' ? { binaryDataId: binaryId } : { binaryDataId: '', binaryId };
+    await this.call((md, cb) => this.dataService.removeBoundingBoxFromImageById({ ...ids, bboxId }, md, cb));
+  }
+
+  // ---- datasets ----
+
+  async createDataset(name: string, organizationId: string): Promise<string> {
+    return (await this.call<{ id: string }>((md, cb) => this.datasets.createDataset({ name, organizationId }, md, cb))).id;
+  }
+
+  async deleteDataset(id: string): Promise<void> {
+    await this.call((md, cb) => this.datasets.deleteDataset({ id }, md, cb));
+  }
+
+  async renameDataset(id: string, name: string): Promise<void> {
+    await this.call((md, cb) => this.datasets.renameDataset({ id, name }, md, cb));
+  }
+
+  async listDatasetsByOrganizationID(organizationId: string): Promise<Dataset[]> {
+    return (await this.call<{ datasets: Dataset[] }>((md, cb) => this.datasets.listDatasetsByOrganizationId({ organizationId }, md, cb))).datasets;
+  }
+
+  async listDatasetsByIds(ids: string[]): Promise<Dataset[]> {
+    return (await this.call<{ datasets: Dataset[] }>((md, cb) => this.datasets.listDatasetsByIDs({ ids }, md, cb))).datasets;
+  }
+
+  /** Adds the data to the dataset: it gains the dataset id and the tag PLATFORM_DATASET_{id}. */
+  async addBinaryDataToDatasetByIds(ids: string[], datasetId: string): Promise<void> {
+    await this.call((md, cb) => this.datasets.addBinaryDataToDatasetByIDs({ binaryDataIds: ids, datasetId }, md, cb));
+  }
+
+  async removeBinaryDataFromDatasetByIds(ids: string[], datasetId: string): Promise<void> {
+    await this.call((md, cb) => this.datasets.removeBinaryDataFromDatasetByIDs({ binaryDataIds: ids, datasetId }, md, cb));
+  }
+
+  /** Creates a dataset named `name` holding the union of the given datasets' data; returns its id. */
+  async mergeDatasets(datasetIds: string[], name: string, organizationId: string): Promise<string> {
+    return (await this.call<{ datasetId: string }>((md, cb) => this.datasets.mergeDatasets({ datasetIds, name, organizationId }, md, cb))).datasetId;
+  }
+
+  close(): void {
+    this.dataService.close();
+    this.dataSync.close();
+    this.datasets.close();
+  }
+}

@@ -1,0 +1,218 @@
+// Binary reads, deletes, tags and bounding boxes. Ops by id check each datum against the caller's
+// scope and role; ops by filter scope the WHERE clause instead.
+import { randomUUID } from 'node:crypto';
+import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
+import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
+import type { Authorizer, Need } from '../auth/authorizer.js';
+import type { KeyPrincipal } from '../auth/principal.js';
+import type { Row, Store } from '../store/store.js';
+import { filterWhere, type Where } from './filter.js';
+import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, pageOf, type Page } from './rows.js';
+
+const binaryColumns = `seq, epoch_us(time_requested) AS t_us, binary_data_id, ${captureColumns}, mime_type, file_name, file_ext, uri,
+  dataset_ids, time_requested, time_received, file_size_bytes, blob_key`;
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/** The ids of a request: strings, plus the deprecated BinaryID objects (their file_id). */
+export function idsOf(strings: string[], objects: BinaryID[] = [], field = 'binary_data_ids'): string[] {
+  const ids = [...strings, ...objects.map((o) => o.fileId)];
+  if (ids.length === 0) throw invalidArgument(`${field} must list at least one binary data id`);
+  ids.forEach((id, i) => {
+    if (!id) throw invalidArgument(`${field}[${i}] must not be empty`);
+  });
+  return [...new Set(ids)];
+}
+
+export function checkTagList(tags: string[]): string[] {
+  if (tags.length === 0) throw invalidArgument('tags must list at least one tag');
+  tags.forEach((tag, i) => {
+    if (!tag || tag.trim() === '') throw invalidArgument(`tags[${i}] must be a non-empty string`);
+  });
+  return [...new Set(tags)];
+}
+
+export class BinaryDataStore {
+  constructor(
+    private readonly store: Store,
+    private readonly authorizer: Authorizer,
+  ) {}
+
+  private async withBoxesAndContent(rows: Row[], includeBinary: boolean): Promise<BinaryData[]> {
+    const boxes = new Map<string, BoundingBox[]>();
+    if (rows.length > 0) {
+      const ids = rows.map((r) => String(r.binary_data_id));
+      const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE binary_data_id IN (${marks(ids.length)}) ORDER BY id`, ids);
+      for (const b of boxRows) {
+        const list = boxes.get(String(b.binary_data_id)) ?? [];
+        list.push(boundingBoxOf(b));
+        boxes.set(String(b.binary_data_id), list);
+      }
+    }
+    return Promise.all(
+      rows.map(async (row) => ({
+        binary: includeBinary ? ((await this.store.blobs.get(String(row.blob_key))) ?? Buffer.alloc(0)) : Buffer.alloc(0),
+        metadata: binaryMetadataOf(row, boxes.get(String(row.binary_data_id)) ?? []),
+      })),
+    );
+  }
+
+  async byFilter(
+    principal: KeyPrincipal,
+    filter: Filter | undefined,
+    page: Page,
+    opts: { includeBinary: boolean; countOnly: boolean; includeInternal: boolean },
+  ): Promise<{ data: BinaryData[]; count: number; last: string; totalSizeBytes: number }> {
+    const where = filterWhere(filter, 'binary', principal, { includeInternal: opts.includeInternal });
+    if (opts.countOnly) {
+      const rows = await this.store.query(`SELECT count(*) AS n, coalesce(sum(file_size_bytes), 0) AS bytes FROM binary_data WHERE ${where.sql}`, where.params);
+      return { data: [], count: Number(rows[0].n), last: '', totalSizeBytes: Number(rows[0].bytes) };
+    }
+    const rows = await this.store.query(
+      `SELECT ${binaryColumns} FROM binary_data WHERE ${where.sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
+      [...where.params, ...page.afterParams],
+    );
+    const data = await this.withBoxesAndContent(rows, opts.includeBinary);
+    const totalSizeBytes = rows.reduce((sum, r) => sum + Number(r.file_size_bytes), 0);
+    return { data, count: data.length, last: rows.length > 0 ? cursorOf(rows[rows.length - 1]) : '', totalSizeBytes };
+  }
+
+  /**
+   * Rows of the given ids after checking each against the caller (PERMISSION_DENIED). Missing ids are
+   * NOT_FOUND unless `allowMissing`.
+   */
+  async rowsForIds(principal: KeyPrincipal, ids: string[], need: Need, allowMissing = false): Promise<Row[]> {
+    const rows = await this.store.query(`SELECT ${binaryColumns} FROM binary_data WHERE binary_data_id IN (${marks(ids.length)})`, ids);
+    for (const row of rows) {
+      this.authorizer.check(
+        principal,
+        { organizationId: String(row.organization_id), locationId: String(row.location_id), machineId: String(row.robot_id) },
+        need,
+      );
+    }
+    if (!allowMissing && rows.length < ids.length) {
+      const found = new Set(rows.map((r) => String(r.binary_data_id)));
+      throw notFound(`no binary data with id ${ids.filter((id) => !found.has(id)).join(', ')}`);
+    }
+    const order = new Map(ids.map((id, i) => [id, i]));
+    return rows.sort((a, b) => order.get(String(a.binary_data_id))! - order.get(String(b.binary_data_id))!);
+  }
+
+  async byIds(principal: KeyPrincipal, ids: string[], includeBinary: boolean): Promise<BinaryData[]> {
+    return this.withBoxesAndContent(await this.rowsForIds(principal, ids, {}), includeBinary);
+  }
+
+  private async deleteRows(where: Where): Promise<number> {
+    const { count, blobKeys } = await this.store.transaction(async (conn) => {
+      const keys = (await conn.runAndReadAll(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, where.params)).getRowObjectsJS();
+      if (keys.length === 0) return { count: 0, blobKeys: [] as string[] };
+      const ids = keys.map((k) => String(k.binary_data_id));
+      await conn.run(`DELETE FROM bounding_boxes WHERE binary_data_id IN (${marks(ids.length)})`, ids);
+      const result = await conn.run(`DELETE FROM binary_data WHERE binary_data_id IN (${marks(ids.length)})`, ids);
+      return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)) };
+    });
+    // Content goes only after the metadata is gone, so no committed row ever points at missing content.
+    await Promise.all(blobKeys.map((key) => this.store.blobs.delete(key)));
+    return count;
+  }
+
+  async deleteByIds(principal: KeyPrincipal, ids: string[]): Promise<number> {
+    await this.rowsForIds(principal, ids, { role: 'owner' }, true);
+    return this.deleteRows({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids });
+  }
+
+  async deleteByFilter(principal: KeyPrincipal, filter: Filter | undefined, includeInternal: boolean): Promise<number> {
+    if (!filter || filter.organizationIds.length === 0) {
+      throw invalidArgument('filter.organization_ids must name at least one organization to delete binary data by filter');
+    }
+    this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
+    return this.deleteRows(filterWhere(filter, 'binary', principal, { includeInternal }));
+  }
+
+  private async addTags(where: Where, tags: string[]): Promise<number> {
+    return this.store.execute(
+      `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))) WHERE ${where.sql}`,
+      [...tags, ...where.params],
+    );
+  }
+
+  private async removeTags(where: Where, tags: string[]): Promise<number> {
+    const list = `[${marks(tags.length)}]`;
+    return this.store.execute(
+      `UPDATE binary_data SET tags = list_filter(tags, t -> NOT list_contains(${list}, t)) WHERE (${where.sql}) AND list_has_any(tags, ${list})`,
+      [...tags, ...where.params, ...tags],
+    );
+  }
+
+  async addTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<void> {
+    await this.rowsForIds(principal, ids, { role: 'owner' });
+    await this.addTags({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids }, tags);
+  }
+
+  async addTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<void> {
+    this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
+    await this.addTags(filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
+  }
+
+  async removeTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<number> {
+    await this.rowsForIds(principal, ids, { role: 'owner' });
+    return this.removeTags({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids }, tags);
+  }
+
+  async removeTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<number> {
+    this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
+    return this.removeTags(filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
+  }
+
+  async tagsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
+    const where = filterWhere(filter, 'binary', principal, { includeInternal: false });
+    const rows = await this.store.query(`SELECT DISTINCT unnest(tags) AS tag FROM binary_data WHERE ${where.sql} ORDER BY tag`, where.params);
+    return rows.map((r) => String(r.tag));
+  }
+
+  async labelsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
+    const where = filterWhere(filter, 'binary', principal, { includeInternal: false });
+    const rows = await this.store.query(
+      `SELECT DISTINCT label FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${where.sql}) ORDER BY label`,
+      where.params,
+    );
+    return rows.map((r) => String(r.label));
+  }
+
+  async addBoundingBox(
+    principal: KeyPrincipal,
+    id: string,
+    box: { label: string; xMinNormalized: number; yMinNormalized: number; xMaxNormalized: number; yMaxNormalized: number },
+  ): Promise<string> {
+    if (!id) throw invalidArgument('binary_data_id is required');
+    if (!box.label || box.label.trim() === '') throw invalidArgument('label must be a non-empty string');
+    const coords: [string, number][] = [
+      ['x_min_normalized', box.xMinNormalized],
+      ['y_min_normalized', box.yMinNormalized],
+      ['x_max_normalized', box.xMaxNormalized],
+      ['y_max_normalized', box.yMaxNormalized],
+    ];
+    for (const [field, value] of coords) {
+      if (!Number.isFinite(value) || value < 0 || value > 1) throw invalidArgument(`${field} must be within [0, 1], got ${value}`);
+    }
+    if (box.xMinNormalized > box.xMaxNormalized) throw invalidArgument('x_min_normalized must not exceed x_max_normalized');
+    if (box.yMinNormalized > box.yMaxNormalized) throw invalidArgument('y_min_normalized must not exceed y_max_normalized');
+    const [row] = await this.rowsForIds(principal, [id], { role: 'owner' });
+    if (!String(row.mime_type).startsWith('image/')) {
+      throw invalidArgument(`binary data ${id} is not an image (mime type ${String(row.mime_type)}); bounding boxes annotate images`);
+    }
+    const bboxId = randomUUID();
+    await this.store.execute('INSERT INTO bounding_boxes VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
+      bboxId, id, box.label, box.xMinNormalized, box.yMinNormalized, box.xMaxNormalized, box.yMaxNormalized,
+    ]);
+    return bboxId;
+  }
+
+  async removeBoundingBox(principal: KeyPrincipal, id: string, bboxId: string): Promise<void> {
+    if (!id) throw invalidArgument('binary_data_id is required');
+    if (!bboxId) throw invalidArgument('bbox_id is required');
+    await this.rowsForIds(principal, [id], { role: 'owner' });
+    const removed = await this.store.execute('DELETE FROM bounding_boxes WHERE id = ? AND binary_data_id = ?', [bboxId, id]);
+    if (removed === 0) throw notFound(`no bounding box ${bboxId} on binary data ${id}`);
+  }
+}

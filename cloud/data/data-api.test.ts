@@ -1,0 +1,316 @@
+// Every data operation and every SPEC.md error, through the real client against a spawned platform-cloud.
+import { status } from '@grpc/grpc-js';
+import test from 'ava';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileNotFoundError, Order, TagsFilterType, ValueError } from '../client/index.js';
+import type { DataClient } from '../client/data-client.js';
+import { codeOf, startFixture, type CloudFixture } from '../testing/cloud-fixture.js';
+
+let fx: CloudFixture;
+let data: DataClient;
+let part: string;
+const tmp = mkdtempSync(join(tmpdir(), 'data-api-test-'));
+const sensor = 'rdk:component:sensor';
+const camera = 'rdk:component:camera';
+const minute = 60_000;
+const pairs = (n: number, base = Date.now() - n * 1000) =>
+  Array.from({ length: n }, (_, i) => [new Date(base + i * 1000), new Date(base + i * 1000 + 5)] as [Date, Date]);
+const readings = (n: number, key = 'temperature') => Array.from({ length: n }, (_, i) => ({ readings: { [key]: i } }));
+
+test.before(async () => {
+  fx = await startFixture();
+  data = fx.client(fx.keys.ownerA).dataClient;
+  part = fx.machineA1.part_id;
+});
+
+test.after.always(async () => {
+  await fx?.close();
+});
+
+async function grpcCode(t: { throwsAsync: (p: Promise<unknown>) => Promise<unknown> }, promise: Promise<unknown>): Promise<number | undefined> {
+  return codeOf(await t.throwsAsync(promise));
+}
+
+test.serial('tabular upload stores one point per data item with the shared metadata', async (t) => {
+  const fileId = await data.tabularDataCaptureUpload(readings(3), part, sensor, 'thermo-1', 'Readings', pairs(3), ['lab']);
+  t.truthy(fileId);
+  const page = await data.tabularDataByFilter({ componentName: 'thermo-1' });
+  t.is(page.count, 3);
+  t.is(page.data.length, 3);
+  // Newest first by default.
+  t.deepEqual(page.data.map((d) => (d.data.readings as { temperature: number }).temperature), [2, 1, 0]);
+  const meta = page.data[0].metadata;
+  t.like(meta, {
+    organizationId: fx.orgA,
+    locationId: fx.locA1,
+    robotId: fx.machineA1.machine_id,
+    robotName: 'rover',
+    partId: part,
+    partName: 'rover-main',
+    componentType: sensor,
+    componentName: 'thermo-1',
+    methodName: 'Readings',
+  });
+  t.deepEqual(meta.tags, ['lab']);
+  t.truthy(page.last);
+  t.true(page.totalSizeBytes > 0);
+  t.true(page.data[0].timeReceived!.getTime() > page.data[0].timeRequested!.getTime());
+});
+
+test.serial('a timestamp pair count that differs from the data item count is a client value error', async (t) => {
+  await t.throwsAsync(data.tabularDataCaptureUpload(readings(2), part, sensor, 's', 'Readings', pairs(3)), { instanceOf: ValueError });
+});
+
+test.serial('sensor data without the readings key is INVALID_ARGUMENT', async (t) => {
+  const err = await t.throwsAsync(data.tabularDataCaptureUpload([{ temperature: 3 }], part, sensor, 's', 'Readings', pairs(1)));
+  t.is(codeOf(err), status.INVALID_ARGUMENT);
+  t.regex(err!.message, /readings/);
+});
+
+test.serial('an invalid part id is a gRPC error for every upload', async (t) => {
+  const bad = 'no-such-part';
+  t.is(await grpcCode(t, data.tabularDataCaptureUpload(readings(1), bad, sensor, 's', 'Readings', pairs(1))), status.NOT_FOUND);
+  t.is(await grpcCode(t, data.binaryDataCaptureUpload(Buffer.from('x'), bad, camera, 'c', 'GetImages', '.jpg', [new Date(), new Date()])), status.NOT_FOUND);
+  t.is(await grpcCode(t, data.fileUpload(Buffer.from('x'), bad)), status.NOT_FOUND);
+  t.is(await grpcCode(t, data.streamingDataCaptureUpload(Buffer.from('x'), bad, '.bin')), status.NOT_FOUND);
+  t.is(await grpcCode(t, data.tabularDataCaptureUpload(readings(1), '', sensor, 's', 'Readings', pairs(1))), status.INVALID_ARGUMENT);
+});
+
+test.serial('pages follow the last cursor in both orders until an empty page', async (t) => {
+  await data.tabularDataCaptureUpload(readings(7), part, sensor, 'paged', 'Readings', pairs(7));
+  for (const [sortOrder, expected] of [
+    [Order.ORDER_ASCENDING, [0, 1, 2, 3, 4, 5, 6]],
+    [Order.ORDER_DESCENDING, [6, 5, 4, 3, 2, 1, 0]],
+  ] as const) {
+    const seen: number[] = [];
+    const sizes: number[] = [];
+    let last = '';
+    for (;;) {
+      const page = await data.tabularDataByFilter({ componentName: 'paged' }, { limit: 3, sortOrder, last });
+      if (page.data.length === 0) break;
+      sizes.push(page.data.length);
+      seen.push(...page.data.map((d) => (d.data.readings as { temperature: number }).temperature));
+      last = page.last;
+    }
+    t.deepEqual(sizes, [3, 3, 1]);
+    t.deepEqual(seen, [...expected]);
+  }
+});
+
+test.serial('the limit defaults to 50, count_only counts everything, and a bad cursor or limit is INVALID_ARGUMENT', async (t) => {
+  await data.tabularDataCaptureUpload(readings(60), part, sensor, 'many', 'Readings', pairs(60));
+  const first = await data.tabularDataByFilter({ componentName: 'many' });
+  t.is(first.data.length, 50);
+  const counted = await data.tabularDataByFilter({ componentName: 'many' }, { countOnly: true });
+  t.is(counted.count, 60);
+  t.is(counted.data.length, 0);
+  t.is(await grpcCode(t, data.tabularDataByFilter({}, { last: 'not-a-cursor' })), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.tabularDataByFilter({}, { limit: -1 })), status.INVALID_ARGUMENT);
+});
+
+test.serial('filter fields combine with AND; tags filters match by OR, tagged and untagged', async (t) => {
+  const part2 = fx.machineA2.part_id;
+  const base = Date.now() - 10 * minute;
+  await data.tabularDataCaptureUpload(readings(1), part, sensor, 'f-a', 'Readings', pairs(1, base), ['red']);
+  await data.tabularDataCaptureUpload(readings(1), part, 'rdk:component:movement_sensor', 'f-b', 'Position', pairs(1, base + minute), ['blue']);
+  await data.tabularDataCaptureUpload(readings(1), part2, sensor, 'f-c', 'Readings', pairs(1, base + 2 * minute));
+  const names = async (filter: Parameters<DataClient['tabularDataByFilter']>[0]) =>
+    (await data.tabularDataByFilter({ ...filter, startTime: new Date(base - 1), endTime: new Date(base + 3 * minute) })).data
+      .map((d) => d.metadata.componentName)
+      .sort();
+  t.deepEqual(await names({}), ['f-a', 'f-b', 'f-c']);
+  t.deepEqual(await names({ componentName: 'f-a' }), ['f-a']);
+  t.deepEqual(await names({ componentType: sensor }), ['f-a', 'f-c']);
+  t.deepEqual(await names({ method: 'Position' }), ['f-b']);
+  t.deepEqual(await names({ robotName: 'arm' }), ['f-c']);
+  t.deepEqual(await names({ robotId: fx.machineA1.machine_id }), ['f-a', 'f-b']);
+  t.deepEqual(await names({ partName: 'arm-main' }), ['f-c']);
+  t.deepEqual(await names({ partId: part2 }), ['f-c']);
+  t.deepEqual(await names({ locationIds: [fx.locA2] }), ['f-c']);
+  t.deepEqual(await names({ organizationIds: [fx.orgA] }), ['f-a', 'f-b', 'f-c']);
+  t.deepEqual(await names({ componentType: sensor, robotName: 'rover' }), ['f-a']);
+  t.deepEqual(await names({ tagsFilter: { type: TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR, tags: ['red', 'blue'] } }), ['f-a', 'f-b']);
+  t.deepEqual(await names({ tagsFilter: { tags: ['blue'] } }), ['f-b']);
+  t.deepEqual(await names({ tagsFilter: { type: TagsFilterType.TAGS_FILTER_TYPE_TAGGED } }), ['f-a', 'f-b']);
+  t.deepEqual(await names({ tagsFilter: { type: TagsFilterType.TAGS_FILTER_TYPE_UNTAGGED } }), ['f-c']);
+  // The interval: start inclusive, end exclusive.
+  const only = await data.tabularDataByFilter({ startTime: new Date(base + minute), endTime: new Date(base + 2 * minute) });
+  t.deepEqual(only.data.map((d) => d.metadata.componentName), ['f-b']);
+  t.is(await grpcCode(t, data.tabularDataByFilter({ startTime: new Date(base + minute), endTime: new Date(base) })), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.tabularDataByFilter({ bboxLabels: ['cat'] })), status.INVALID_ARGUMENT);
+});
+
+test.serial('internal data is hidden unless include_internal_data is set', async (t) => {
+  await data.tabularDataCaptureUpload(readings(1), part, sensor, 'internal-src', 'Readings', pairs(1), ['platform:internal']);
+  t.is((await data.tabularDataByFilter({ componentName: 'internal-src' })).data.length, 0);
+  t.is((await data.tabularDataByFilter({ componentName: 'internal-src' }, { includeInternalData: true })).data.length, 1);
+});
+
+test.serial('binary uploads take their MIME type from the extension and come back with or without content', async (t) => {
+  const times: [Date, Date] = [new Date(Date.now() - 1000), new Date()];
+  const jpg = await data.binaryDataCaptureUpload(Buffer.from('jpeg bytes'), part, camera, 'cam', 'GetImages', '.jpg', times, ['img']);
+  const png = await data.binaryDataCaptureUpload(Buffer.from('png bytes'), part, camera, 'cam', 'GetImages', '.png', times);
+  const pcd = await data.binaryDataCaptureUpload(Buffer.from('pcd bytes'), part, camera, 'cam', 'NextPointCloud', '.pcd', times);
+  const other = await data.binaryDataCaptureUpload(Buffer.from('other'), part, camera, 'cam', 'Do', '.bin', times);
+  const records = await data.binaryDataByIds([jpg, png, pcd, other]);
+  t.deepEqual(records.map((r) => r.metadata.captureMetadata!.mimeType), ['image/jpeg', 'image/png', 'pointcloud/pcd', 'application/octet-stream']);
+  t.is(Buffer.from(records[0].binary).toString(), 'jpeg bytes');
+  t.like(records[0].metadata, { binaryDataId: jpg, fileExt: '.jpg', fileSizeBytes: 10 });
+  t.deepEqual(records[0].metadata.captureMetadata!.tags, ['img']);
+  t.is(records[0].metadata.timeRequested!.getTime(), times[0].getTime());
+  const bare = await data.binaryDataByIds([jpg], { includeBinary: false });
+  t.is(bare[0].binary.length, 0);
+  const byFilter = await data.binaryDataByFilter({ mimeType: ['image/jpeg', 'image/png'] });
+  t.deepEqual(byFilter.data.map((r) => r.metadata.binaryDataId).sort(), [jpg, png].sort());
+  t.is(Buffer.from(byFilter.data[0].binary).length > 0, true);
+  const noContent = await data.binaryDataByFilter({ mimeType: ['pointcloud/pcd'] }, { includeBinary: false });
+  t.is(noContent.data[0].binary.length, 0);
+  t.is(noContent.totalSizeBytes, 9);
+  t.is((await data.binaryDataByFilter({ componentName: 'cam' }, { countOnly: true })).count, 4);
+  // Deprecated BinaryID objects still work.
+  const legacy = await data.binaryDataByIds([{ fileId: jpg, organizationId: fx.orgA, locationId: fx.locA1 }]);
+  t.is(legacy[0].metadata.binaryDataId, jpg);
+});
+
+test.serial('binary ids lists must not be empty, and unknown ids are NOT_FOUND', async (t) => {
+  t.is(await grpcCode(t, data.binaryDataByIds([])), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.deleteBinaryDataByIds([])), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.addTagsToBinaryDataByIds(['a'], [])), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.binaryDataByIds(['missing-id'])), status.NOT_FOUND);
+});
+
+test.serial('file uploads stream in chunks; from a path they keep the name; a missing path is a client error', async (t) => {
+  const big = Buffer.alloc(200 * 1024, 7);
+  const id = await data.fileUpload(big, part, { fileName: 'log.txt', tags: ['f'] });
+  const [record] = await data.binaryDataByIds([id]);
+  t.true(Buffer.from(record.binary).equals(big));
+  t.like(record.metadata, { fileName: 'log.txt', fileExt: '.txt' });
+  t.is(record.metadata.captureMetadata!.mimeType, 'text/plain');
+  const path = join(tmp, 'photo.png');
+  writeFileSync(path, 'png!');
+  const fromPath = await data.fileUploadFromPath(path, part);
+  const [photo] = await data.binaryDataByIds([fromPath]);
+  t.like(photo.metadata, { fileName: 'photo.png', fileExt: '.png' });
+  t.is(photo.metadata.captureMetadata!.mimeType, 'image/png');
+  await t.throwsAsync(data.fileUploadFromPath(join(tmp, 'nope.jpg'), part), { instanceOf: FileNotFoundError });
+});
+
+test.serial('streaming uploads need a file extension and store the whole stream', async (t) => {
+  const content = Buffer.alloc(150 * 1024, 3);
+  const times: [Date, Date] = [new Date(Date.now() - 5000), new Date(Date.now() - 4000)];
+  const id = await data.streamingDataCaptureUpload(content, part, '.pcd', { componentName: 'lidar', dataRequestTimes: times, tags: ['s'] });
+  const [record] = await data.binaryDataByIds([id]);
+  t.true(Buffer.from(record.binary).equals(content));
+  t.is(record.metadata.captureMetadata!.mimeType, 'pointcloud/pcd');
+  t.is(record.metadata.timeRequested!.getTime(), times[0].getTime());
+  t.is(await grpcCode(t, data.streamingDataCaptureUpload(content, part, '')), status.INVALID_ARGUMENT);
+});
+
+test.serial('GetLatestTabularData returns the newest point, or null when the source has none', async (t) => {
+  const base = Date.now() - 30_000;
+  await data.tabularDataCaptureUpload(
+    [{ readings: { v: 1 } }, { readings: { v: 2 } }],
+    part,
+    sensor,
+    'latest-src',
+    'Readings',
+    pairs(2, base),
+  );
+  const latest = await data.getLatestTabularData(part, 'latest-src', sensor, 'Readings');
+  t.deepEqual(latest?.payload, { readings: { v: 2 } });
+  t.is(latest?.timeCaptured.getTime(), base + 1000);
+  t.true(latest!.timeSynced.getTime() >= base);
+  t.is(await data.getLatestTabularData(part, 'silent-src', sensor, 'Readings'), null);
+  t.is(await grpcCode(t, data.getLatestTabularData('no-part', 'latest-src', sensor, 'Readings')), status.NOT_FOUND);
+});
+
+test.serial('ExportTabularData streams every point of a source with its metadata, within the interval', async (t) => {
+  const base = Date.now() - 60_000;
+  await data.tabularDataCaptureUpload(readings(5), part, sensor, 'export-src', 'Readings', pairs(5, base), ['exp']);
+  const all = await data.exportTabularData(part, 'export-src', sensor, 'Readings');
+  t.is(all.length, 5);
+  t.like(all[0], { partId: part, resourceName: 'export-src', resourceSubtype: sensor, methodName: 'Readings', organizationId: fx.orgA, robotName: 'rover', partName: 'rover-main' });
+  t.deepEqual(all[0].tags, ['exp']);
+  t.deepEqual(all.map((p) => (p.payload!.readings as { temperature: number }).temperature), [0, 1, 2, 3, 4]);
+  const some = await data.exportTabularData(part, 'export-src', sensor, 'Readings', new Date(base + 1000), new Date(base + 3000));
+  t.deepEqual(some.map((p) => (p.payload!.readings as { temperature: number }).temperature), [1, 2]);
+});
+
+test.serial('tags are added and removed by ids and by filter, and listed by filter', async (t) => {
+  const times: [Date, Date] = [new Date(), new Date()];
+  const a = await data.binaryDataCaptureUpload(Buffer.from('a'), part, camera, 'tagcam', 'GetImages', '.jpg', times);
+  const b = await data.binaryDataCaptureUpload(Buffer.from('b'), part, camera, 'tagcam', 'GetImages', '.jpg', times, ['keep']);
+  await data.addTagsToBinaryDataByIds(['x', 'y'], [a]);
+  t.deepEqual((await data.binaryDataByIds([a]))[0].metadata.captureMetadata!.tags, ['x', 'y']);
+  await data.addTagsToBinaryDataByFilter(['z'], { componentName: 'tagcam' });
+  t.deepEqual((await data.binaryDataByIds([b]))[0].metadata.captureMetadata!.tags, ['keep', 'z']);
+  t.deepEqual(await data.tagsByFilter({ componentName: 'tagcam' }), ['keep', 'x', 'y', 'z']);
+  t.is(await data.removeTagsFromBinaryDataByIds(['x'], [a]), 1);
+  t.deepEqual((await data.binaryDataByIds([a]))[0].metadata.captureMetadata!.tags, ['y', 'z']);
+  t.is(await data.removeTagsFromBinaryDataByFilter(['z'], { componentName: 'tagcam' }), 2);
+  t.deepEqual(await data.tagsByFilter({ componentName: 'tagcam' }), ['keep', 'y']);
+  t.is(await grpcCode(t, data.addTagsToBinaryDataByIds([], [a])), status.INVALID_ARGUMENT);
+  t.is(await grpcCode(t, data.removeTagsFromBinaryDataByIds([], [a])), status.INVALID_ARGUMENT);
+});
+
+test.serial('bounding boxes are validated, returned as annotations, listed by label and removed', async (t) => {
+  const times: [Date, Date] = [new Date(), new Date()];
+  const img = await data.binaryDataCaptureUpload(Buffer.from('i'), part, camera, 'boxcam', 'GetImages', '.jpg', times);
+  const bbox = await data.addBoundingBoxToImageById(img, 'cat', 0.1, 0.2, 0.5, 0.6);
+  await data.addBoundingBoxToImageById(img, 'dog', 0, 0, 1, 1);
+  const [record] = await data.binaryDataByIds([img]);
+  t.deepEqual(
+    record.metadata.annotations!.bboxes.find((b) => b.id === bbox),
+    { id: bbox, label: 'cat', xMinNormalized: 0.1, yMinNormalized: 0.2, xMaxNormalized: 0.5, yMaxNormalized: 0.6, confidence: undefined },
+  );
+  t.deepEqual(await data.boundingBoxLabelsByFilter({ componentName: 'boxcam' }), ['cat', 'dog']);
+  t.deepEqual((await data.binaryDataByFilter({ bboxLabels: ['cat'] })).data.map((d) => d.metadata.binaryDataId), [img]);
+  for (const coords of [[-0.1, 0, 0.5, 0.5], [0, 0, 1.1, 0.5], [0, 1.5, 1, 1], [0, 0, 0.5, 2]]) {
+    const err = await t.throwsAsync(data.addBoundingBoxToImageById(img, 'cat', coords[0], coords[1], coords[2], coords[3]));
+    t.is(codeOf(err), status.INVALID_ARGUMENT);
+    t.regex(err!.message, /\[0, 1\]/);
+  }
+  t.is(await grpcCode(t, data.addBoundingBoxToImageById(img, 'cat', 0.6, 0, 0.5, 1)), status.INVALID_ARGUMENT);
+  const file = await data.fileUpload(Buffer.from('t'), part, { fileName: 'a.txt' });
+  t.is(await grpcCode(t, data.addBoundingBoxToImageById(file, 'cat', 0, 0, 1, 1)), status.INVALID_ARGUMENT);
+  await data.removeBoundingBoxFromImageById(img, bbox);
+  t.deepEqual(await data.boundingBoxLabelsByFilter({ componentName: 'boxcam' }), ['dog']);
+  t.is(await grpcCode(t, data.removeBoundingBoxFromImageById(img, bbox)), status.NOT_FOUND);
+});
+
+test.serial('dest writes the results to a file', async (t) => {
+  const dest = join(tmp, 'out.json');
+  await data.tabularDataByFilter({ componentName: 'thermo-1' }, { dest });
+  const written = JSON.parse(readFileSync(dest, 'utf8')) as { data: unknown[]; count: number };
+  t.is(written.count, 3);
+  t.is(written.data.length, 3);
+});
+
+test.serial('binary deletes: by ids, and by a filter that must name an organization', async (t) => {
+  const times: [Date, Date] = [new Date(), new Date()];
+  const a = await data.binaryDataCaptureUpload(Buffer.from('a'), part, camera, 'delcam', 'GetImages', '.jpg', times);
+  const b = await data.binaryDataCaptureUpload(Buffer.from('b'), part, camera, 'delcam', 'GetImages', '.jpg', times);
+  const c = await data.binaryDataCaptureUpload(Buffer.from('c'), part, camera, 'delcam2', 'GetImages', '.jpg', times);
+  t.is(await data.deleteBinaryDataByIds([a, 'unknown']), 1);
+  t.is(await grpcCode(t, data.binaryDataByIds([a])), status.NOT_FOUND);
+  t.is(await grpcCode(t, data.deleteBinaryDataByFilter({ componentName: 'delcam' })), status.INVALID_ARGUMENT);
+  t.is(await data.deleteBinaryDataByFilter({ componentName: 'delcam', organizationIds: [fx.orgA] }), 1);
+  t.is(await grpcCode(t, data.binaryDataByIds([b])), status.NOT_FOUND);
+  t.is((await data.binaryDataByIds([c])).length, 1);
+});
+
+test.serial('DeleteTabularData deletes data older than the given days, and 0 deletes everything', async (t) => {
+  const old = Date.now() - 10 * 24 * 3600_000;
+  await data.tabularDataCaptureUpload(readings(2), part, sensor, 'aging', 'Readings', pairs(2, old));
+  await data.tabularDataCaptureUpload(readings(1), part, sensor, 'aging', 'Readings', pairs(1));
+  const all = { countOnly: true, includeInternalData: true };
+  const before = (await data.tabularDataByFilter({}, all)).count;
+  t.is(await data.deleteTabularData(fx.orgA, 5), 2);
+  t.is((await data.tabularDataByFilter({}, all)).count, before - 2);
+  t.is(await data.deleteTabularData(fx.orgA, 0), before - 2);
+  t.is((await data.tabularDataByFilter({}, { countOnly: true, includeInternalData: true })).count, 0);
+  await t.throwsAsync(data.deleteTabularData(fx.orgA, -1), { instanceOf: ValueError });
+  t.is(await grpcCode(t, data.deleteTabularData(fx.orgA, 2_000_000)), status.INVALID_ARGUMENT);
+});

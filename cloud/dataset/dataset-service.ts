@@ -1,0 +1,180 @@
+// platform.app.dataset.v1.DatasetService. A dataset belongs to one organization. Owners (at any scope
+// of the org) create datasets and add or remove data they can reach; only organization-level owners
+// rename or delete a dataset (FACTS.md "Permissions"). Membership is kept on each binary datum as
+// dataset_ids plus the tag PLATFORM_DATASET_{id}, in one transaction.
+import type { Metadata, Server } from '@grpc/grpc-js';
+import { timestampTZValue } from '@duckdb/node-api';
+import { randomUUID } from 'node:crypto';
+import { alreadyExists, invalidArgument, notFound } from '../../core/grpc/status-error.js';
+import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import type { KeyPrincipal } from '../auth/principal.js';
+import { BinaryDataStore, idsOf } from '../data/binary-data.js';
+import { unary } from '../server/handlers.js';
+import type { Row, Store } from '../store/store.js';
+
+export const datasetTag = (id: string) => `PLATFORM_DATASET_${id}`;
+
+const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+const datasetOf = (row: Row): Dataset => ({
+  id: String(row.id),
+  name: String(row.name),
+  organizationId: String(row.organization_id),
+  timeCreated: row.time_created as Date,
+});
+
+export class Datasets {
+  private readonly binary: BinaryDataStore;
+
+  constructor(
+    private readonly store: Store,
+    private readonly authorizer: Authorizer,
+  ) {
+    this.binary = new BinaryDataStore(store, authorizer);
+  }
+
+  private async caller(md: Metadata): Promise<KeyPrincipal> {
+    const p = await this.authorizer.authenticate(md);
+    return this.authorizer.checkOrg(p, p.organizationId);
+  }
+
+  private async load(id: string, field = 'id'): Promise<Dataset> {
+    if (!id) throw invalidArgument(`${field} is required`);
+    const rows = await this.store.query('SELECT * FROM datasets WHERE id = ?', [id]);
+    if (rows.length === 0) throw notFound(`no dataset with ${field} ${id}`);
+    return datasetOf(rows[0]);
+  }
+
+  private async checkName(name: string, organizationId: string): Promise<string> {
+    if (!name || name.trim() === '') throw invalidArgument('name must be a non-empty string');
+    const rows = await this.store.query('SELECT id FROM datasets WHERE organization_id = ? AND name = ?', [organizationId, name]);
+    if (rows.length > 0) throw alreadyExists(`organization ${organizationId} already has a dataset named "${name}"`);
+    return name;
+  }
+
+  async create(md: Metadata, name: string, organizationId: string): Promise<string> {
+    if (!organizationId) throw invalidArgument('organization_id is required');
+    this.authorizer.checkOrg(await this.caller(md), organizationId, { role: 'owner' });
+    await this.checkName(name, organizationId);
+    const id = randomUUID();
+    await this.store.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, name, organizationId, timestampTZValue(BigInt(Date.now()) * 1000n)]);
+    return id;
+  }
+
+  async rename(md: Metadata, id: string, name: string): Promise<void> {
+    const p = await this.caller(md);
+    const dataset = await this.load(id);
+    this.authorizer.checkOrg(p, dataset.organizationId, { role: 'owner', level: 'organization' });
+    if (name === dataset.name) return;
+    await this.checkName(name, dataset.organizationId);
+    await this.store.execute('UPDATE datasets SET name = ? WHERE id = ?', [name, id]);
+  }
+
+  async delete(md: Metadata, id: string): Promise<void> {
+    const p = await this.caller(md);
+    const dataset = await this.load(id);
+    this.authorizer.checkOrg(p, dataset.organizationId, { role: 'owner', level: 'organization' });
+    await this.store.transaction(async (conn) => {
+      await conn.run(
+        `UPDATE binary_data SET dataset_ids = list_filter(dataset_ids, d -> d <> ?), tags = list_filter(tags, t -> t <> ?)
+         WHERE list_contains(dataset_ids, ?)`,
+        [id, datasetTag(id), id],
+      );
+      await conn.run('DELETE FROM datasets WHERE id = ?', [id]);
+    });
+  }
+
+  async listByOrganization(md: Metadata, organizationId: string): Promise<Dataset[]> {
+    if (!organizationId) throw invalidArgument('organization_id is required');
+    this.authorizer.checkOrg(await this.caller(md), organizationId);
+    return (await this.store.query('SELECT * FROM datasets WHERE organization_id = ? ORDER BY time_created, id', [organizationId])).map(datasetOf);
+  }
+
+  async listByIds(md: Metadata, ids: string[]): Promise<Dataset[]> {
+    const p = await this.caller(md);
+    if (ids.length === 0) throw invalidArgument('ids must list at least one dataset id');
+    const rows = await this.store.query(`SELECT * FROM datasets WHERE id IN (${marks(ids.length)}) ORDER BY time_created, id`, ids);
+    const found = new Set(rows.map((r) => String(r.id)));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) throw notFound(`no dataset with id ${missing.join(', ')}`);
+    for (const row of rows) this.authorizer.checkOrg(p, String(row.organization_id));
+    return rows.map(datasetOf);
+  }
+
+  /** Loads a dataset and the binary data to change, checking the caller may change them. */
+  private async membership(md: Metadata, binaryIds: string[], datasetId: string) {
+    const p = await this.caller(md);
+    const dataset = await this.load(datasetId, 'dataset_id');
+    this.authorizer.checkOrg(p, dataset.organizationId, { role: 'owner' });
+    const ids = idsOf(binaryIds);
+    await this.binary.rowsForIds(p, ids, { role: 'owner' });
+    return { dataset, ids };
+  }
+
+  async addData(md: Metadata, binaryIds: string[], datasetId: string): Promise<void> {
+    const { ids } = await this.membership(md, binaryIds, datasetId);
+    await this.addMembers(ids, datasetId);
+  }
+
+  private addMembers(ids: string[], datasetId: string): Promise<number> {
+    return this.store.execute(
+      `UPDATE binary_data SET dataset_ids = list_sort(list_distinct(list_append(dataset_ids, ?))),
+         tags = list_sort(list_distinct(list_append(tags, ?)))
+       WHERE binary_data_id IN (${marks(ids.length)})`,
+      [datasetId, datasetTag(datasetId), ...ids],
+    );
+  }
+
+  async removeData(md: Metadata, binaryIds: string[], datasetId: string): Promise<void> {
+    const { ids } = await this.membership(md, binaryIds, datasetId);
+    await this.store.execute(
+      `UPDATE binary_data SET dataset_ids = list_filter(dataset_ids, d -> d <> ?), tags = list_filter(tags, t -> t <> ?)
+       WHERE binary_data_id IN (${marks(ids.length)})`,
+      [datasetId, datasetTag(datasetId), ...ids],
+    );
+  }
+
+  async merge(md: Metadata, datasetIds: string[], name: string, organizationId: string): Promise<string> {
+    if (datasetIds.length === 0) throw invalidArgument('dataset_ids must list at least one dataset');
+    const p = await this.caller(md);
+    for (const id of datasetIds) {
+      const dataset = await this.load(id, 'dataset_ids');
+      if (dataset.organizationId !== organizationId) throw invalidArgument(`dataset ${id} does not belong to organization ${organizationId}`);
+    }
+    this.authorizer.checkOrg(p, organizationId, { role: 'owner' });
+    const id = await this.create(md, name, organizationId);
+    const rows = await this.store.query(
+      `SELECT binary_data_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`,
+      datasetIds,
+    );
+    if (rows.length > 0) await this.addMembers(rows.map((r) => String(r.binary_data_id)), id);
+    return id;
+  }
+}
+
+export function addDatasetService(server: Server, store: Store, authorizer: Authorizer): void {
+  const datasets = new Datasets(store, authorizer);
+  const impl: DatasetServiceServer = {
+    createDataset: unary(async (req, md) => ({ id: await datasets.create(md, req.name, req.organizationId) })),
+    deleteDataset: unary(async (req, md) => {
+      await datasets.delete(md, req.id);
+      return {};
+    }),
+    renameDataset: unary(async (req, md) => {
+      await datasets.rename(md, req.id, req.name);
+      return {};
+    }),
+    listDatasetsByOrganizationId: unary(async (req, md) => ({ datasets: await datasets.listByOrganization(md, req.organizationId) })),
+    listDatasetsByIDs: unary(async (req, md) => ({ datasets: await datasets.listByIds(md, req.ids) })),
+    addBinaryDataToDatasetByIDs: unary(async (req, md) => {
+      await datasets.addData(md, req.binaryDataIds, req.datasetId);
+      return {};
+    }),
+    removeBinaryDataFromDatasetByIDs: unary(async (req, md) => {
+      await datasets.removeData(md, req.binaryDataIds, req.datasetId);
+      return {};
+    }),
+    mergeDatasets: unary(async (req, md) => ({ datasetId: await datasets.merge(md, req.datasetIds, req.name, req.organizationId) })),
+  };
+  server.addService(DatasetServiceService, impl);
+}

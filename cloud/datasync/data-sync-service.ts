@@ -1,0 +1,183 @@
+// platform.app.datasync.v1.DataSyncService: the uploads of SPEC.md "Upload operations". A machine part
+// (robot-secret token) uploads for itself; an owner API key may upload for any part in its scope.
+import type { Metadata, Server, ServerReadableStream } from '@grpc/grpc-js';
+import { invalidArgument, resourceExhausted } from '../../core/grpc/status-error.js';
+import {
+  DataSyncServiceService,
+  DataType,
+  type DataCaptureUploadRequest,
+  type DataCaptureUploadResponse,
+  type DataSyncServiceServer,
+  type FileUploadRequest,
+  type FileUploadResponse,
+  type StreamingDataCaptureUploadRequest,
+  type StreamingDataCaptureUploadResponse,
+  type UploadMetadata,
+} from '../../gen/platform/app/datasync/v1/data_sync.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import type { PartDirectory, PartInfo } from '../data/parts.js';
+import { clientStream, unary } from '../server/handlers.js';
+import type { Store } from '../store/store.js';
+import { insertBinary, insertTabular, type CaptureFields, type TabularPoint } from './ingest.js';
+import { extensionOf, mimeTypeFor } from './mime.js';
+
+/** Largest binary datum accepted from a stream; bigger uploads are RESOURCE_EXHAUSTED. */
+export const maxBinaryBytes = 512 * 1024 * 1024;
+
+export interface DataSyncDeps {
+  store: Store;
+  authorizer: Authorizer;
+  parts: PartDirectory;
+}
+
+const isSensor = (componentType: string, methodName: string) => /(^|:)sensor$/i.test(componentType) || methodName === 'Readings';
+
+function checkTags(tags: string[], field: string): void {
+  tags.forEach((tag, i) => {
+    if (typeof tag !== 'string' || tag.trim() === '') throw invalidArgument(`${field}[${i}] must be a non-empty string`);
+  });
+}
+
+export class DataSync {
+  constructor(private readonly deps: DataSyncDeps) {}
+
+  /** Authenticates, resolves metadata.part_id and checks that the caller may upload for it. */
+  private async capture(metadata: Metadata, upload: UploadMetadata | undefined, field: string): Promise<CaptureFields & { upload: UploadMetadata }> {
+    const principal = await this.deps.authorizer.authenticate(metadata);
+    if (!upload) throw invalidArgument(`${field} is required and must come first`);
+    const part: PartInfo = await this.deps.parts.require(upload.partId, `${field}.part_id`);
+    this.deps.authorizer.checkUpload(principal, part);
+    checkTags(upload.tags, `${field}.tags`);
+    upload.datasetIds.forEach((d, i) => {
+      if (!d) throw invalidArgument(`${field}.dataset_ids[${i}] must not be empty`);
+    });
+    return {
+      upload,
+      part,
+      componentType: upload.componentType,
+      componentName: upload.componentName,
+      methodName: upload.methodName,
+      methodParameters: upload.methodParameters,
+      tags: [...new Set(upload.tags)],
+    };
+  }
+
+  async dataCaptureUpload(request: DataCaptureUploadRequest, metadata: Metadata): Promise<DataCaptureUploadResponse> {
+    const capture = await this.capture(metadata, request.metadata, 'metadata');
+    const contents = request.sensorContents;
+    if (contents.length === 0) throw invalidArgument('sensor_contents must hold at least one item');
+    let type = capture.upload.type;
+    if (type === DataType.DATA_TYPE_UNSPECIFIED) type = contents[0].struct ? DataType.DATA_TYPE_TABULAR_SENSOR : DataType.DATA_TYPE_BINARY_SENSOR;
+    if (type === DataType.DATA_TYPE_TABULAR_SENSOR) {
+      const sensor = isSensor(capture.componentType, capture.methodName);
+      const now = new Date();
+      const points: TabularPoint[] = contents.map((item, i) => {
+        if (!item.struct) throw invalidArgument(`sensor_contents[${i}].struct is required for DATA_TYPE_TABULAR_SENSOR`);
+        if (sensor && !('readings' in item.struct)) {
+          throw invalidArgument(`sensor_contents[${i}].struct must have the key "readings" for sensor data`);
+        }
+        const timeRequested = item.metadata?.timeRequested ?? now;
+        const timeReceived = item.metadata?.timeReceived ?? timeRequested;
+        if (timeReceived.getTime() < timeRequested.getTime()) {
+          throw invalidArgument(`sensor_contents[${i}].metadata.time_received must not be before time_requested`);
+        }
+        return { timeRequested, timeReceived, data: item.struct };
+      });
+      return { fileId: await insertTabular(this.deps.store, capture, points), binaryDataId: '' };
+    }
+    if (type !== DataType.DATA_TYPE_BINARY_SENSOR && type !== DataType.DATA_TYPE_FILE) {
+      throw invalidArgument(`metadata.type ${type} is not a DataType`);
+    }
+    if (contents.length !== 1) throw invalidArgument(`sensor_contents must hold exactly one item for binary data, got ${contents.length}`);
+    const item = contents[0];
+    if (!item.binary) throw invalidArgument('sensor_contents[0].binary is required for binary data');
+    const id = await this.storeBinary(capture, item.binary, item.metadata?.timeRequested, item.metadata?.timeReceived, item.metadata?.mimeType);
+    return { fileId: id, binaryDataId: id };
+  }
+
+  private storeBinary(
+    capture: CaptureFields & { upload: UploadMetadata },
+    content: Uint8Array,
+    timeRequested = new Date(),
+    timeReceived = timeRequested,
+    declaredMime = '',
+  ): Promise<string> {
+    const ext = extensionOf(capture.upload.fileExtension, capture.upload.fileName);
+    return insertBinary(this.deps.store, {
+      ...capture,
+      fileName: capture.upload.fileName,
+      fileExtension: ext,
+      mimeType: mimeTypeFor(ext, capture.upload.mimeType || declaredMime),
+      datasetIds: [...new Set(capture.upload.datasetIds)],
+      timeRequested,
+      timeReceived,
+      content,
+    });
+  }
+
+  async fileUpload(call: ServerReadableStream<FileUploadRequest, FileUploadResponse>): Promise<FileUploadResponse> {
+    const chunks: Buffer[] = [];
+    let capture: Awaited<ReturnType<DataSync['capture']>> | undefined;
+    let size = 0;
+    let index = 0;
+    await this.deps.authorizer.authenticate(call.metadata);
+    for await (const message of call as AsyncIterable<FileUploadRequest>) {
+      if (index++ === 0) {
+        // Checked before any content arrives, so a refused upload does not transfer its data.
+        if (!message.metadata) throw invalidArgument('the first FileUpload message must carry metadata');
+        capture = await this.capture(call.metadata, message.metadata, 'metadata');
+        continue;
+      }
+      if (message.metadata) throw invalidArgument(`FileUpload message ${index - 1} carries metadata again; only the first may`);
+      const data = message.fileContents?.data;
+      if (!data) throw invalidArgument(`FileUpload message ${index - 1} must carry file_contents`);
+      size += data.byteLength;
+      if (size > maxBinaryBytes) throw resourceExhausted(`file is larger than the limit of ${maxBinaryBytes} bytes`);
+      chunks.push(data);
+    }
+    if (!capture) throw invalidArgument('FileUpload needs a first message with metadata');
+    const id = await this.storeBinary(capture, Buffer.concat(chunks));
+    return { fileId: id, binaryDataId: id };
+  }
+
+  async streamingDataCaptureUpload(
+    call: ServerReadableStream<StreamingDataCaptureUploadRequest, StreamingDataCaptureUploadResponse>,
+  ): Promise<StreamingDataCaptureUploadResponse> {
+    const chunks: Buffer[] = [];
+    let first: StreamingDataCaptureUploadRequest['metadata'];
+    let capture: Awaited<ReturnType<DataSync['capture']>> | undefined;
+    let size = 0;
+    let index = 0;
+    await this.deps.authorizer.authenticate(call.metadata);
+    for await (const message of call as AsyncIterable<StreamingDataCaptureUploadRequest>) {
+      if (index++ === 0) {
+        if (!message.metadata) throw invalidArgument('the first StreamingDataCaptureUpload message must carry metadata');
+        first = message.metadata;
+        capture = await this.capture(call.metadata, first.uploadMetadata, 'metadata.upload_metadata');
+        if (!extensionOf(capture.upload.fileExtension, capture.upload.fileName)) {
+          throw invalidArgument('metadata.upload_metadata.file_extension is required: it determines the MIME type');
+        }
+        continue;
+      }
+      if (message.metadata) throw invalidArgument(`StreamingDataCaptureUpload message ${index - 1} carries metadata again; only the first may`);
+      if (!message.data) throw invalidArgument(`StreamingDataCaptureUpload message ${index - 1} must carry data`);
+      size += message.data.byteLength;
+      if (size > maxBinaryBytes) throw resourceExhausted(`data is larger than the limit of ${maxBinaryBytes} bytes`);
+      chunks.push(message.data);
+    }
+    if (!capture) throw invalidArgument('StreamingDataCaptureUpload needs a first message with metadata');
+    const sensor = first?.sensorMetadata;
+    const id = await this.storeBinary(capture, Buffer.concat(chunks), sensor?.timeRequested, sensor?.timeReceived, sensor?.mimeType);
+    return { fileId: id, binaryDataId: id };
+  }
+}
+
+export function addDataSyncService(server: Server, deps: DataSyncDeps): void {
+  const sync = new DataSync(deps);
+  const impl: DataSyncServiceServer = {
+    dataCaptureUpload: unary((req: DataCaptureUploadRequest, md) => sync.dataCaptureUpload(req, md)),
+    fileUpload: clientStream((call) => sync.fileUpload(call)),
+    streamingDataCaptureUpload: clientStream((call) => sync.streamingDataCaptureUpload(call)),
+  };
+  server.addService(DataSyncServiceService, impl);
+}
