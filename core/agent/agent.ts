@@ -72,6 +72,7 @@ export class Agent {
   private fileStamp = '';
   private runningBinary?: string;
   private stopped = false;
+  private lastCheckAt = 0;
 
   constructor(private readonly opts: AgentOptions) {
     this.cache = new BinaryCache(opts.paths.cacheDir, opts.paths.binDir, opts.logger);
@@ -160,9 +161,11 @@ export class Agent {
   private schedule(): void {
     if (this.stopped) return;
     if (this.source.mode === 'offline') {
+      // A changed file is applied at once; URL versions are re-checked for new content every interval.
       this.after(this.opts.configPollMs ?? CONFIG_POLL_MS, async () => {
         const stamp = await stampOf(this.opts.paths.configFile);
-        if (stamp !== this.fileStamp) await this.check();
+        const due = Date.now() - this.lastCheckAt >= this.opts.time.seconds(this.checkIntervalSeconds);
+        if (stamp !== this.fileStamp || due) await this.check();
         this.schedule();
       });
     } else {
@@ -186,6 +189,7 @@ export class Agent {
   }
 
   private async checkOnce(): Promise<boolean> {
+    this.lastCheckAt = Date.now();
     let updateInfo: Record<string, UpdateInfo> = {};
     try {
       if (this.source.mode === 'offline') {

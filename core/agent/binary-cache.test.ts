@@ -116,6 +116,11 @@ test('install re-points the symlink atomically and reports whether it changed', 
   t.true(await cache.install('platform-server', next));
   t.is(await cache.installed('platform-server'), next);
   t.deepEqual(readdirSync(join(dir, 'bin')), ['platform-server'], 'no temporary link left behind');
+  writeFileSync(src, '#!/bin/sh\necho c\n');
+  const third = await cache.fetch({ subsystem: 'platform-server', version: 'file', location: { kind: 'file', path: src } });
+  await cache.install('platform-server', third);
+  const kept = readdirSync(join(dir, 'cache')).filter((f) => f.startsWith('platform-server-')).map((f) => join(dir, 'cache', f)).sort();
+  t.deepEqual(kept, [next, third].sort(), 'the cache keeps the installed binary and the previous one');
 });
 
 test('a missing file:// binary is a DownloadError naming it', async (t) => {

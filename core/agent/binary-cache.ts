@@ -2,7 +2,7 @@
 // downloads (HTTP Range), sha256 verification, and installation by atomically re-pointing a symlink.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, copyFile, mkdir, open, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ChecksumMismatchError, DownloadError, type Subsystem } from './errors.js';
@@ -97,7 +97,8 @@ export class BinaryCache {
 
   /** Points bin/<subsystem> at `file` (atomic rename of a new symlink). Returns false if it already did. */
   async install(subsystem: Subsystem, file: string): Promise<boolean> {
-    if ((await this.installed(subsystem)) === file) return false;
+    const previous = await this.installed(subsystem);
+    if (previous === file) return false;
     await chmod(file, 0o755);
     await mkdir(this.binDir, { recursive: true });
     const link = this.linkPath(subsystem);
@@ -107,7 +108,18 @@ export class BinaryCache {
     await rename(tmp, link);
     await syncDir(this.binDir);
     this.logger.info({ subsystem, file }, 'installed');
+    await this.prune(subsystem, [file, previous]);
     return true;
+  }
+
+  /** Deletes the subsystem's cached binaries except the installed one and the one before (for rollback). */
+  private async prune(subsystem: Subsystem, keep: (string | undefined)[]): Promise<void> {
+    const names = await readdir(this.cacheDir).catch(() => [] as string[]);
+    for (const name of names) {
+      const path = join(this.cacheDir, name);
+      if (!name.startsWith(`${subsystem}-`) || name.endsWith('.part') || keep.includes(path)) continue;
+      await rm(path, { force: true }).catch((err: Error) => this.logger.warn({ path, err: err.message }, 'cannot prune the cache'));
+    }
   }
 
   /** Copies a local file into the part file unless its size and mtime are those of the last copy. */
@@ -136,7 +148,7 @@ export class BinaryCache {
     if (have > 0) {
       headers.range = `bytes=${have}-`;
       if (meta.partEtag) headers['if-range'] = meta.partEtag;
-    } else if (meta.file && !source.sha256) {
+    } else if (meta.file && !source.sha256 && (await exists(meta.file))) {
       if (meta.etag) headers['if-none-match'] = meta.etag;
       if (meta.lastModified) headers['if-modified-since'] = meta.lastModified;
     }

@@ -58,6 +58,31 @@ test('a crashed runtime is restarted', async (t) => {
   t.is(readRuntimeLog(box.log).filter((e) => e.kind === 'start').length, 2);
 });
 
+test('a runtime that keeps crashing is restarted with growing delays', async (t) => {
+  const box = agentSandbox(0.01);
+  const runtime = writeFakeRuntime(box.dir, { tag: 'broken', mode: 'crash-always', log: box.log });
+  box.writeConfig(machine(runtime));
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env);
+  t.teardown(() => agent.stop());
+  let from = 0;
+  const delays: unknown[] = [];
+  for (let i = 0; i < 4; i++) {
+    const crash = await agent.waitFor('platform-server exited unexpectedly; restarting', from);
+    delays.push(crash.delaySeconds);
+    from = agent.lines.indexOf(crash) + 1;
+  }
+  t.deepEqual(delays, [1, 2, 4, 8]);
+});
+
+test('serving-line addresses', async (t) => {
+  const { servingAddress } = await import('./runtime-process.js');
+  t.is(servingAddress('platform-server serving on 127.0.0.1:8080'), '127.0.0.1:8080');
+  t.is(servingAddress('{"level":30,"msg":"serving at grpc://localhost:8080"}'), 'localhost:8080');
+  t.is(servingAddress('serving [::1]:9090'), '[::1]:9090');
+  t.is(servingAddress('serving'), '', 'a serving line without an address still counts as started');
+  t.is(servingAddress('starting up on 127.0.0.1:8080'), undefined);
+});
+
 test('only a platform_server_env change restarts the runtime, with the new environment', async (t) => {
   const box = agentSandbox();
   const runtime = writeFakeRuntime(box.dir, { tag: 'v1', log: box.log });

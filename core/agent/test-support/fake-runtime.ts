@@ -8,8 +8,9 @@ export interface FakeRuntimeOptions {
   /** Written into each log line, to tell versions apart. */
   tag: string;
   /** serve: print the serving line and run until SIGTERM; silent: never print it; crash-once: serve,
-   * then exit 3 the first time (a marker file remembers), serve normally after. */
-  mode?: 'serve' | 'silent' | 'crash-once';
+   * then exit 3 the first time (a marker file remembers), serve normally after; crash-always: exit 3
+   * right after serving, every time. */
+  mode?: 'serve' | 'silent' | 'crash-once' | 'crash-always';
   log: string;
 }
 
@@ -24,6 +25,7 @@ export function writeFakeRuntime(dir: string, opts: FakeRuntimeOptions): string 
     `trap 'echo "term ${opts.tag} $$" >> '"'"'${opts.log}'"'"'; exit 0' TERM`,
     mode === 'silent' ? 'echo "starting up (never serves)"' : `echo "fake runtime ${opts.tag} serving on 127.0.0.1:45678"`,
     mode === 'crash-once' ? `if [ ! -e '${marker}' ]; then touch '${marker}'; echo "crashing" >&2; exit 3; fi` : '',
+    mode === 'crash-always' ? 'echo "crashing" >&2; exit 3' : '',
     'sleep 100000 & wait $!',
     '',
   ];
