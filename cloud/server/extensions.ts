@@ -13,6 +13,7 @@ import type { QueryEngine } from '../data/query-engine.js';
 import type { Store } from '../store/store.js';
 import { agentExtension } from '../agent/extension.js';
 import { mlTrainingExtension } from '../mltraining/extension.js';
+import { queryExtension } from '../query/extension.js';
 
 export interface CloudContext {
   /** The gRPC server, not yet bound: add services with server.addService(...). Reflection covers them. */
@@ -53,4 +54,5 @@ export interface CloudExtension {
 export const extensions: CloudExtension[] = [
   agentExtension,
   mlTrainingExtension,
+  queryExtension,
 ];
