@@ -78,30 +78,54 @@ export function clusterGrid(
     return i;
   };
   const p = positions;
-  for (let v = 0; v < height; v++) {
-    for (let u = 0; u < width; u++) {
-      const i = v * width + u;
-      if (!kept[i]) continue;
-      const x = p[i * 3], y = p[i * 3 + 1], z = p[i * 3 + 2];
-      let root = i;
-      for (let k = 0; k < offsets.length; k += 3) {
-        const uu = u + offsets[k];
-        const vv = v + offsets[k + 1];
-        if (uu < 0 || uu >= width || vv < 0) continue;
-        const j = vv * width + uu;
-        if (!kept[j]) continue;
-        const dx = p[j * 3] - x, dy = p[j * 3 + 1] - y, dz = p[j * 3 + 2] - z;
-        const zs = z + p[j * 3 + 2];
-        if (dx * dx + dy * dy + dz * dz > offsets[k + 2] * zs * zs) continue;
-        const other = find(j);
-        if (other === root) continue;
-        // Union by smaller index keeps every root the first point of its component in raster order.
-        if (other < root) {
-          parent[root] = other;
-          root = other;
-        } else parent[other] = root;
+  const link = (i: number, j: number, root: number, limit: number): number => {
+    const dx = p[j * 3] - p[i * 3], dy = p[j * 3 + 1] - p[i * 3 + 1], dz = p[j * 3 + 2] - p[i * 3 + 2];
+    const zs = p[i * 3 + 2] + p[j * 3 + 2];
+    if (dx * dx + dy * dy + dz * dz > limit * zs * zs) return root;
+    const other = find(j);
+    if (other === root) return root;
+    // Union by smaller index keeps every root the first point of its component in raster order.
+    if (other < root) {
+      parent[root] = other;
+      return other;
+    }
+    parent[other] = root;
+    return root;
+  };
+  if (r === 1) {
+    // The default 8-neighbourhood, unrolled: left, up-left, up, up-right.
+    const limit = offsets[2];
+    for (let v = 0; v < height; v++) {
+      const row = v * width;
+      for (let u = 0; u < width; u++) {
+        const i = row + u;
+        if (!kept[i]) continue;
+        let root = i;
+        if (u > 0 && kept[i - 1]) root = link(i, i - 1, root, limit);
+        if (v > 0) {
+          const up = i - width;
+          if (u > 0 && kept[up - 1]) root = link(i, up - 1, root, limit);
+          if (kept[up]) root = link(i, up, root, limit);
+          if (u + 1 < width && kept[up + 1]) root = link(i, up + 1, root, limit);
+        }
+        parent[i] = root;
       }
-      parent[i] = root;
+    }
+  } else {
+    for (let v = 0; v < height; v++) {
+      for (let u = 0; u < width; u++) {
+        const i = v * width + u;
+        if (!kept[i]) continue;
+        let root = i;
+        for (let k = 0; k < offsets.length; k += 3) {
+          const uu = u + offsets[k];
+          const vv = v + offsets[k + 1];
+          if (uu < 0 || uu >= width || vv < 0) continue;
+          const j = vv * width + uu;
+          if (kept[j]) root = link(i, j, root, offsets[k + 2]);
+        }
+        parent[i] = root;
+      }
     }
   }
   const labels = new Int32Array(n).fill(-1);

@@ -18,13 +18,14 @@ export interface GroundPlaneFit {
   inliers: number;
 }
 
-const ITERATIONS = 300;
-const SAMPLE_SIZE = 3000;
+const ITERATIONS = 200;
+const SAMPLE_SIZE = 2000;
 const NEIGHBOURHOOD_PX = 48;
 const REFINEMENTS = 3;
 const ROUNDS = 4;
 const MIN_SAMPLE_LEFT = 30;
 const MIN_FIT_BAND_MM = 2;
+const FIT_SCALE_MM = 25;
 
 export function fitGroundPlane(
   positions: Float32Array,
@@ -37,7 +38,9 @@ export function fitGroundPlane(
 ): GroundPlaneFit | undefined {
   if (validCount < 3) return undefined;
   const band = params.maxDistFromPlaneMm;
-  const invBand = 1 / band;
+  // Hypotheses are scored at a sensor-noise scale, not at the (often much wider) removal band: with a
+  // 100 mm band a plane cutting diagonally through a table and the floor would outscore either of them.
+  const invBand = 1 / Math.min(band, FIT_SCALE_MM);
   const minUp = Math.cos((params.groundAngleToleranceDegs * Math.PI) / 180) - 1e-12;
 
   const sampleCount = Math.min(SAMPLE_SIZE, validCount);
@@ -68,14 +71,21 @@ export function fitGroundPlane(
   // so on. The ground is the first of them whose least-squares normal lies within the tolerance. Testing
   // the angle on fitted planes rather than on hypotheses keeps a plane from "slicing" a too-steep floor.
   const alive = new Uint8Array(sampleCount).fill(1);
+  const sampleIndex = Int32Array.from({ length: sampleCount }, (_, k) => k);
   for (let round = 0; round < ROUNDS; round++) {
     const best = bestHypothesis(sample, alive, invBand, () => {
       const a = valid[random.int(validCount)];
       return [a, pick(a), pick(a)];
     }, positions);
     if (!best) return undefined;
-    const plane = refine(positions, valid, validCount, sample, alive, best, band);
-    if (-plane.ny >= minUp) return { plane, inliers: countInliers(positions, valid, validCount, plane, band) };
+    // The tilt test needs only the sample; the full cloud refines the plane that passes it.
+    const rough = refine(sample, sampleIndex, sampleCount, sample, alive, best, band);
+    if (-rough.ny >= minUp) {
+      const plane = refine(positions, valid, validCount, sample, alive, rough, band);
+      const accepted = -plane.ny >= minUp ? plane : rough;
+      return { plane: accepted, inliers: countInliers(positions, valid, validCount, accepted, band) };
+    }
+    const plane = rough;
     let left = 0;
     for (let k = 0; k < sampleCount; k++) {
       if (!alive[k]) continue;
@@ -123,7 +133,7 @@ function bestHypothesis(
  * Least squares on the points near the plane: the fitting band shrinks to three robust standard
  * deviations of the residuals so object feet inside max_dist_from_plane_mm do not lift the plane.
  */
-function refine(positions: Float32Array, valid: Int32Array, validCount: number, sample: Float64Array, alive: Uint8Array, start: Plane, band: number): Plane {
+function refine(positions: Float32Array | Float64Array, valid: Int32Array, validCount: number, sample: Float64Array, alive: Uint8Array, start: Plane, band: number): Plane {
   const inlierIdx = new Int32Array(validCount);
   let plane = start;
   for (let r = 0; r < REFINEMENTS; r++) {
@@ -146,7 +156,7 @@ function planeThrough(p: Float32Array, a: number, b: number, c: number): Plane |
   return orientUp(nx / len, ny / len, nz / len, -(nx * ax + ny * ay + nz * az) / len);
 }
 
-function collectInliers(p: Float32Array, valid: Int32Array, validCount: number, plane: Plane, band: number, out: Int32Array): number {
+function collectInliers(p: Float32Array | Float64Array, valid: Int32Array, validCount: number, plane: Plane, band: number, out: Int32Array): number {
   const { nx, ny, nz, d } = plane;
   let n = 0;
   for (let k = 0; k < validCount; k++) {

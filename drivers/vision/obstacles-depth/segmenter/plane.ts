@@ -21,7 +21,7 @@ export function orientUp(nx: number, ny: number, nz: number, d: number): Plane {
  * Least-squares plane through the points selected by `indices` (point index into xyz positions):
  * the centroid plus the eigenvector of the covariance with the smallest eigenvalue (Jacobi sweeps).
  */
-export function fitPlane(positions: Float32Array, indices: Int32Array, count: number): Plane | undefined {
+export function fitPlane(positions: Float32Array | Float64Array, indices: Int32Array, count: number): Plane | undefined {
   if (count < 3) return undefined;
   let sx = 0, sy = 0, sz = 0;
   for (let k = 0; k < count; k++) {

@@ -30,6 +30,7 @@ export function buildSegments(cloud: PointCloud, labels: Int32Array, labelCount:
   const positions = order.map((l) => new Float32Array(sizes[l] * 3));
   const colors = cloud.colors ? order.map((l) => new Uint32Array(sizes[l])) : undefined;
   const p = cloud.positions;
+  const source = cloud.colors;
   for (let i = 0; i < labels.length; i++) {
     const l = labels[i];
     if (l < 0) continue;
@@ -38,13 +39,17 @@ export function buildSegments(cloud: PointCloud, labels: Int32Array, labelCount:
     const out = positions[s];
     const k = fill[s]++;
     const b = s * 6;
-    for (let c = 0; c < 3; c++) {
-      const value = p[i * 3 + c];
-      out[k * 3 + c] = value;
-      if (value < bounds[b + c]) bounds[b + c] = value;
-      if (value > bounds[b + 3 + c]) bounds[b + 3 + c] = value;
-    }
-    if (colors) colors[s][k] = cloud.colors![i];
+    const x = p[i * 3], y = p[i * 3 + 1], z = p[i * 3 + 2];
+    out[k * 3] = x;
+    out[k * 3 + 1] = y;
+    out[k * 3 + 2] = z;
+    if (x < bounds[b]) bounds[b] = x;
+    if (x > bounds[b + 3]) bounds[b + 3] = x;
+    if (y < bounds[b + 1]) bounds[b + 1] = y;
+    if (y > bounds[b + 4]) bounds[b + 4] = y;
+    if (z < bounds[b + 2]) bounds[b + 2] = z;
+    if (z > bounds[b + 5]) bounds[b + 5] = z;
+    if (colors) colors[s][k] = source![i];
   }
   return positions.map((pos, s) => {
     const b = s * 6;
