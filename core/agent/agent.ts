@@ -10,12 +10,13 @@ import type { DeviceAgentConfigResponse, UpdateInfo } from '../../gen/platform/a
 import type { AgentConfig } from '../config/agent.js';
 import { AGENT_VERSION } from './agent-version.js';
 import { BinaryCache } from './binary-cache.js';
-import { AgentCloudClient } from './cloud-client.js';
+import type { AgentCloudClient } from './cloud-client.js';
 import { effectiveAgentConfig, readDefaultsLayer, type Layer } from './config-layers.js';
 import { credentialsFileContent, credentialsFromEnv, loadMachineSource, machineSourceOf, type MachineSource } from './credentials.js';
 import { writeFileDurable } from './durable-file.js';
 import type { Subsystem } from './errors.js';
-import { MaintenanceGate, maintenanceConfigOf, type MaintenanceConfig } from './maintenance.js';
+import type { MaintenanceGate } from './maintenance.js';
+import { maintenanceConfigOf, type MaintenanceConfig } from './maintenance-config.js';
 import type { AgentPaths } from './paths.js';
 import { RuntimeSupervisor } from './runtime-supervisor.js';
 import type { TimeScale } from './time-scale.js';
@@ -56,7 +57,7 @@ export class Agent {
   readonly supervisor: RuntimeSupervisor;
   readonly cache: BinaryCache;
   private readonly versionControl: VersionControl;
-  private readonly gate = new MaintenanceGate();
+  private gate?: MaintenanceGate;
   private defaultsLayer: Layer = {};
   private configLayer: Layer = {};
   private maintenance?: MaintenanceConfig;
@@ -118,6 +119,8 @@ export class Agent {
       this.configLayer = layerOf(this.source.machineConfig.agent);
       this.setMaintenance(this.source.machineConfig.maintenance);
     } else {
+      // gRPC is loaded only when needed: an offline agent stays smaller (see bench:agent-rss).
+      const { AgentCloudClient } = await import('./cloud-client.js');
       this.cloud = new AgentCloudClient(this.source.credentials);
       this.configLayer = this.state.cloud?.agentConfig ?? {};
       this.setMaintenance(this.state.cloud?.maintenance);
@@ -321,7 +324,8 @@ export class Agent {
     if (this.gateTimer) clearTimeout(this.gateTimer);
     this.gateTimer = undefined;
     const address = this.supervisor.state === 'serving' ? this.supervisor.current?.servingAt : undefined;
-    const verdict = await this.gate.check(this.maintenance, address);
+    if (this.maintenance && !this.gate) this.gate = new (await import('./maintenance.js')).MaintenanceGate();
+    const verdict = this.gate ? await this.gate.check(this.maintenance, address) : { allowed: true as const, reason: 'no maintenance window configured' };
     if (this.stopped) return;
     if (!verdict.allowed) {
       if (verdict.reason !== this.lastGateReason) this.log.info({ reason: verdict.reason, pending: this.pendingExit ?? this.pendingRestart }, 'restart deferred by the maintenance window');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
 import { readRuntimeLog } from './test-support/fake-runtime.js';
-import { maintenanceConfigOf, sensorResourceName } from './maintenance.js';
+import { maintenanceConfigOf, sensorResourceName } from './maintenance-config.js';
 
 const fake = fileURLToPath(new URL('./test-support/fake-grpc-runtime.ts', import.meta.url));
 

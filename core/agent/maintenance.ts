@@ -5,29 +5,9 @@
 import { credentials, Metadata, type CallOptions, type ServiceError } from '@grpc/grpc-js';
 import { SensorServiceClient, type GetReadingsRequest, type GetReadingsResponse } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { MachineState, ResourceState, RobotServiceClient, type GetMachineStatusRequest, type GetMachineStatusResponse } from '../../gen/platform/robot/v1/robot.js';
-
-export interface MaintenanceConfig {
-  sensor_name: string;
-  maintenance_allowed_key: string;
-}
+import { sensorResourceName, type MaintenanceConfig } from './maintenance-config.js';
 
 export type MaintenanceVerdict = { allowed: true; reason: string } | { allowed: false; reason: string };
-
-/** Reads the `maintenance` object of a machine config; anything malformed means "no window" plus a reason. */
-export function maintenanceConfigOf(raw: unknown): { config?: MaintenanceConfig; error?: string } {
-  if (raw === undefined || raw === null) return {};
-  const m = raw as Record<string, unknown>;
-  if (typeof m !== 'object' || typeof m.sensor_name !== 'string' || typeof m.maintenance_allowed_key !== 'string' || !m.sensor_name || !m.maintenance_allowed_key) {
-    return { error: 'maintenance needs sensor_name and maintenance_allowed_key strings; ignoring it' };
-  }
-  return { config: { sensor_name: m.sensor_name, maintenance_allowed_key: m.maintenance_allowed_key } };
-}
-
-/** `core:component:sensor/gate` -> `gate`; a bare name stays as it is. */
-export function sensorResourceName(fullName: string): string {
-  const slash = fullName.lastIndexOf('/');
-  return slash >= 0 ? fullName.slice(slash + 1) : fullName;
-}
 
 type Unary<Req, Res> = (req: Req, md: Metadata, opts: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown;
 

@@ -1,0 +1,50 @@
+// The machine config file given with -config: read, validated, and watched for saved changes.
+import { watch, type FSWatcher } from 'chokidar';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from './machine.js';
+import { ConfigError } from '../../plugins/validation.js';
+
+export interface LoadedConfig {
+  config: MachineConfig;
+  /** The JSON as written, for diffs. */
+  raw: unknown;
+  text: string;
+}
+
+export class ConfigFile {
+  readonly path: string;
+  private watcher?: FSWatcher;
+
+  constructor(path: string) {
+    this.path = resolve(path);
+  }
+
+  /** Reads and validates the file; throws InvalidConfigError naming every problem. */
+  read(): LoadedConfig {
+    let text: string;
+    try {
+      text = readFileSync(this.path, 'utf8');
+    } catch (err) {
+      throw new InvalidConfigError([new ConfigError(this.path, `cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)]);
+    }
+    const config = parseMachineConfigText(text, this.path);
+    return { config, raw: JSON.parse(text), text };
+  }
+
+  /** Calls `onChange` after each save. Editors that save by rename are handled too. */
+  watch(onChange: () => void): void {
+    let timer: NodeJS.Timeout | undefined;
+    // A save is often several writes; coalesce those that land within a few milliseconds.
+    const changed = () => {
+      clearTimeout(timer);
+      timer = setTimeout(onChange, 25);
+    };
+    this.watcher = watch(this.path, { ignoreInitial: true, atomic: 50 });
+    this.watcher.on('change', changed).on('add', changed);
+  }
+
+  async close(): Promise<void> {
+    await this.watcher?.close();
+  }
+}

@@ -1,0 +1,25 @@
+// How an API is served: a generated service definition plus handlers built over a ResourceAccess.
+// The gRPC layer reaches drivers only through proxies; it never sees workers or the kernel's internals.
+import type { ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { Remote } from '../../plugins/contract.js';
+import type { ResourceStatus } from '../kernel/resource-node.js';
+import { invalidArgument } from './status-error.js';
+
+export interface ResourceAccess {
+  /** The proxy of a ready resource of that api; throws NOT_FOUND or UNAVAILABLE otherwise. */
+  resource<T>(name: string, api: string): Remote<T>;
+  statuses(): ResourceStatus[];
+}
+
+export interface ApiAdapter {
+  /** The fully qualified service name, for reflection and health. */
+  readonly serviceName: string;
+  readonly definition: ServiceDefinition;
+  implementation(access: ResourceAccess): UntypedServiceImplementation;
+}
+
+/** A name field must be set: say so rather than looking up the empty name. */
+export function requireName(name: string | undefined, field = 'name'): string {
+  if (!name) throw invalidArgument(`${field} is required`);
+  return name;
+}

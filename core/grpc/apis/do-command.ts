@@ -1,0 +1,16 @@
+import type { DoCommandRequest, DoCommandResponse } from '../../../gen/platform/robot/v1/common.js';
+import type { ResourceAccess } from '../api-adapter.js';
+import { requireName } from '../api-adapter.js';
+import { unary } from '../unary.js';
+
+interface Commandable {
+  doCommand(command: Record<string, unknown>): Record<string, unknown>;
+}
+
+/** DoCommand, which every resource api offers. */
+export function doCommand(access: ResourceAccess, api: string) {
+  return unary<DoCommandRequest, DoCommandResponse>(async (request) => {
+    const result = await access.resource<Commandable>(requireName(request.name), api).doCommand(request.command ?? {});
+    return { result: result ?? {} };
+  });
+}

@@ -1,0 +1,51 @@
+// The runtime's gRPC server: RobotService, every resource API, reflection and health, on the config's
+// network.bind_address, with TLS when certificates are configured (unless -no-tls).
+import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { readFileSync } from 'node:fs';
+import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
+import type { ResourceAccess } from './api-adapter.js';
+import { apiAdapters } from './apis/index.js';
+import { robotService, type RobotFacts } from './apis/robot.js';
+import { addStandardServices } from './standard-services.js';
+
+export interface RuntimeServerOptions {
+  bindAddress: string;
+  tls?: { certFile: string; keyFile: string };
+}
+
+export interface RuntimeServer {
+  /** host:port actually bound (the port is resolved when the config asked for port 0). */
+  address: string;
+  tls: boolean;
+  stop(): Promise<void>;
+}
+
+export async function startRuntimeServer(access: ResourceAccess, facts: RobotFacts, options: RuntimeServerOptions): Promise<RuntimeServer> {
+  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
+  server.addService(RobotServiceService, robotService(access, facts));
+  for (const adapter of apiAdapters) server.addService(adapter.definition, adapter.implementation(access));
+  const health = addStandardServices(server);
+  const credentials = options.tls
+    ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(options.tls.certFile), private_key: readFileSync(options.tls.keyFile) }], false)
+    : ServerCredentials.createInsecure();
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(options.bindAddress, credentials, (err, bound) => (err ? reject(new Error(`cannot serve on ${options.bindAddress}: ${err.message}`)) : resolve(bound))),
+  );
+  health.setStatus('', 'SERVING');
+  for (const name of ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)]) health.setStatus(name, 'SERVING');
+  const host = options.bindAddress.slice(0, options.bindAddress.lastIndexOf(':'));
+  return {
+    address: `${host}:${port}`,
+    tls: Boolean(options.tls),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        health.setStatus('', 'NOT_SERVING');
+        // Give in-flight calls (such as the Shutdown call itself) a moment, then force.
+        const force = setTimeout(() => server.forceShutdown(), 2000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,31 @@
+// Wires the runtime with the DI container: every service is registered under its token and built in
+// the order of its dependencies.
+import 'reflect-metadata';
+import { container as root, type DependencyContainer } from 'tsyringe';
+import { builtinModels } from '../../drivers/index.js';
+import { ConfigFile } from '../config/config-file.js';
+import { Machine } from '../kernel/machine.js';
+import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
+import { LOG_SINK, LogSink } from '../logging/sink.js';
+import { ModelRegistry } from '../resource/registry.js';
+import { flag, stringFlag, type Flags } from './flags.js';
+import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
+
+export function registryWithBuiltins(): ModelRegistry {
+  const registry = new ModelRegistry();
+  for (const model of builtinModels) registry.register(model);
+  return registry;
+}
+
+export async function composeRuntime(flags: Flags, configPath: string): Promise<DependencyContainer> {
+  const container = root.createChildContainer();
+  const sink = await LogSink.create({ logFile: stringFlag(flags, 'log-file') });
+  container.register(LOG_SINK, { useValue: sink });
+  container.register(RUNTIME_FLAGS, { useValue: flags });
+  container.register(CONFIG_FILE, { useValue: new ConfigFile(configPath) });
+  container.register(KernelOptions, { useValue: defaultKernelOptions({ debug: flag(flags, 'debug') }) });
+  container.register(ModelRegistry, { useValue: registryWithBuiltins() });
+  container.registerSingleton(Machine);
+  container.registerSingleton(Runtime);
+  return container;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// platform-server: the machine runtime.
+import 'reflect-metadata';
+import { InvalidConfigError } from '../config/machine.js';
+import { platformVersion } from '../version.js';
+import { composeRuntime, registryWithBuiltins } from './compose.js';
+import { dumpResources } from './dump-resources.js';
+import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
+import { Runtime } from './runtime.js';
+
+async function main(argv: string[]): Promise<number> {
+  let flags: Flags;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    process.stderr.write(`${err.message}\n${usage()}`);
+    return 2;
+  }
+  if (flag(flags, 'help')) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  if (flag(flags, 'version')) {
+    process.stdout.write(`platform-server ${platformVersion()}\n`);
+    return 0;
+  }
+  const dumpPath = stringFlag(flags, 'dump-resources');
+  if (dumpPath) {
+    dumpResources(registryWithBuiltins(), dumpPath);
+    return 0;
+  }
+  const configPath = stringFlag(flags, 'config');
+  if (!configPath) {
+    process.stderr.write(`-config is required: the machine config file (see examples/fake.json)\n${usage()}`);
+    return 2;
+  }
+  const container = await composeRuntime(flags, configPath);
+  const runtime = container.resolve(Runtime);
+  let exiting = false;
+  const stop = (code: number) => {
+    if (exiting) return;
+    exiting = true;
+    void runtime.shutdown().then(() => process.exit(code), () => process.exit(1));
+  };
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
+  try {
+    const address = await runtime.start(() => stop(0));
+    // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
+    if (!exiting) process.stdout.write(`platform-server serving on ${address}\n`);
+  } catch (err) {
+    if (!(err instanceof InvalidConfigError)) throw err;
+    process.stderr.write(`invalid config:\n${err.errors.map((e) => `  ${e.message}`).join('\n')}\n`);
+    await runtime.shutdown();
+    return 1;
+  }
+  return -1; // keep running
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err) => {
+    process.stderr.write(`platform-server failed: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

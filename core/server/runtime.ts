@@ -1,0 +1,124 @@
+// platform-server's lifecycle: load the config, serve gRPC, start the resources, print the `serving`
+// line, follow config changes (gated by the maintenance window), and shut down in order.
+import { inject, injectable, type InjectionToken } from 'tsyringe';
+import { ConfigFile, type LoadedConfig } from '../config/config-file.js';
+import { describeChanges, diffConfigs } from '../config/diff.js';
+import { InvalidConfigError } from '../config/machine.js';
+import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
+import { Machine } from '../kernel/machine.js';
+import { checkMaintenance } from '../kernel/maintenance.js';
+import { LOG_SINK, type LogSink } from '../logging/sink.js';
+import { platformVersion } from '../version.js';
+import { flag, pendingFlags, type Flags } from './flags.js';
+
+export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
+export const CONFIG_FILE: InjectionToken<ConfigFile> = 'ConfigFile';
+
+/** How often a config held back by the maintenance window is tried again. */
+const MAINTENANCE_RETRY_MS = 1000;
+
+@injectable()
+export class Runtime {
+  private server?: RuntimeServer;
+  private loaded?: LoadedConfig;
+  private configError?: string;
+  private maintenanceTimer?: NodeJS.Timeout;
+  private stopping?: Promise<void>;
+  private readonly log;
+
+  constructor(
+    @inject(Machine) private readonly machine: Machine,
+    @inject(LOG_SINK) private readonly sink: LogSink,
+    @inject(RUNTIME_FLAGS) private readonly flags: Flags,
+    @inject(CONFIG_FILE) private readonly file: ConfigFile,
+  ) {
+    this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
+  }
+
+  /** Starts everything and returns the address served. Throws InvalidConfigError for a bad config file. */
+  async start(onShutdownRequest: () => void): Promise<string> {
+    this.loaded = this.file.read();
+    for (const name of pendingFlags(this.flags)) this.log.warn(`-${name} is accepted but not supported yet in this version; it has no effect`);
+    if (this.loaded.config.cloud) {
+      this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
+    }
+    this.server = await this.serve(this.loaded);
+    await this.machine.apply(this.loaded.config);
+    this.file.watch(() => void this.reload());
+    const ready = this.machine.statuses().filter((s) => s.state === 'ready').length;
+    this.log.info('serving', { address: this.server.address, tls: this.server.tls, resources: this.machine.statuses().length, ready });
+    this.onShutdownRequest = onShutdownRequest;
+    return this.server.address;
+  }
+
+  private onShutdownRequest: () => void = () => undefined;
+
+  private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
+    const { network } = loaded.config;
+    const tls = !flag(this.flags, 'no-tls') && network.tls_cert_file && network.tls_key_file ? { certFile: network.tls_cert_file, keyFile: network.tls_key_file } : undefined;
+    return startRuntimeServer(this.machine, {
+      version: platformVersion(),
+      machineState: () => this.machine.state,
+      configError: () => this.configError,
+      shutdown: () => this.onShutdownRequest(),
+    }, { bindAddress: network.bind_address, tls });
+  }
+
+  /** A saved config change: validate, wait for the maintenance window, then reconfigure. */
+  private async reload(): Promise<void> {
+    clearTimeout(this.maintenanceTimer);
+    if (this.stopping) return;
+    let next: LoadedConfig;
+    try {
+      next = this.file.read();
+    } catch (err) {
+      if (!(err instanceof InvalidConfigError)) throw err;
+      this.configError = err.message;
+      this.log.error('the saved config is invalid; still running the previous one', { errors: err.errors.map((e) => e.message) });
+      return;
+    }
+    this.configError = undefined;
+    const changes = diffConfigs(this.loaded?.raw, next.raw);
+    if (changes.length === 0) return;
+    const maintenance = next.config.maintenance;
+    if (maintenance) {
+      const verdict = await checkMaintenance(this.machine, maintenance);
+      if (!verdict.allowed) {
+        this.log.info('reconfiguration deferred by the maintenance window', { reason: verdict.reason });
+        this.maintenanceTimer = setTimeout(() => void this.reload(), MAINTENANCE_RETRY_MS);
+        return;
+      }
+    }
+    this.log.info('config changed', { changes: describeChanges(changes, flag(this.flags, 'reveal-sensitive-config-diffs')) });
+    const previous = this.loaded;
+    this.loaded = next;
+    if (previous && previous.config.network.bind_address !== next.config.network.bind_address) await this.rebind(next);
+    await this.machine.apply(next.config);
+    this.log.info('reconfigured', { ready: this.machine.statuses().filter((s) => s.state === 'ready').length, resources: this.machine.statuses().length });
+  }
+
+  private async rebind(next: LoadedConfig): Promise<void> {
+    const old = this.server;
+    try {
+      this.server = await this.serve(next);
+      this.log.info('serving', { address: this.server.address, tls: this.server.tls });
+      await old?.stop();
+    } catch (err) {
+      this.log.error('cannot serve on the new bind_address; still serving on the old one', { error: (err as Error).message });
+    }
+  }
+
+  /** Closes resources in reverse dependency order, then the server. Safe to call more than once. */
+  shutdown(): Promise<void> {
+    this.stopping ??= (async () => {
+      clearTimeout(this.maintenanceTimer);
+      this.log.info('shutting down');
+      await this.file.close();
+      await this.machine.shutdown();
+      await this.server?.stop();
+      this.log.info('stopped');
+      await this.sink.close();
+    })();
+    return this.stopping;
+  }
+}
