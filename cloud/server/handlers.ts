@@ -33,7 +33,8 @@ export function serverStream<Req, Res>(fn: (call: ServerWritableStream<Req, Res>
   return (call) => {
     fn(call).then(
       () => call.end(),
-      (err) => call.destroy(Object.assign(new Error((toServiceError(err).details as string) ?? 'error'), toServiceError(err))),
+      // grpc-js ends a server stream with an error status when the call emits 'error'.
+      (err) => call.emit('error', toServiceError(err)),
     );
   };
 }
