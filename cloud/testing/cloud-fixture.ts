@@ -59,10 +59,14 @@ export async function startFixture(): Promise<CloudFixture> {
     ownerMachineA2: await key({ org: orgA, machine: machineA2.machine_id, role: 'owner' }),
     ownerB: await key({ org: orgB, role: 'owner' }),
   };
-  const clients: CloudClient[] = [];
+  // One client per credential: each authenticates once (scrypt on the server is deliberately slow).
+  const clients = new Map<string, CloudClient>();
   const open = (type: 'api-key' | 'robot-secret', authEntity: string, payload: string) => {
-    const c = createCloudClient({ serviceHost: cloud.address, credentials: { type, authEntity, payload } as never });
-    clients.push(c);
+    let c = clients.get(authEntity);
+    if (!c) {
+      c = createCloudClient({ serviceHost: cloud.address, credentials: { type, authEntity, payload } as never });
+      clients.set(authEntity, c);
+    }
     return c;
   };
   return {
@@ -78,7 +82,7 @@ export async function startFixture(): Promise<CloudFixture> {
     client: (k) => open('api-key', k.id, k.key),
     partClient: (m) => open('robot-secret', m.part_id, m.part_secret),
     close: async () => {
-      for (const c of clients) c.close();
+      for (const c of clients.values()) c.close();
       await cloud.stop();
       removeDataDir(dir);
     },
