@@ -61,3 +61,17 @@ test('$or and $nor of exact conditions are exact; $and keeps the exact part', (t
   t.is(mixed.where.length, 1);
   t.is(mixed.residual.length, 1);
 });
+
+test('only the fields a document-replacing residual stage depends on are fetched', (t) => {
+  const group = planPushdown([
+    { $match: { component_name: 'a' } },
+    { $group: { _id: '$component_name', avg: { $avg: '$data.readings.temperature' } } },
+  ]);
+  t.deepEqual(group.fields, ['component_name', 'data']);
+  t.deepEqual(planPushdown([{ $count: 'n' }]).fields, ['_id']);
+  const matched = planPushdown([{ $match: { 'data.v': { $gt: 1 } } }, { $sort: { time_received: 1 } }, { $count: 'n' }]);
+  t.deepEqual(matched.fields, ['time_received', 'data']);
+  t.is(planPushdown([{ $addFields: { all: '$$ROOT' } }, { $count: 'n' }]).fields.length, FIELD_NAMES.length);
+  t.is(planPushdown([{ $limit: 5 }, { $addFields: { x: 1 } }]).fields.length, FIELD_NAMES.length, 'no replacing stage: whole documents');
+  t.is(planPushdown([{ $redact: '$$KEEP' }, { $count: 'n' }]).fields.length, FIELD_NAMES.length);
+});

@@ -2,6 +2,7 @@
 // WHERE, then ORDER BY, then OFFSET/LIMIT, then the column list; stages are pushed while they fit that
 // order and translate exactly. What is left (the residual) runs in mingo on the rows SQL returns.
 import { invalidArgument } from '../../../core/grpc/status-error.js';
+import { fieldDependencies } from './field-dependencies.js';
 import { splitFilter } from './match-sql.js';
 import { FIELD_NAMES, READING_FIELDS } from './reading-fields.js';
 import { isPlainObject } from './sql-literals.js';
@@ -19,6 +20,19 @@ export interface PushdownPlan {
 }
 
 export function planPushdown(stages: readonly Stage[]): PushdownPlan {
+  const plan = pushStages(stages);
+  if (plan.fields.length === FIELD_NAMES.length) {
+    const needed = fieldDependencies(plan.residual);
+    if (needed) {
+      const fields = FIELD_NAMES.filter((f) => needed.has(f));
+      // A row needs at least one column; _id (seq) is the cheapest.
+      plan.fields = fields.length > 0 ? fields : ['_id'];
+    }
+  }
+  return plan;
+}
+
+function pushStages(stages: readonly Stage[]): PushdownPlan {
   const plan: PushdownPlan = { where: [], orderBy: [], offset: 0, limit: null, fields: [...FIELD_NAMES], residual: [] };
   let phase = 0; // 0 where, 1 sorted, 2 sliced, 3 projected: a stage may only follow what SQL does before it.
   let i = 0;
