@@ -1,6 +1,7 @@
 // The machine configuration (SPEC.md "Machine configuration (top level)"). Top-level errors reject the
 // whole config; resource entries are kept raw here and validated one by one (config/resource-entry.ts),
 // so that one bad resource does not stop the others.
+import semver from 'semver';
 import { z } from 'zod';
 import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
 import { compileLogPattern, LEVEL_NAMES } from '../logging/levels.js';
@@ -26,8 +27,21 @@ const logRule = z.strictObject({
 
 const moduleEntry = z.strictObject({
   module_id: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9_-]+:[A-Za-z0-9_-]+$/, 'must have the shape <namespace>:<name>'),
-  version: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+  // A version pins exactly (1.2.0); a semver range (^1.2) takes the highest matching folder.
+  version: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .refine((v) => semver.validRange(v) !== null, 'must be a semantic version such as 1.2.0 or a range such as ^1.2'),
   log_level: levelName.optional(),
+});
+
+const moduleEntries = z.array(moduleEntry, { error: 'must be an array' }).superRefine((entries, ctx) => {
+  const first = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    const at = first.get(entry.module_id);
+    if (at === undefined) first.set(entry.module_id, i);
+    else ctx.addIssue({ code: 'custom', path: [i, 'module_id'], message: `duplicate module, already listed at modules[${at}]` });
+  });
 });
 
 const maintenance = z.strictObject({
@@ -64,7 +78,7 @@ const entries = z.array(z.unknown(), { error: 'must be an array of resource entr
 export const machineConfigSchema = z.strictObject({
   components: entries,
   services: entries,
-  modules: z.array(moduleEntry, { error: 'must be an array' }).default([]),
+  modules: moduleEntries.default([]),
   module_dir: z.string().min(1).optional(),
   maintenance: maintenance.optional(),
   log: z.array(logRule, { error: 'must be an array of log rules' }).default([]),

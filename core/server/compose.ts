@@ -7,6 +7,8 @@ import { ConfigFile } from '../config/config-file.js';
 import { Machine } from '../kernel/machine.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';
+import { ModuleHost } from '../modules/module-host.js';
+import { defaultModuleOptions, ModuleOptions } from '../modules/options.js';
 import { ModelRegistry } from '../resource/registry.js';
 import { flag, stringFlag, type Flags } from './flags.js';
 import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
@@ -25,7 +27,9 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   container.register(CONFIG_FILE, { useValue: new ConfigFile(configPath) });
   container.register(KernelOptions, { useValue: defaultKernelOptions({ debug: flag(flags, 'debug') }) });
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
+  container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });
   container.registerSingleton(Machine);
+  container.registerSingleton(ModuleHost);
   container.registerSingleton(Runtime);
   return container;
 }

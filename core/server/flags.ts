@@ -24,7 +24,7 @@ export const FLAG_SPECS = {
   'output-telemetry': { type: 'boolean', help: 'Print telemetry (metrics and spans)', pending: true },
   'reveal-sensitive-config-diffs': { type: 'boolean', help: 'Show values in logged configuration diffs (redacted by default)' },
   shareddir: { type: 'string', value: 'directory-name', help: 'Location of static web assets', pending: true },
-  'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment', pending: true },
+  'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment (no module is loaded)' },
   version: { type: 'boolean', help: 'Print the version and exit' },
   webprofile: { type: 'boolean', help: 'Include profiler in the HTTP server', pending: true },
   webrtc: { type: 'boolean', default: true, help: 'Force WebRTC connections instead of direct connections', pending: true },

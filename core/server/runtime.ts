@@ -8,6 +8,7 @@ import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.j
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
+import { ModuleHost } from '../modules/module-host.js';
 import { platformVersion } from '../version.js';
 import { flag, pendingFlags, type Flags } from './flags.js';
 
@@ -31,6 +32,7 @@ export class Runtime {
     @inject(LOG_SINK) private readonly sink: LogSink,
     @inject(RUNTIME_FLAGS) private readonly flags: Flags,
     @inject(CONFIG_FILE) private readonly file: ConfigFile,
+    @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
     this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
   }
@@ -43,6 +45,8 @@ export class Runtime {
       this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
     }
     this.server = await this.serve(this.loaded);
+    // Modules first: their models must be registered before the resources that use them are resolved.
+    await this.modules.apply(this.loaded.config);
     await this.machine.apply(this.loaded.config);
     this.file.watch(() => void this.reload());
     const ready = this.machine.statuses().filter((s) => s.state === 'ready').length;
@@ -93,6 +97,7 @@ export class Runtime {
     const previous = this.loaded;
     this.loaded = next;
     if (previous && previous.config.network.bind_address !== next.config.network.bind_address) await this.rebind(next);
+    await this.modules.apply(next.config);
     await this.machine.apply(next.config);
     this.log.info('reconfigured', { ready: this.machine.statuses().filter((s) => s.state === 'ready').length, resources: this.machine.statuses().length });
   }
@@ -114,6 +119,7 @@ export class Runtime {
       clearTimeout(this.maintenanceTimer);
       this.log.info('shutting down');
       await this.file.close();
+      await this.modules.close();
       await this.machine.shutdown();
       await this.server?.stop();
       this.log.info('stopped');

@@ -1,0 +1,286 @@
+// The runtime's side of modules: finds module folders in the plugins folder, loads the ones the config's
+// `modules` entries select (each first in a throwaway worker, then on the main thread), registers their
+// models, follows the folder for added and removed modules, reloads a module that failed with backoff,
+// and tells the Machine why a modular resource cannot be built and at which level its module logs.
+// Drivers of modular resources run in their own workers, built by the Machine like built-ins.
+import 'reflect-metadata';
+import { watch, type FSWatcher } from 'chokidar';
+import { mkdirSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { inject, injectable } from 'tsyringe';
+import { loadModuleDefinition } from '../../plugins/host/entrypoint.js';
+import type { ModulePackage } from '../../plugins/host/manifest.js';
+import { pluginsFolder, scanPluginsFolder, type FoundFolder } from '../../plugins/host/plugins-folder.js';
+import { probeEntrypoint } from '../../plugins/host/probe.js';
+import { runnableEntrypoint } from '../../plugins/host/transpile.js';
+import type { MachineConfig, ModuleEntry } from '../config/machine.js';
+import { Machine } from '../kernel/machine.js';
+import { LOG_SINK, type LogSink } from '../logging/sink.js';
+import { ModelRegistry } from '../resource/registry.js';
+import { ModuleOptions } from './options.js';
+import { selectModules, type ModuleSelection } from './selection.js';
+
+interface Failure {
+  message: string;
+  attempts: number;
+  /** The module.json it failed with: a changed folder is retried at once. */
+  signature: string;
+  retryInMs: number;
+  timer?: NodeJS.Timeout;
+  due: boolean;
+}
+
+interface ModuleRecord {
+  selection: ModuleSelection;
+  loaded?: { package: ModulePackage; models: string[] };
+  failure?: Failure;
+}
+
+/** The models a resource entry names that look like a module's (`<namespace>:<module>:<model>`). */
+const moduleIdOf = (model: string): string | undefined => {
+  const parts = model.split(':');
+  return parts.length === 3 ? `${parts[0]}:${parts[1]}` : undefined;
+};
+
+@injectable()
+export class ModuleHost {
+  private readonly records = new Map<string, ModuleRecord>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private entries: readonly ModuleEntry[] = [];
+  private folder: string;
+  private watched?: { path: string; watcher: FSWatcher };
+  private settleTimer?: NodeJS.Timeout;
+  private found: FoundFolder[] = [];
+  private generation = 0;
+  private closed = false;
+  private warned = new Set<string>();
+  private readonly log;
+
+  constructor(
+    @inject(Machine) private readonly machine: Machine,
+    @inject(ModelRegistry) private readonly registry: ModelRegistry,
+    @inject(LOG_SINK) sink: LogSink,
+    @inject(ModuleOptions) private readonly options: ModuleOptions,
+  ) {
+    this.log = sink.logger('platform.modules', () => (machine.config?.debug ? 'debug' : 'info'));
+    this.folder = pluginsFolder({ env: options.pluginsDirEnv, configPath: options.configPath, home: options.home }).path;
+    machine.setHooks({
+      explainMissingModel: (api, model) => this.explain(api, model),
+      moduleLogLevel: (moduleId) => this.records.get(moduleId)?.selection.entry.log_level,
+    });
+  }
+
+  /** The folder modules are looked for in, as last resolved. */
+  get pluginsFolder(): string {
+    return this.folder;
+  }
+
+  /** The state of each configured module, for status and tests. */
+  modules(): { moduleId: string; version?: string; dir?: string; state: 'loaded' | 'failed' | 'unavailable' | 'disabled'; error?: string }[] {
+    return [...this.records.values()].map(({ selection, loaded, failure }) => ({
+      moduleId: selection.moduleId,
+      version: loaded?.package.manifest.version,
+      dir: loaded?.package.dir,
+      state: this.options.untrusted ? 'disabled' : loaded ? 'loaded' : failure ? 'failed' : 'unavailable',
+      error: this.explainModule(selection.moduleId),
+    }));
+  }
+
+  /**
+   * Takes a config's `modules` and `module_dir`. Called before the Machine applies the same config, so
+   * that the models of newly selected modules exist when their resources are resolved.
+   */
+  apply(config: MachineConfig): Promise<void> {
+    return this.enqueue(async () => {
+      this.entries = config.modules;
+      this.warnAboutConfig(config);
+      if (this.options.untrusted) {
+        this.records.clear();
+        for (const selection of selectModules(this.entries, [], this.folder)) this.records.set(selection.moduleId, { selection });
+        return;
+      }
+      const { path, from } = pluginsFolder({ env: this.options.pluginsDirEnv, moduleDir: config.module_dir, configPath: this.options.configPath, home: this.options.home });
+      if (path !== this.folder || (!this.watched && this.entries.length)) {
+        this.folder = path;
+        if (this.entries.length) this.log.info('plugins folder', { path, from });
+      }
+      await this.follow();
+      await this.reconcile(false);
+    });
+  }
+
+  /** Stops following the plugins folder and reloading. Loaded models stay until the Machine shuts down. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.settleTimer);
+    for (const record of this.records.values()) clearTimeout(record.failure?.timer);
+    await this.watched?.watcher.close();
+    this.watched = undefined;
+  }
+
+  private enqueue(operation: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(operation, operation);
+    this.queue = run.catch((err) => this.log.error('module operation failed', { error: String(err) }));
+    return run;
+  }
+
+  /** Watches the plugins folder while modules are configured; a copy or removal is followed by a rescan. */
+  private async follow(): Promise<void> {
+    const wanted = this.entries.length > 0 && !this.closed ? this.folder : undefined;
+    if (this.watched?.path === wanted) return;
+    await this.watched?.watcher.close();
+    this.watched = undefined;
+    if (!wanted) return;
+    try {
+      mkdirSync(wanted, { recursive: true });
+    } catch (err) {
+      this.log.warn('cannot create the plugins folder', { path: wanted, error: (err as Error).message });
+    }
+    const watcher = watch(wanted, { ignoreInitial: true, depth: 3, ignored: (path) => /[\\/]node_modules[\\/]/.test(path) });
+    watcher.on('all', () => {
+      clearTimeout(this.settleTimer);
+      this.settleTimer = setTimeout(() => void this.enqueue(() => this.reconcile(true)), this.options.settleMs);
+    });
+    watcher.on('error', (err) => this.log.warn('watching the plugins folder failed', { path: wanted, error: String(err) }));
+    this.watched = { path: wanted, watcher };
+  }
+
+  /** Brings the loaded modules in line with the config and the folder. */
+  private async reconcile(refreshAfter: boolean): Promise<void> {
+    if (this.closed) return;
+    this.found = scanPluginsFolder(this.folder);
+    const selections = new Map(selectModules(this.entries, this.found, this.folder).map((s) => [s.moduleId, s]));
+    let unloaded = false;
+    for (const [id, record] of this.records) {
+      const selection = selections.get(id);
+      if (!selection) {
+        clearTimeout(record.failure?.timer);
+        this.records.delete(id);
+      } else {
+        record.selection = selection;
+      }
+      const next = selection?.package;
+      if (record.loaded && (!next || next.dir !== record.loaded.package.dir || next.signature !== record.loaded.package.signature)) {
+        this.unload(record, !selection ? 'it is no longer in the config' : next ? 'its folder changed' : 'its folder is gone or no longer matches the config');
+        unloaded = true;
+      }
+    }
+    // Resources of an unloaded module close now, before another version of it registers the same models.
+    if (unloaded) await this.machine.refresh();
+    let changed = false;
+    for (const [id, selection] of selections) {
+      const record = this.records.get(id) ?? { selection };
+      this.records.set(id, record);
+      if (!selection.package) {
+        if (record.failure) changed = true;
+        clearTimeout(record.failure?.timer);
+        record.failure = undefined;
+        continue;
+      }
+      const { failure } = record;
+      if (record.loaded || (failure && failure.signature === selection.package.signature && !failure.due)) continue;
+      await this.load(record, selection.package);
+      changed = true;
+    }
+    if (refreshAfter && changed) await this.machine.refresh();
+  }
+
+  private unload(record: ModuleRecord, why: string): void {
+    const { package: pkg } = record.loaded!;
+    this.registry.unregisterModule(pkg.manifest.module_id);
+    record.loaded = undefined;
+    this.log.info('module unloaded', { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, reason: why });
+  }
+
+  private async load(record: ModuleRecord, pkg: ModulePackage): Promise<void> {
+    const id = pkg.manifest.module_id;
+    clearTimeout(record.failure?.timer);
+    try {
+      const url = pathToFileURL(await runnableEntrypoint(pkg)).href;
+      await probeEntrypoint(url, pkg.manifest, this.options.loadTimeoutMs);
+      // A new query string makes the main thread import the folder's current code, not its module cache.
+      const definition = await loadModuleDefinition(`${url}?load=${++this.generation}`, pkg.manifest);
+      try {
+        for (const model of definition.models) this.registry.register(model, id);
+      } catch (err) {
+        this.registry.unregisterModule(id);
+        throw err;
+      }
+      record.loaded = { package: pkg, models: definition.models.map((m) => m.model) };
+      record.failure = undefined;
+      this.log.info('module loaded', { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
+    } catch (err) {
+      const attempts = (record.failure?.signature === pkg.signature ? record.failure.attempts : 0) + 1;
+      const retryInMs = Math.min(this.options.backoffInitialMs * 2 ** (attempts - 1), this.options.backoffMaxMs);
+      const failure: Failure = { message: (err as Error).message, attempts, signature: pkg.signature, retryInMs, due: false };
+      record.failure = failure;
+      this.log.error('module failed to load', { module_id: id, version: pkg.manifest.version, dir: pkg.dir, error: failure.message, attempt: attempts, retry_in_ms: retryInMs });
+      failure.timer = setTimeout(() => {
+        failure.due = true;
+        void this.enqueue(() => this.reconcile(true));
+      }, retryInMs);
+      failure.timer.unref();
+    }
+  }
+
+  /** Why a model that looks modular is not registered; the resource's error. */
+  private explain(api: string, model: string): string | undefined {
+    const moduleId = moduleIdOf(model);
+    if (!moduleId) return undefined;
+    if (!this.records.has(moduleId)) {
+      if (this.options.untrusted) return `is provided by module ${moduleId}, and modules are disabled by -untrusted-env`;
+      const onDisk = this.found.flatMap((f) => ('package' in f && f.package.manifest.module_id === moduleId ? [f.package.manifest.version] : []));
+      const hint = onDisk.length ? ` (the plugins folder has version ${onDisk.join(', ')})` : '';
+      return `is a model of module ${moduleId}, which is not in the config's modules: add {"module_id": "${moduleId}", "version": "<version>"}${hint}`;
+    }
+    const record = this.records.get(moduleId)!;
+    if (record.loaded) {
+      const provided = this.registry.list().filter((m) => m.moduleId === moduleId).map((m) => `${m.definition.model} (${m.definition.api})`);
+      return `is not provided for ${api} by module ${moduleId} ${record.loaded.package.manifest.version}, which provides ${provided.join(', ')}`;
+    }
+    return this.explainModule(moduleId);
+  }
+
+  private explainModule(moduleId: string): string | undefined {
+    const record = this.records.get(moduleId);
+    if (!record) return undefined;
+    if (this.options.untrusted) return `is provided by module ${moduleId}, and modules are disabled by -untrusted-env`;
+    if (record.loaded) return undefined;
+    if (record.selection.problem) return record.selection.problem;
+    if (record.failure) {
+      const { attempts, retryInMs, message } = record.failure;
+      return `module ${moduleId} failed to load (attempt ${attempts}, next try in ${Math.round(retryInMs / 1000)} s): ${message}`;
+    }
+    return `module ${moduleId} is not loaded yet`;
+  }
+
+  /** Config the user may expect to matter but that does not, said once per config. */
+  private warnAboutConfig(config: MachineConfig): void {
+    const notes: [string, string, Record<string, unknown>][] = [];
+    if (this.options.untrusted && (config.modules.length || this.modularEntries(config).length)) {
+      const ids = [...new Set([...config.modules.map((m) => m.module_id), ...this.modularEntries(config).map((e) => moduleIdOf(e.model)!)])];
+      notes.push(['untrusted', `modules are disabled by -untrusted-env: ${ids.join(', ')} not loaded; their resources are not built and report why`, { modules: ids }]);
+    }
+    for (const entry of this.modularEntries(config)) {
+      if (entry.log_configuration === undefined) continue;
+      notes.push([
+        `logcfg:${entry.path}:${entry.model}`,
+        `${entry.path}.log_configuration is not used for modular resources: the level of ${entry.name} comes from log_level on the modules entry of ${moduleIdOf(entry.model)}`,
+        { resource: entry.name, module_id: moduleIdOf(entry.model) },
+      ]);
+    }
+    const keys = new Set(notes.map(([key]) => key));
+    for (const [key, message, fields] of notes) if (!this.warned.has(key)) this.log.warn(message, fields);
+    this.warned = keys;
+  }
+
+  private modularEntries(config: MachineConfig): { path: string; name: string; model: string; log_configuration?: unknown }[] {
+    const pick = (section: 'components' | 'services') =>
+      config[section].flatMap((raw, i) => {
+        const entry = raw as { name?: unknown; model?: unknown; log_configuration?: unknown } | null;
+        if (!entry || typeof entry.model !== 'string' || !moduleIdOf(entry.model)) return [];
+        return [{ path: `${section}[${i}]`, name: String(entry.name), model: entry.model, log_configuration: entry.log_configuration }];
+      });
+    return [...pick('components'), ...pick('services')];
+  }
+}

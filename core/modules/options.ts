@@ -1,0 +1,33 @@
+// How the runtime finds and loads modules. The defaults suit a real machine; tests shorten the backoff.
+import type { InjectionToken } from 'tsyringe';
+
+export interface ModuleOptions {
+  /** -untrusted-env: no module is loaded, and every modular resource says so. */
+  untrusted: boolean;
+  /** $PLATFORM_PLUGINS_DIR, which beats the config's module_dir. */
+  pluginsDirEnv?: string;
+  /** The config file, against whose folder a relative module_dir is resolved. */
+  configPath?: string;
+  home?: string;
+  /** How long a module's entrypoint may take to load in its probe worker. */
+  loadTimeoutMs: number;
+  /** Backoff of reloads after a module failed to load: initial delay, doubled up to max. */
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+  /** Quiet time after the last change in the plugins folder before it is rescanned (a copy is many writes). */
+  settleMs: number;
+}
+
+export const ModuleOptions: InjectionToken<ModuleOptions> = 'ModuleOptions';
+
+export function defaultModuleOptions(overrides: Partial<ModuleOptions> = {}): ModuleOptions {
+  return {
+    untrusted: false,
+    pluginsDirEnv: process.env.PLATFORM_PLUGINS_DIR || undefined,
+    loadTimeoutMs: 60_000,
+    backoffInitialMs: 1_000,
+    backoffMaxMs: 30_000,
+    settleMs: 300,
+    ...overrides,
+  };
+}
