@@ -5,7 +5,6 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
-import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { DriverContext, DriverFactory, DriverLogger, Resource } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import { invoke, type Invocation } from './invoke.js';
@@ -70,9 +69,14 @@ async function construct(task: ConstructTask): Promise<Outcome> {
   return { ok: true, value: null };
 }
 
-/** Piscina moves the buffers of a result instead of cloning them when the result is marked movable. */
-function reply({ outcome, transfer }: Invocation): unknown {
+/**
+ * Piscina moves the buffers of a result instead of cloning them when the result is marked movable.
+ * Piscina's main module is imported on the first such result only: most drivers never transfer, and
+ * loading it would add tens of milliseconds to every worker's start.
+ */
+async function reply({ outcome, transfer }: Invocation): Promise<unknown> {
   if (transfer.length === 0) return outcome;
+  const { move, transferableSymbol, valueSymbol } = await import('piscina');
   return move({ [transferableSymbol]: transfer, [valueSymbol]: outcome } as never);
 }
 

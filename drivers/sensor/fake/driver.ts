@@ -1,5 +1,5 @@
 import type { Sensor } from '../../../plugins/apis/sensor.js';
-import { defineDriver } from '../../../plugins/contract.js';
+import { defineDriver } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
 import type { FakeSensorAttributes } from './model.js';
 
