@@ -70,7 +70,7 @@ export function readManifest(dir: string): ModulePackage {
     manifest = parseConfig(manifestSchema, json, '');
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    throw new ConfigError(`${file} ${err.path}`, err.rule, err.value);
+    throw new ConfigError(err.path ? `${file} ${err.path}` : file, err.rule, err.value);
   }
   manifest.models.forEach((m, i) => {
     if (m.model.split(':').length !== 3 || !m.model.startsWith(`${manifest.module_id}:`)) {
