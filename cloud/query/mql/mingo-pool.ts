@@ -7,8 +7,18 @@ function workerLocation(): { filename: string; execArgv: string[] } {
   const fromSource = import.meta.url.endsWith('.ts');
   return {
     filename: new URL(fromSource ? './mingo-worker.ts' : './mingo-worker.js', import.meta.url).href,
-    execArgv: fromSource ? process.execArgv : [],
+    // Only the loader flags: V8 heap flags (--max-old-space-size) are refused in a worker's execArgv.
+    execArgv: fromSource ? loaderFlags(process.execArgv) : [],
   };
+}
+
+function loaderFlags(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if ((argv[i] === '--import' || argv[i] === '--loader') && i + 1 < argv.length) out.push(argv[i], argv[++i]);
+    else if (/^--(import|loader)=/.test(argv[i])) out.push(argv[i]);
+  }
+  return out;
 }
 
 export class MingoPool {

@@ -3,13 +3,13 @@
 import { calculateObjectSize } from 'bson';
 import { invalidArgument } from '../../../core/grpc/status-error.js';
 import type { TabularDataSourceTypeName } from '../../data/query-engine.js';
-import { runLimited, timeoutError } from '../sql/limited-run.js';
+import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
 import { readingsScope } from '../sql/readings-view.js';
 import type { ConnectionSource } from '../sql/sql-sandbox.js';
+import { documentSelect, scanDocuments } from './document-scan.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
-import { selectList } from './reading-fields.js';
 import { checkStages, type Stage } from './stages.js';
 
 export interface MqlSource {
@@ -60,18 +60,17 @@ export class MqlRunner {
       const since = source.sourceType === 'HOT_STORAGE' ? new Date(this.now().getTime() - this.hotStorageMs) : undefined;
       const plan = '$geoNear' in stages[0] ? planPushdown([]) : planPushdown(stages);
       residual = '$geoNear' in stages[0] ? stages : plan.residual;
-      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), deadline);
+      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), plan.fields, deadline);
     }
     const out = residual.length === 0 ? docs : await this.evaluate(docs, residual, deadline);
     this.checkResult(out);
     return out;
   }
 
-  private async scan(sql: string, deadline: number): Promise<Record<string, unknown>[]> {
+  private async scan(sql: string, fields: string[], deadline: number): Promise<Record<string, unknown>[]> {
     const conn = await this.connect();
     try {
-      const limits = { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows, maxBytes: Infinity };
-      return await runLimited(conn, sql, limits, 'query');
+      return await scanDocuments(conn, sql, fields, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
     } finally {
       conn.closeSync();
     }
@@ -104,5 +103,5 @@ export function readingsSql(plan: PushdownPlan, scope: string[]): string {
   const order = [...plan.orderBy, 'seq ASC'].join(', ');
   const limit = plan.limit === null ? '' : ` LIMIT ${plan.limit}`;
   const offset = plan.offset > 0 ? ` OFFSET ${plan.offset}` : '';
-  return `SELECT ${selectList(plan.fields)} FROM main.tabular_data WHERE ${where} ORDER BY ${order}${limit}${offset}`;
+  return `SELECT ${documentSelect(plan.fields)} FROM main.tabular_data WHERE ${where} ORDER BY ${order}${limit}${offset}`;
 }
