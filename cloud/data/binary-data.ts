@@ -7,6 +7,7 @@ import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, type Where } from './filter.js';
+import { readPage } from './page-query.js';
 import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, pageOf, type Page } from './rows.js';
 
 const binaryColumns = `seq, epoch_us(time_requested) AS t_us, binary_data_id, ${captureColumns}, mime_type, file_name, file_ext, uri,
@@ -68,10 +69,7 @@ export class BinaryDataStore {
       const rows = await this.store.query(`SELECT count(*) AS n, coalesce(sum(file_size_bytes), 0) AS bytes FROM binary_data WHERE ${where.sql}`, where.params);
       return { data: [], count: Number(rows[0].n), last: '', totalSizeBytes: Number(rows[0].bytes) };
     }
-    const rows = await this.store.query(
-      `SELECT ${binaryColumns} FROM binary_data WHERE ${where.sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
-      [...where.params, ...page.afterParams],
-    );
+    const rows = await readPage(this.store, 'binary_data', binaryColumns, where, page);
     const data = await this.withBoxesAndContent(rows, opts.includeBinary);
     const totalSizeBytes = rows.reduce((sum, r) => sum + Number(r.file_size_bytes), 0);
     return { data, count: data.length, last: rows.length > 0 ? cursorOf(rows[rows.length - 1]) : '', totalSizeBytes };

@@ -1,7 +1,7 @@
 // Conversions between DuckDB rows and API messages shared by the data readers.
 import type { JS } from '@duckdb/node-api';
 import type { BinaryMetadata, BoundingBox, CaptureMetadata } from '../../gen/platform/app/data/v1/data.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { decodeCursor, encodeCursor, type Cursor } from './cursor.js';
 import { invalidArgument } from '../../core/grpc/status-error.js';
 import type { Row } from '../store/store.js';
 import { timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
@@ -70,6 +70,7 @@ export interface Page {
   after: string;
   afterParams: DuckDBValue[];
   orderBy: string;
+  cursor?: Cursor;
 }
 
 /** Limit, order and cursor of a DataRequest. ORDER_UNSPECIFIED is newest first. */
@@ -97,6 +98,7 @@ export function pageOf(request: { limit: number; last: string; sortOrder: Order 
       ? ' AND time_requested >= ? AND (time_requested > ? OR seq > ?)'
       : ' AND time_requested <= ? AND (time_requested < ? OR seq < ?)';
     page.afterParams = [t, t, cursor.seq];
+    page.cursor = cursor;
   }
   return page;
 }

@@ -15,6 +15,7 @@ import type {
 import type { KeyPrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 import { filterWhere, scopeWhere, timestampParam } from './filter.js';
+import { readPage } from './page-query.js';
 import { captureColumns, captureMetadataOf, cursorOf, pageOf, parseJson } from './rows.js';
 
 const pointColumns = `seq, epoch_us(time_requested) AS t_us, ${captureColumns}, time_requested, time_received, data, size_bytes`;
@@ -27,10 +28,7 @@ export async function tabularDataByFilter(store: Store, principal: KeyPrincipal,
     return { metadata: [], data: [], count: Number(rows[0].n), last: '', totalSizeBytes: Number(rows[0].bytes) };
   }
   const page = pageOf(request.dataRequest);
-  const rows = await store.query(
-    `SELECT ${pointColumns} FROM tabular_data WHERE ${where.sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
-    [...where.params, ...page.afterParams],
-  );
+  const rows = await readPage(store, 'tabular_data', pointColumns, where, page);
   const metadata: CaptureMetadata[] = [];
   const indexOf = new Map<string, number>();
   const data: TabularData[] = [];

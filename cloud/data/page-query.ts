@@ -1,0 +1,47 @@
+// Reads one page in capture-time order without scanning the whole table. Data mostly arrives in
+// capture-time order, so DuckDB's per-row-group min/max of time_requested can skip almost every row
+// group once the query bounds the time. We bound it to a window next to the page's start (the newest
+// time, or the cursor), sized from the table's time span and row count, and widen the window 16-fold
+// until the page fills. A full page from inside the window is exact: every row outside it is further
+// from the start than every row inside. When the window covers the whole span, the query is unbounded.
+import { timestampTZValue } from '@duckdb/node-api';
+import type { Row, Store } from '../store/store.js';
+import type { Where } from './filter.js';
+import type { Page } from './rows.js';
+
+/** Below this many rows a plain top-N is already cheap. */
+export const smallTableRows = 50_000n;
+
+export async function readPage(
+  store: Store,
+  table: 'tabular_data' | 'binary_data',
+  columns: string,
+  where: Where,
+  page: Page,
+  smallTable = smallTableRows,
+): Promise<Row[]> {
+  const run = (extra: string, extraParams: unknown[]) =>
+    store.query(
+      `SELECT ${columns} FROM ${table} WHERE ${where.sql}${page.after}${extra} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
+      [...where.params, ...page.afterParams, ...(extraParams as never[])],
+    );
+  const [stats] = await store.query(
+    `SELECT epoch_us(min(time_requested)) AS lo, epoch_us(max(time_requested)) AS hi, count(*) AS n FROM ${table}`,
+  );
+  const n = BigInt((stats?.n as bigint | undefined) ?? 0n);
+  if (n < smallTable || stats.lo === null || stats.hi === null) return run('', []);
+  const lo = BigInt(stats.lo as bigint);
+  const hi = BigInt(stats.hi as bigint);
+  const span = hi - lo;
+  if (span <= 0n) return run('', []);
+  const start = page.cursor ? page.cursor.timeMicros : page.ascending ? lo : hi;
+  // Expect about 4 pages' worth of rows in the first window if times were spread evenly.
+  let window = (span * BigInt(page.limit) * 4n) / n + 1000n;
+  for (;;) {
+    const edge = page.ascending ? start + window : start - window;
+    if (page.ascending ? edge >= hi : edge <= lo) return run('', []);
+    const rows = await run(page.ascending ? ' AND time_requested <= ?' : ' AND time_requested >= ?', [timestampTZValue(edge)]);
+    if (rows.length === page.limit) return rows;
+    window *= 16n;
+  }
+}
