@@ -137,7 +137,11 @@ export class ModuleHost {
       this.log.warn('cannot create the plugins folder', { path: wanted, error: (err as Error).message });
     }
     const watcher = watch(wanted, { ignoreInitial: true, depth: 3, ignored: (path) => /[\\/]node_modules[\\/]/.test(path) });
-    watcher.on('all', () => {
+    watcher.on('all', (_event, path) => {
+      // A change inside the folder of a module that failed to load is worth a retry now, not after the backoff.
+      for (const { selection, failure } of this.records.values()) {
+        if (failure && selection.package && path.startsWith(selection.package.dir)) failure.due = true;
+      }
       clearTimeout(this.settleTimer);
       this.settleTimer = setTimeout(() => void this.enqueue(() => this.reconcile(true)), this.options.settleMs);
     });
