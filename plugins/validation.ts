@@ -10,7 +10,7 @@ export class ConfigError extends Error {
     readonly rule: string,
     readonly value?: unknown,
   ) {
-    super(`${path}${value === undefined ? '' : ` ${describeValue(value)}`}: ${rule}`);
+    super(`${path || '(config)'}${value === undefined ? '' : ` ${describeValue(value)}`}: ${rule}`);
     this.name = 'ConfigError';
   }
 }

@@ -53,7 +53,7 @@ const maintenance = z.strictObject({
 
 const hostPort = z
   .string({ error: 'must be a string' })
-  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, 'must have the shape host:port, e.g. localhost:8080 or 0.0.0.0:8080')
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):\d{1,5}$/, { message: 'must have the shape host:port, e.g. localhost:8080 or 0.0.0.0:8080', abort: true })
   .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be at most 65535');
 
 const network = z
@@ -63,8 +63,10 @@ const network = z
     tls_cert_file: z.string().min(1).optional(),
     tls_key_file: z.string().min(1).optional(),
   })
-  .refine((n) => Boolean(n.tls_cert_file) === Boolean(n.tls_key_file), {
-    message: 'tls_cert_file and tls_key_file must be set together',
+  .superRefine((n, ctx) => {
+    if (Boolean(n.tls_cert_file) === Boolean(n.tls_key_file)) return;
+    const missing = n.tls_cert_file ? 'tls_key_file' : 'tls_cert_file';
+    ctx.addIssue({ code: 'custom', path: [missing], message: 'tls_cert_file and tls_key_file must be set together' });
   });
 
 const cloud = z.strictObject({
