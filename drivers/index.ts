@@ -1,6 +1,10 @@
 // The built-in models. Each is registered by (api, model) through the same contract modules use.
 import type { ModelDefinition } from '../plugins/contract.js';
 import { fakeBoardModel } from './board/fake/model.js';
+import { motorAndBoardModels } from './motor/models.js';
 import { fakeSensorModel } from './sensor/fake/model.js';
+import { fakeCameraModel } from './camera/fake/model.js';
+import { pcdFileCameraModel } from './camera/pcd-file/model.js';
+import { obstaclesDepthModel } from './vision/obstacles-depth/model.js';
 
-export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, fakeSensorModel];
+export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, obstaclesDepthModel];

@@ -1,4 +1,5 @@
 import type { Resource } from '../contract.js';
+import type { I2C } from './i2c.js';
 
 export const BOARD_API = 'core:component:board';
 
@@ -10,7 +11,7 @@ export interface AnalogValue {
 }
 
 /** A board's pins are named by strings holding the board's pin number (or a name the board defines). */
-export interface Board extends Resource {
+export interface Board extends Resource, BoardExtras, Partial<I2C> {
   setGPIO(pin: string, high: boolean): Promise<void> | void;
   getGPIO(pin: string): Promise<boolean> | boolean;
   /** dutyPct is from 0 to 1. */
@@ -20,4 +21,43 @@ export interface Board extends Resource {
   pwmFrequency(pin: string): Promise<number> | number;
   readAnalogReader(reader: string): Promise<AnalogValue> | AnalogValue;
   getDigitalInterruptValue(interrupt: string): Promise<number> | number;
+}
+
+/** One level change on a digital interrupt's pin, numbered in the order the board saw them. */
+export interface InterruptEdge {
+  interrupt: string;
+  high: boolean;
+  seq: number;
+}
+
+export interface InterruptEdges {
+  /** Pass it back as `after` to get only newer edges. */
+  cursor: number;
+  /** The edges of the asked interrupts with seq > after, oldest first. */
+  edges: InterruptEdge[];
+  /** The current level of each asked interrupt's pin. */
+  levels: Record<string, boolean>;
+  /** True when edges after `after` were dropped because the caller fell behind the board's buffer. */
+  lost: boolean;
+}
+
+/** What a board's hardware imposes on its users, e.g. the PWM frequency a motor driver must use. */
+export interface BoardCapabilities {
+  /** The board kind, e.g. `fake`, `pi`, `esp32`. */
+  kind: string;
+  /** When set, a `gpio` motor drives its PWM pin at this frequency instead of its pwm_freq (esp32: 10000). */
+  motorPwmFrequencyHz?: number;
+  /** How many distinct PWM frequencies the board can run at once, when limited (esp32: 4). */
+  pwmTimers?: number;
+  /** How many pins can carry PWM at once, when limited (esp32: 8). */
+  pwmChannels?: number;
+  /** The I2C buses the board exposes (see plugins/apis/i2c.ts). */
+  i2cBuses?: string[];
+}
+
+/** Optional board features, used by encoders and motors when the board offers them. */
+export interface BoardExtras {
+  /** Edge log of digital interrupts, for quadrature decoding (the incremental encoder). */
+  digitalInterruptEdges?(interrupts: string[], after: number): Promise<InterruptEdges> | InterruptEdges;
+  capabilities?(): Promise<BoardCapabilities> | BoardCapabilities;
 }

@@ -1,6 +1,10 @@
 // The resource APIs the runtime serves. A new API adds its adapter here.
 import type { ApiAdapter } from '../api-adapter.js';
 import { boardAdapter } from './board.js';
+import { motorAdapter } from './motor.js';
+import { encoderAdapter } from './encoder.js';
 import { sensorAdapter } from './sensor.js';
+import { cameraAdapter } from './camera.js';
+import { visionAdapter } from './vision.js';
 
-export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, sensorAdapter];
+export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter];
