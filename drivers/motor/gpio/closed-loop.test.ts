@@ -1,0 +1,133 @@
+// The gpio motor with each encoder model against the fake board's simulated motor, all in this thread
+// (the same drivers the runtime hosts in workers, wired through promise proxies).
+import test from 'ava';
+import type { Board } from '../../../plugins/apis/board.js';
+import type { Encoder } from '../../../plugins/apis/encoder.js';
+import { createFakeBoard } from '../../board/fake/driver.js';
+import { fakeBoardAttributes } from '../../board/fake/model.js';
+import { createFakeEncoder } from '../../encoder/fake/driver.js';
+import { createIncrementalEncoder } from '../../encoder/incremental/driver.js';
+import { createSingleEncoder } from '../../encoder/single/driver.js';
+import { inProcess, memoryLogger } from '../testing/in-process.js';
+import { createGpioMotor } from './driver.js';
+import { gpioMotorAttributes } from './model.js';
+
+const TOLERANCE = 0.05; // revolutions
+
+function setup(encoderPins: { a: string; b?: string }, pins: Record<string, string>) {
+  const board = createFakeBoard(
+    fakeBoardAttributes.parse({
+      digital_interrupts: [
+        { name: 'ea', pin: '40' },
+        { name: 'eb', pin: '41' },
+      ],
+      simulated_motors: [{ name: 'sim', pins, max_rpm: 120, ticks_per_rotation: 200, encoder_pins: encoderPins }],
+    }),
+  );
+  return { board, remote: inProcess<Board>(board) };
+}
+
+const simRevolutions = async (board: Board) => ((await board.doCommand!({ simulated_motor: 'sim' })) as { revolutions: number }).revolutions;
+
+test('incremental encoder: GoFor and GoTo reach the target; position is ticks / ticks_per_rotation', async (t) => {
+  const { board, remote } = setup({ a: '40', b: '41' }, { pwm: '12', dir: '16' });
+  const logger = memoryLogger();
+  const encoder = await createIncrementalEncoder({ board: 'b', pins: { a: 'ea', b: 'eb' } }, remote, logger);
+  const motor = await createGpioMotor({
+    name: 'm',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { pwm: '12', dir: '16' }, encoder: 'e', ticks_per_rotation: 200 }),
+    board: remote,
+    encoder: inProcess<Encoder>(encoder),
+    logger,
+  });
+  t.teardown(() => {
+    encoder.close();
+    board.close();
+  });
+  t.true((await motor.getProperties()).positionReporting);
+  await motor.goFor(60, 2);
+  t.false((await motor.isPowered()).isOn);
+  t.true(Math.abs((await motor.getPosition()) - 2) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  t.true(Math.abs((await simRevolutions(board)) - 2) <= TOLERANCE);
+  await motor.goTo(90, 0.5);
+  t.true(Math.abs((await motor.getPosition()) - 0.5) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  await motor.goFor(-60, -1); // backward twice is forward
+  t.true(Math.abs((await motor.getPosition()) - 1.5) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  await motor.resetZeroPosition(10);
+  t.true(Math.abs((await motor.getPosition()) - 10) <= TOLERANCE);
+  await motor.goTo(60, 9);
+  t.true(Math.abs((await motor.getPosition()) - 9) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  t.true(Math.abs((await simRevolutions(board)) - 0.5) <= 2 * TOLERANCE);
+});
+
+test('single encoder takes its direction from the motor', async (t) => {
+  const { board, remote } = setup({ a: '40' }, { a: '20', b: '21' });
+  const logger = memoryLogger();
+  const encoder = await createSingleEncoder({ board: 'b', pins: { i: 'ea' } }, remote, logger);
+  const motor = await createGpioMotor({
+    name: 'm',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { a: '20', b: '21' }, encoder: 'e', ticks_per_rotation: 200 }),
+    board: remote,
+    encoder: inProcess<Encoder>(encoder),
+    logger,
+  });
+  t.teardown(() => {
+    encoder.close();
+    board.close();
+  });
+  await motor.goFor(60, 1);
+  t.true(Math.abs((await motor.getPosition()) - 1) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  await motor.goTo(60, 0.25);
+  t.true(Math.abs((await motor.getPosition()) - 0.25) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  t.true(Math.abs((await simRevolutions(board)) - 0.25) <= TOLERANCE);
+});
+
+test('fake encoder follows the motor power; SetRPM holds a speed until Stop', async (t) => {
+  const board = createFakeBoard(fakeBoardAttributes.parse({}));
+  const encoder = createFakeEncoder({ ticks_per_rotation: 100, max_rpm: 100, speed_rpm: 0 });
+  const motor = await createGpioMotor({
+    name: 'm',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { a: '1', b: '2', pwm: '3' }, encoder: 'e', ticks_per_rotation: 100 }),
+    board: inProcess<Board>(board),
+    encoder: inProcess<Encoder>(encoder),
+    logger: memoryLogger(),
+  });
+  await motor.goFor(50, 1);
+  t.true(Math.abs((await motor.getPosition()) - 1) <= TOLERANCE, `position ${await motor.getPosition()}`);
+  await motor.setRPM(30);
+  const start = await motor.getPosition();
+  while ((await motor.getPosition()) < start + 0.3) await new Promise((r) => setTimeout(r, 20));
+  t.true((await motor.isMoving()) && (await motor.isPowered()).powerPct > 0);
+  await motor.stop();
+  t.false(await motor.isMoving());
+  t.false(await board.getGPIO('1'));
+  t.is(await board.pwm('3'), 0);
+});
+
+test('without an encoder: GoFor runs open loop, GoTo and ResetZeroPosition are unsupported, position 0', async (t) => {
+  const board = createFakeBoard(fakeBoardAttributes.parse({}));
+  const motor = await createGpioMotor({
+    name: 'm',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { pwm: '1', dir: '2' }, max_rpm: 100, max_power_pct: 0.5 }),
+    board: inProcess<Board>(board),
+    logger: memoryLogger(),
+  });
+  t.false((await motor.getProperties()).positionReporting);
+  const running = motor.goFor(50, 0.1);
+  // While it runs: rpm / max_rpm = 0.5 power.
+  await new Promise((r) => setTimeout(r, 1));
+  await running;
+  t.false(await motor.isMoving());
+  t.is(await motor.getPosition(), 0);
+  t.is((await t.throwsAsync(async () => motor.goTo(10, 1)) as { code?: string }).code, 'UNIMPLEMENTED');
+  t.is((await t.throwsAsync(async () => motor.resetZeroPosition(0)) as { code?: string }).code, 'UNIMPLEMENTED');
+  const nearZero = await t.throwsAsync(async () => motor.goFor(0.05, 1));
+  t.regex(nearZero!.message, /rpm 0.05: must not be near 0/);
+  const zeroRevs = await t.throwsAsync(async () => motor.goFor(10, 0));
+  t.regex(zeroRevs!.message, /revolutions 0: must not be 0/);
+  // A Stop ends a running GoFor at once.
+  const long = motor.goFor(1, 100);
+  await motor.stop();
+  await long;
+  t.false((await motor.isPowered()).isOn);
+});
