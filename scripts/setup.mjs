@@ -40,8 +40,17 @@ function ensureNodeModules() {
     run('npm', ['run', '--silent', 'build']);
     return;
   }
-  run('npm', ['ci', '--no-audit', '--no-fund']); // its prepare step generates the protos and builds
-  writeFileSync(stamp, digest);
+  try {
+    run('npm', ['ci', '--no-audit', '--no-fund']); // its prepare step generates the protos and builds
+  } catch {
+    // npm leaves other platforms' optional packages (buf's and DuckDB's prebuilt binaries for macOS,
+    // Windows, arm) out of the lock file when node_modules already exists (npm/cli#4828), and `npm ci`
+    // then refuses the lock as out of sync. `npm install` keeps every version the lock records and fills
+    // in the missing entries.
+    console.warn('setup: npm ci refused the lock file; installing with npm install (same pinned versions)');
+    run('npm', ['install', '--no-audit', '--no-fund']);
+  }
+  writeFileSync(stamp, readFileSync(join(root, 'package-lock.json')).equals(lock) ? digest : createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex'));
 }
 
 if (process.argv.includes('--system')) ensureSystemPackages();
