@@ -43,7 +43,10 @@ export const HIT_FLOOR = 1;
 export const HIT_BOX0 = 2;
 
 export interface RenderedScene {
+  /** The depth map with the sensor model (noise, dropout, range, millimetre quantisation) applied. */
   map: DepthMap;
+  /** Noise-free depth (camera-frame z) of every hit, 0 where nothing was hit. */
+  trueDepth: Float32Array;
   labels: Uint8Array;
   /** Height above the floor of the noise-free hit point (NaN where nothing was hit). */
   heights: Float32Array;
@@ -120,11 +123,7 @@ export function renderScene(scene: Scene): RenderedScene {
   const k = scene.intrinsics;
   const { width, height } = k;
   const frame = cameraFrame(scene);
-  const random = new SeededRandom(scene.seed ?? 1);
-  const noise = scene.noiseMm ?? 0;
-  const dropout = scene.dropout ?? 0;
-  const maxDepth = Math.min(scene.maxDepthMm ?? 10000, 65535);
-  const depth = new Uint16Array(width * height);
+  const trueDepth = new Float32Array(width * height);
   const labels = new Uint8Array(width * height);
   const heights = new Float32Array(width * height).fill(NaN);
   const trig = scene.boxes.map((b) => {
@@ -148,14 +147,37 @@ export function renderScene(scene: Scene): RenderedScene {
           label = HIT_BOX0 + j;
         }
       }
-      if (label === HIT_NOTHING || best > maxDepth) continue;
-      if (dropout > 0 && random.next() < dropout) continue;
+      if (label === HIT_NOTHING) continue;
       labels[i] = label;
       heights[i] = o[1] + best * dir[1];
-      const sigma = noise * (best / 1000) * (best / 1000);
-      const z = Math.round(best + (sigma > 0 ? sigma * random.gaussian() : 0));
-      depth[i] = Math.min(Math.max(z, 1), 65535);
+      trueDepth[i] = best;
     }
   }
-  return { map: { width, height, depth }, labels, heights };
+  const map = applySensorModel(trueDepth, width, height, scene, new SeededRandom(scene.seed ?? 1));
+  for (let i = 0; i < labels.length; i++) {
+    if (map.depth[i] !== 0) continue;
+    labels[i] = HIT_NOTHING;
+    heights[i] = NaN;
+  }
+  return { map, trueDepth, labels, heights };
+}
+
+/**
+ * What the sensor reports for noise-free depths: Gaussian noise whose deviation grows with the square of
+ * depth (like structured light), random dropouts, nothing beyond the range, whole millimetres.
+ */
+export function applySensorModel(trueDepth: Float32Array, width: number, height: number, scene: Pick<Scene, 'noiseMm' | 'dropout' | 'maxDepthMm'>, random: SeededRandom): DepthMap {
+  const noise = scene.noiseMm ?? 0;
+  const dropout = scene.dropout ?? 0;
+  const maxDepth = Math.min(scene.maxDepthMm ?? 10000, 65535);
+  const depth = new Uint16Array(width * height);
+  for (let i = 0; i < depth.length; i++) {
+    const t = trueDepth[i];
+    if (t === 0 || t > maxDepth) continue;
+    if (dropout > 0 && random.next() < dropout) continue;
+    const sigma = noise * (t / 1000) * (t / 1000);
+    const z = Math.round(t + (sigma > 0 ? sigma * random.gaussian() : 0));
+    depth[i] = Math.min(Math.max(z, 1), 65535);
+  }
+  return { width, height, depth };
 }

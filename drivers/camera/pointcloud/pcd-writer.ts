@@ -44,7 +44,7 @@ export function writePcd(cloud: PointCloud, options: PcdWriteOptions = {}): Buff
       const xyz = `${fmt(p[o])} ${fmt(p[o + 1])} ${fmt(p[o + 2])}`;
       lines[i] = colors ? `${xyz} ${colors[i] >>> 0}` : xyz;
     }
-    return Buffer.concat([head, Buffer.from(lines.join('\n') + (n ? '\n' : ''), 'latin1')]);
+    return join([head, Buffer.from(lines.join('\n') + (n ? '\n' : ''), 'latin1')]);
   }
   const fieldsPerPoint = colors ? 4 : 3;
   const raw = new ArrayBuffer(n * fieldsPerPoint * 4);
@@ -58,7 +58,7 @@ export function writePcd(cloud: PointCloud, options: PcdWriteOptions = {}): Buff
       f32[o + 2] = p[i * 3 + 2] * M_PER_MM;
       if (colors) u32[o + 3] = colors[i];
     }
-    return Buffer.concat([head, new Uint8Array(raw)]);
+    return join([head, new Uint8Array(raw)]);
   }
   // binary_compressed: one field after another, then LZF.
   for (let i = 0; i < n; i++) {
@@ -71,7 +71,7 @@ export function writePcd(cloud: PointCloud, options: PcdWriteOptions = {}): Buff
   const sizes = Buffer.alloc(8);
   sizes.writeUInt32LE(packed.length, 0);
   sizes.writeUInt32LE(raw.byteLength, 4);
-  return Buffer.concat([head, sizes, packed]);
+  return join([head, sizes, packed]);
 }
 
 /** Shortest decimal that reads back as the same float32 (ascii PCD is read into float32). */
@@ -83,4 +83,15 @@ function fmt(v: number): string {
     if (Math.fround(Number(text)) === f) return String(Number(text));
   }
   return String(Number(f.toPrecision(9)));
+}
+
+/** Concatenates into a buffer of its own (never Node's shared pool), so it can be transferred between threads. */
+function join(parts: Uint8Array[]): Buffer {
+  const out = Buffer.alloc(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
 }
