@@ -1,0 +1,121 @@
+// npm run bench:obstacles — the obstacles_depth Segmenter's speed and memory, from dist/.
+//  1. median time per 640x480 frame, on one core (this thread), on the three real clouds of
+//     ../shared/data/pcd and on synthetic frames (floor + boxes + noise);
+//  2. the anchor, in the same run: Open3D segment_plane + cluster_dbscan on the same clouds, through
+//     Debian's python3-open3d (OMP_NUM_THREADS=1, so both sides use one core); the ratio anchor / ours;
+//  3. RSS growth over 1000 frames.
+// Target: <= 33 ms per frame (30 fps), i.e. >= 30x faster than the anchor; RSS flat.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import { writePcd } from '../../drivers/camera/pointcloud/pcd-writer.js';
+import type { PointCloud } from '../../drivers/camera/pointcloud/point-cloud.js';
+import { parseObstaclesDepthAttributes } from '../../drivers/vision/obstacles-depth/attributes.js';
+import { Segmenter } from '../../drivers/vision/obstacles-depth/segmenter/segmenter.js';
+import { syntheticCase } from '../../drivers/vision/obstacles-depth/segmenter/synthetic-scenes.js';
+
+const DATA = fileURLToPath(new URL('../../../../shared/data/pcd/', import.meta.url));
+const ANCHOR = fileURLToPath(new URL('./obstacles-open3d.py', import.meta.url));
+const FRAMES = Number(process.env.BENCH_FRAMES ?? 60);
+const RSS_FRAMES = 1000;
+const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
+
+interface Frame {
+  name: string;
+  cloud: PointCloud;
+  segmenter: Segmenter;
+  settings: string;
+  file?: string;
+}
+
+const segmenter = (attrs: Record<string, unknown>) => {
+  const { camera_name: _, ...params } = parseObstaclesDepthAttributes({ camera_name: 'bench', ...attrs });
+  return new Segmenter(params);
+};
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
+}
+
+function haveOpen3d(): boolean {
+  return spawnSync(PYTHON, ['-c', 'import open3d'], { stdio: 'ignore' }).status === 0;
+}
+
+function main() {
+  // The real clouds' tables are tilted 32-35 degrees, outside the default 30: use 50 and a 20 mm band,
+  // the settings under which the tables are removed and the objects on them found.
+  const realAttrs = { ground_angle_tolerance_degs: 50, max_dist_from_plane_mm: 20 };
+  const frames: Frame[] = ['table_scene_mug_stereo_textured.pcd', 'milk_cartoon_all_small_clorox.pcd', 'office1.pcd'].map((file) => ({
+    name: file.replace('.pcd', ''),
+    cloud: readPcd(readFileSync(join(DATA, file))),
+    segmenter: segmenter(realAttrs),
+    settings: 'tolerance 50, band 20 mm',
+    file: join(DATA, file),
+  }));
+  const dir = mkdtempSync(join(tmpdir(), 'bench-obstacles-'));
+  for (const [seed, boxes] of [[1, 2], [2, 4], [3, 6]]) {
+    const cloud = syntheticCase(seed, boxes).cloud;
+    const file = join(dir, `synthetic-${boxes}.pcd`);
+    writeFileSync(file, writePcd(cloud));
+    frames.push({ name: `synthetic, ${boxes} boxes`, cloud, segmenter: segmenter({}), settings: 'defaults', file });
+  }
+
+  console.log(`obstacles_depth Segmenter, ${FRAMES} frames each, one core (Node ${process.version})`);
+  const ours = new Map<Frame, number>();
+  for (const frame of frames) {
+    for (let i = 0; i < 5; i++) frame.segmenter.segment(frame.cloud); // warm up the JIT
+    const times: number[] = [];
+    let objects = 0;
+    for (let i = 0; i < FRAMES; i++) {
+      const t0 = performance.now();
+      objects = frame.segmenter.segment(frame.cloud).segments.length;
+      times.push(performance.now() - t0);
+    }
+    ours.set(frame, median(times));
+    console.log(`  ${frame.name.padEnd(34)} ${frame.cloud.width}x${frame.cloud.height}  median ${median(times).toFixed(1)} ms  (${objects} objects; ${frame.settings})`);
+  }
+
+  console.log('\nanchor: Open3D segment_plane (2 cm, 1000 iterations) + cluster_dbscan (eps 2 cm, 10 points), OMP_NUM_THREADS=1');
+  if (!haveOpen3d()) {
+    console.log(`  not measured: ${PYTHON} cannot import open3d. Install Debian's bindings with\n    apt-get install -y python3-open3d\n  (or set PYTHON to an interpreter with open3d) and run again.`);
+  } else {
+    const repeats = Number(process.env.BENCH_ANCHOR_REPEATS ?? 2);
+    const output = execFileSync(PYTHON, [ANCHOR, String(repeats), ...frames.map((f) => f.file!)], {
+      env: { ...process.env, OMP_NUM_THREADS: '1' },
+      maxBuffer: 1 << 20,
+    }).toString();
+    const anchor = JSON.parse(output.trim().split('\n').pop()!) as Record<string, { seconds: number; points: number; clusters: number }>;
+    const ratios: number[] = [];
+    for (const frame of frames) {
+      const a = anchor[frame.file!];
+      const ms = a.seconds * 1000;
+      const ratio = ms / ours.get(frame)!;
+      ratios.push(ratio);
+      console.log(`  ${frame.name.padEnd(34)} Open3D ${ms.toFixed(0)} ms (${a.points} points, ${a.clusters} clusters)  ours ${ours.get(frame)!.toFixed(1)} ms  ratio ${ratio.toFixed(0)}x`);
+    }
+    console.log(`  median ratio ${median(ratios).toFixed(0)}x (target >= 30x)`);
+  }
+
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const before = process.memoryUsage().rss;
+  const times: number[] = [];
+  for (let i = 0; i < RSS_FRAMES; i++) {
+    const frame = frames[i % frames.length];
+    const t0 = performance.now();
+    frame.segmenter.segment(frame.cloud);
+    times.push(performance.now() - t0);
+    if (i === 99) gc?.();
+  }
+  gc?.();
+  const after = process.memoryUsage().rss;
+  const mb = (n: number) => (n / 1048576).toFixed(1);
+  console.log(`\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`);
+  console.log(`median over those frames ${median(times).toFixed(1)} ms; worst ${Math.max(...times).toFixed(1)} ms; target <= 33 ms per frame`);
+}
+
+main();
