@@ -41,7 +41,8 @@ function ensureNodeModules() {
     return;
   }
   try {
-    run('npm', ['ci', '--no-audit', '--no-fund']); // its prepare step generates the protos and builds
+    // Quiet unless it works: a refused lock file prints npm's whole usage text.
+    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] }); // prepare generates and builds
   } catch {
     // npm leaves other platforms' optional packages (buf's and DuckDB's prebuilt binaries for macOS,
     // Windows, arm) out of the lock file when node_modules already exists (npm/cli#4828), and `npm ci`
