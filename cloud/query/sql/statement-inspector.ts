@@ -25,7 +25,11 @@ export async function inspectStatement(conn: DuckDBConnection, sql: string): Pro
   if (parsed.error) {
     const message = String(parsed.error_message ?? 'unparseable');
     if (/only select statements/i.test(message)) {
-      throw permissionDenied(`sql_query: only SELECT statements are allowed; ${firstKeyword(sql)} is refused (no DDL, DML, SET, PRAGMA, COPY, ATTACH, INSTALL or LOAD)`);
+      const keyword = firstKeyword(sql);
+      if (/^a (SELECT|WITH|FROM|VALUES|TABLE) /.test(keyword)) {
+        throw permissionDenied('sql_query: only SELECT statements are allowed, one per query; this text holds another statement or a construct the sandbox cannot check (such as PIVOT)');
+      }
+      throw permissionDenied(`sql_query: only SELECT statements are allowed; ${keyword} is refused (no DDL, DML, SET, PRAGMA, COPY, ATTACH, INSTALL or LOAD)`);
     }
     throw invalidArgument(`sql_query: ${message}`);
   }
