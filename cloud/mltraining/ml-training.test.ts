@@ -217,3 +217,24 @@ test('logs come in pages; the token of a finished job ends at the last entry', a
   t.is(seen.indexOf('line 1200') - seen.indexOf('line 1'), 1199);
   t.regex(((await t.throwsAsync(training.getTrainingJobLogs(id, 'abc'))) as Error).message, /page_token/);
 });
+
+test('a stop fails the running job with the reason and keeps pending ones for the next start', async (t) => {
+  const { training, datasetId, upload, root, source } = await setup(t, { concurrency: 1 });
+  await upload('blocker', blockerScript);
+  await upload('writer', writerScript);
+  const pidFile = join(root, 'pid');
+  const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile }));
+  const pending = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2'));
+  await waitFor('the first job to run', () => existsSync(pidFile));
+  await training.stop();
+  t.false(isRunning(Number(await readFile(pidFile, 'utf8'))));
+
+  const next = new MLTraining({ root, dataSource: source, killGraceMs: 500 });
+  await next.start();
+  t.teardown(() => next.stop());
+  const stopped = next.getTrainingJob(running);
+  t.is(stopped.status, 'FAILED');
+  t.is(stopped.errorStatus?.code, status.UNAVAILABLE);
+  t.regex(stopped.errorStatus!.message, /the cloud stopped while the job was running/);
+  t.is((await finished(next, pending)).status, 'COMPLETED');
+});
