@@ -32,7 +32,8 @@ export interface TrainingScriptUpload {
   description?: string;
 }
 
-export const maxPackageBytes = 64 * 1024 * 1024;
+// Below the cloud's 64 MiB gRPC message limit, leaving room for the rest of the request.
+export const maxPackageBytes = 48 * 1024 * 1024;
 const maxExtractedBytes = 512 * 1024 * 1024;
 // Item ids may carry a namespace ("acme:yolo-trainer"); both parts become folder names, so no slashes.
 const itemIdRule = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
