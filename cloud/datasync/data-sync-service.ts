@@ -20,6 +20,7 @@ import { clientStream, unary } from '../server/handlers.js';
 import type { Store } from '../store/store.js';
 import { insertBinary, insertTabular, type CaptureFields, type TabularPoint } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
+import { decodeDataCaptureUploadRequest } from './struct-codec.js';
 
 /** Largest binary datum accepted from a stream; bigger uploads are RESOURCE_EXHAUSTED. */
 export const maxBinaryBytes = 512 * 1024 * 1024;
@@ -179,5 +180,9 @@ export function addDataSyncService(server: Server, deps: DataSyncDeps): void {
     fileUpload: clientStream((call) => sync.fileUpload(call)),
     streamingDataCaptureUpload: clientStream((call) => sync.streamingDataCaptureUpload(call)),
   };
-  server.addService(DataSyncServiceService, impl);
+  const definition = {
+    ...DataSyncServiceService,
+    dataCaptureUpload: { ...DataSyncServiceService.dataCaptureUpload, requestDeserialize: decodeDataCaptureUploadRequest },
+  };
+  server.addService(definition, impl);
 }
