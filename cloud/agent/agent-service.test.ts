@@ -13,6 +13,7 @@ import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../test
 import { AgentProgram, agentSandbox } from '../../core/agent/test-support/agent-program.js';
 import { readRuntimeLog, writeFakeRuntime } from '../../core/agent/test-support/fake-runtime.js';
 import { sha256File } from '../../core/agent/binary-cache.js';
+import { AGENT_NODE_FLAGS } from '../../core/agent/service-install.js';
 
 const cloudMain = fileURLToPath(new URL('../server/main.ts', import.meta.url));
 const run = promisify(execFile);
@@ -90,7 +91,8 @@ test.serial('stable, pinned and range versions resolve from the release table; t
   t.is((await ask(key, machine.part_id, { 'platform-server': 'dev' })).updateInfo['platform-server'].version, '3.0.0');
 
   writeFileSync(box.config, JSON.stringify({ cloud: { app_address: `http://${cloud.address}`, id: machine.part_id, api_key: key } }));
-  const agent = new AgentProgram(['--dev-mode', '-c', box.config, '-w'], box.env);
+  // Run as the installed service runs it (AGENT_NODE_FLAGS), so gRPC and downloads are covered under them.
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config, '-w'], box.env, AGENT_NODE_FLAGS);
   t.teardown(() => agent.stop());
   await agent.waitFor('platform-server is serving');
   t.deepEqual(readRuntimeLog(box.log).map((e) => e.tag), ['v1']);

@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Writable } from 'node:stream';
-import type { Logger } from 'pino';
+import type { Logger } from './agent-log.js';
 import type { DeviceAgentConfigResponse, UpdateInfo } from '../../gen/platform/app/agent/v1/agent.js';
 import type { AgentConfig } from '../config/agent.js';
 import { AGENT_VERSION } from './agent-version.js';

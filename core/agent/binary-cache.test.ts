@@ -7,11 +7,11 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync, st
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import { Logger } from './agent-log.js';
 import { BinaryCache } from './binary-cache.js';
 import { ChecksumMismatchError, DownloadError } from './errors.js';
 
-const logger = pino({ level: 'silent' });
+const logger = new Logger('silent');
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
 function sandbox() {
@@ -49,7 +49,11 @@ test('an interrupted download resumes with a Range request and is verified', asy
   const source = { subsystem: 'platform-server' as const, version: '1.2.3', location: { kind: 'http' as const, url: `${server.url}/bin` }, sha256: sha(body) };
   await t.throwsAsync(cache.fetch(source), { instanceOf: DownloadError });
   const file = await cache.fetch(source);
-  t.deepEqual(ranges, [undefined, 'bytes=100000-']);
+  // The resume point is what arrived before the connection broke (at most the 100000 bytes sent).
+  t.is(ranges.length, 2);
+  t.is(ranges[0], undefined);
+  const resumedAt = Number(/^bytes=(\d+)-$/.exec(ranges[1] ?? '')?.[1]);
+  t.true(resumedAt > 0 && resumedAt <= 100_000, String(ranges[1]));
   t.deepEqual(readFileSync(file), body);
   t.is(statSync(file).mode & 0o111, 0o111, 'marked executable');
   t.is(await cache.fetch(source), file, 'a verified file is reused without downloading');

@@ -3,10 +3,12 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { chmod, copyFile, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import type { Logger } from './agent-log.js';
 import { ChecksumMismatchError, DownloadError, type Subsystem } from './errors.js';
 import { syncDir, writeFileDurable } from './durable-file.js';
+import { getUrl } from './http-get.js';
 
 /** Where a binary comes from: an http(s) URL or a local path (from a file:// URL). */
 export interface BinarySource {
@@ -152,35 +154,38 @@ export class BinaryCache {
       if (meta.etag) headers['if-none-match'] = meta.etag;
       if (meta.lastModified) headers['if-modified-since'] = meta.lastModified;
     }
-    let res: Response;
+    let res: IncomingMessage;
     try {
-      res = await fetch(url, { headers, redirect: 'follow' });
+      res = await getUrl(url, headers);
     } catch (err) {
-      throw new DownloadError(source.subsystem, url, (err as Error & { cause?: Error }).cause?.message ?? (err as Error).message);
+      throw new DownloadError(source.subsystem, url, (err as Error).message);
     }
-    if (res.status === 304) return true;
-    if (res.status === 416 && have > 0) return false; // the part is whole already; the hash decides
-    if (res.status !== 200 && res.status !== 206) {
-      throw new DownloadError(source.subsystem, url, `HTTP ${res.status} ${res.statusText}`);
+    const status = res.statusCode ?? 0;
+    if (status === 304 || status === 416 || (status !== 200 && status !== 206)) res.resume();
+    if (status === 304) return true;
+    if (status === 416 && have > 0) return false; // the part is whole already; the hash decides
+    if (status !== 200 && status !== 206) {
+      throw new DownloadError(source.subsystem, url, `HTTP ${status} ${res.statusMessage ?? ''}`.trim());
     }
-    if (res.status === 200) have = 0;
-    const validator = res.headers.get('etag') ?? res.headers.get('last-modified') ?? undefined;
-    meta.etag = res.headers.get('etag') ?? undefined;
-    meta.lastModified = res.headers.get('last-modified') ?? undefined;
-    meta.partEtag = validator;
+    if (status === 200) have = 0;
+    const header = (name: string) => {
+      const v = res.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+    meta.etag = header('etag');
+    meta.lastModified = header('last-modified');
+    meta.partEtag = meta.etag ?? meta.lastModified;
     await writeFileDurable(metaPath, JSON.stringify(meta));
     const fh = await open(part, have > 0 ? 'a' : 'w', 0o644);
     try {
-      if (res.body) {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) await fh.write(chunk);
-      }
+      for await (const chunk of res) await fh.write(chunk as Buffer);
       await fh.sync();
     } catch (err) {
       throw new DownloadError(source.subsystem, url, `interrupted (${(err as Error).message}); the next check resumes it`);
     } finally {
       await fh.close();
     }
-    const length = Number(res.headers.get('content-length') ?? NaN);
+    const length = Number(header('content-length') ?? NaN);
     const size = (await stat(part)).size;
     if (Number.isFinite(length) && size !== have + length) {
       throw new DownloadError(source.subsystem, url, `got ${size - have} of ${length} bytes; the next check resumes it`);

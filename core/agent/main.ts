@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // platform-agent: the self-updating service manager of platform-server. See core/agent/README.md.
-import { pino } from 'pino';
 import { Agent } from './agent.js';
+import { Logger } from './agent-log.js';
 import { parseAgentArgs } from './cli.js';
 import { agentPaths, INSTALL_ROOT_ENV } from './paths.js';
 import { installService } from './service-install.js';
@@ -10,7 +10,7 @@ import { TimeScale } from './time-scale.js';
 async function main(): Promise<number> {
   const env = process.env;
   const cli = parseAgentArgs(process.argv.slice(2), env);
-  const logger = pino({ base: { name: 'platform-agent' }, level: cli.debug ? 'debug' : 'info' }, pino.destination({ fd: 1, sync: true }));
+  const logger = new Logger(cli.debug ? 'debug' : 'info');
   const installRoot = env[INSTALL_ROOT_ENV] || undefined;
   const paths = agentPaths({ devMode: cli.devMode, config: cli.config, defaults: cli.defaults, installRoot, env });
 

@@ -2,7 +2,7 @@
 // kills and restarts it, prompt restarts after a crash with exponential backoff, graceful stops.
 import { EventEmitter } from 'node:events';
 import type { Writable } from 'node:stream';
-import type { Logger } from 'pino';
+import type { Logger } from './agent-log.js';
 import { RuntimeProcess, type RuntimeLaunch } from './runtime-process.js';
 import type { TimeScale } from './time-scale.js';
 

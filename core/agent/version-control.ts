@@ -1,7 +1,7 @@
 // Turns the version_control settings into installed binaries: URL and file:// versions resolve here,
 // named versions (stable, dev, semver, ranges) through the cloud's answer. Downloads go through the
 // BinaryCache; installing re-points bin/<subsystem>.
-import type { Logger } from 'pino';
+import type { Logger } from './agent-log.js';
 import type { UpdateInfo } from '../../gen/platform/app/agent/v1/agent.js';
 import type { BinaryCache, BinarySource } from './binary-cache.js';
 import { VersionResolutionError, type Subsystem } from './errors.js';

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
 import { readRuntimeLog, writeFakeRuntime } from './test-support/fake-runtime.js';
+import { AGENT_NODE_FLAGS } from './service-install.js';
 
 const machine = (runtimeVersion: string, agentVersion = 'stable') => ({
   components: [],
@@ -34,7 +35,7 @@ test('changing platform-server to another file:// URL switches the runtime', asy
   t.deepEqual(readRuntimeLog(box.log).slice(3).map((e) => `${e.kind} ${e.tag}`), ['term v2', 'start v1']);
 });
 
-test('an http:// URL downloads the runtime from a web server and switches to it', async (t) => {
+test('an http:// URL downloads the runtime from a web server and switches to it (with the service flags)', async (t) => {
   const box = agentSandbox();
   const v1 = writeFakeRuntime(box.dir, { tag: 'v1', log: box.log });
   const v2 = readFileSync(writeFakeRuntime(box.dir, { tag: 'web', log: box.log }));
@@ -47,7 +48,7 @@ test('an http:// URL downloads the runtime from a web server and switches to it'
   t.teardown(() => server.close());
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/platform-server`;
   box.writeConfig(machine(pathToFileURL(v1).href));
-  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env);
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env, AGENT_NODE_FLAGS);
   t.teardown(() => agent.stop());
   await agent.waitFor('platform-server is serving');
   box.writeConfig(machine(url));

@@ -21,8 +21,9 @@ export class AgentProgram {
   private waiters: { pred: (l: LogLine) => boolean; from: number; resolve: (l: LogLine) => void }[] = [];
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  /** nodeFlags: V8/Node flags, e.g. the service's AGENT_NODE_FLAGS. */
+  constructor(args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []) {
+    this.child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', main, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
     for (const stream of [this.child.stdout!, this.child.stderr!]) {
       createInterface({ input: stream }).on('line', (text) => {
