@@ -1,7 +1,7 @@
 // Modules end to end: the real platform-server with a plugins folder holding copies of the example
 // modules, driven through the real gRPC clients. Few, fat, serial tests: each starts a runtime.
 import test from 'ava';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -192,4 +192,28 @@ test.serial('-untrusted-env disables modules: one log line, and each modular res
   t.regex(String(notices[0].msg), /acme:weather, acme:counter not loaded/);
   t.is(lines(runtime, 'module loaded').length, 0);
   t.false(runtime.output().includes('-untrusted-env is accepted but not supported yet'));
+});
+
+test.serial('the README walkthrough: its config serves the example, and its sed line turns the debug lines off', async (t) => {
+  const readme = readFileSync(fileURLToPath(new URL('../../plugins/README.md', import.meta.url)), 'utf8');
+  const configText = /cat > \/tmp\/weather\.json <<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(readme)![1];
+  const [, from, to] = /sed -i 's\/(.*?)\/(.*?)\/' \/tmp\/weather\.json/.exec(readme)!;
+  const { network: _network, ...config } = JSON.parse(configText) as Record<string, unknown>;
+  t.true(readme.includes('cp -r plugins/examples/weather ~/.platform/plugins/'));
+  const plugins = pluginsFolder('weather');
+  const runtime = await spawnRuntime(config, { env: { PLATFORM_PLUGINS_DIR: plugins } });
+  t.teardown(() => runtime.stop());
+  const c = clients(runtime);
+  t.like(await c.read('thermo'), { unit: 'celsius', calls: 1 });
+  await eventually(() => lines(runtime, 'thermometer read', 'acme:weather').length, (n) => n === 1, WAIT);
+  t.is(lines(runtime, 'thermometer constructed', 'acme:weather').length, 1);
+
+  const { network: _same, ...changed } = JSON.parse(configText.replace(from, to)) as Record<string, unknown>;
+  t.notDeepEqual(changed, config);
+  runtime.writeConfig(changed);
+  await eventually(() => lines(runtime, 'config changed').length, (n) => n === 1, WAIT);
+  await eventually(() => lines(runtime, 'reconfigured').length, (n) => n === 1, WAIT);
+  t.like(await c.read('thermo'), { calls: 2 });
+  t.is(lines(runtime, 'thermometer read').length, 1);
+  t.is((await c.statuses()).thermo.revision, 1);
 });
