@@ -23,7 +23,3 @@ export const READING_FIELDS: Readonly<Record<string, { column: string; kind: Fie
 };
 
 export const FIELD_NAMES = Object.keys(READING_FIELDS);
-
-/** `col AS "field"` for the given fields, in document order. */
-export const selectList = (fields: readonly string[]) =>
-  fields.map((f) => `${READING_FIELDS[f].column} AS "${f}"`).join(', ');

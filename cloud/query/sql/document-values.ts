@@ -10,8 +10,6 @@ import {
   type JS,
 } from '@duckdb/node-api';
 
-export type DocumentValue = JS | Record<string, unknown> | unknown[];
-
 const toDocumentValue: DuckDBValueConverter<JS> = (value, type, converter) => {
   if (value === null) return null;
   if (type.alias === 'JSON') return JSON.parse(String(value)) as JS;

@@ -2,7 +2,7 @@
 // against the sandbox rules. Using the real parser, not regexes, means that what is checked is exactly
 // what DuckDB will run: comments, quoting and odd spacing cannot hide a table or a function.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { invalidArgument, permissionDenied, StatusError } from '../../../core/grpc/status-error.js';
+import { invalidArgument, permissionDenied } from '../../../core/grpc/status-error.js';
 import { allowedFunctions, allowedTableFunctions, refusalReason } from './function-allowlist.js';
 
 /** The one relation that sandboxed SQL may read. */
@@ -127,5 +127,3 @@ class TreeChecker {
     if (!allowed.has(name.toLowerCase())) throw deny(`${kind} ${name}() is refused: ${refusalReason(name)}`);
   }
 }
-
-export { StatusError };
