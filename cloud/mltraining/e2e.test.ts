@@ -54,6 +54,9 @@ test.serial('only organization-owner keys may use the training API', async (t) =
     t.regex(denied!.message, /owner role/);
     const submit = await t.throwsAsync(operator.submitTrainingJob(fx.orgId, datasetId, 'm', 'v1', ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, labels));
     t.is(codeOf(submit), status.PERMISSION_DENIED);
+    const local = await t.throwsAsync(fx.locationOwner.mlTrainingClient.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED));
+    t.is(codeOf(local), status.PERMISSION_DENIED);
+    t.regex(local!.message, /not an organization-level key/);
     t.is(codeOf(await t.throwsAsync(anonymous.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED))), status.UNAUTHENTICATED);
     t.is(codeOf(await t.throwsAsync(fx.training.listTrainingJobs('another-org', TrainingStatus.TRAINING_STATUS_UNSPECIFIED))), status.PERMISSION_DENIED);
   } finally {

@@ -12,6 +12,8 @@ export interface CloudFixture {
   partId: string;
   owner: CloudClient;
   operator: CloudClient;
+  /** An owner key scoped to one location (not organization-level). */
+  locationOwner: CloudClient;
   /** The owner's mlTrainingClient. */
   training: MLTrainingClient;
   restart(how: 'stop' | 'kill9'): Promise<void>;
@@ -27,6 +29,7 @@ export async function cloudFixture(): Promise<CloudFixture> {
   const ownerKey = await adminJson(dataDir, ['key', 'create', '--org', orgId, '--role', 'owner']);
   const operatorKey = await adminJson(dataDir, ['key', 'create', '--org', orgId, '--role', 'operator']);
   const machine = await adminJson(dataDir, ['machine', 'create', '--org', orgId, '--name', 'camera-bot']);
+  const locationKey = await adminJson(dataDir, ['key', 'create', '--org', orgId, '--location', machine.location_id, '--role', 'owner']);
   const connect = (key: Record<string, string>) =>
     createCloudClient({ serviceHost: `http://${cloud.address}`, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
   const fixture: CloudFixture = {
@@ -35,6 +38,7 @@ export async function cloudFixture(): Promise<CloudFixture> {
     partId: machine.part_id,
     owner: connect(ownerKey),
     operator: connect(operatorKey),
+    locationOwner: connect(locationKey),
     get training() {
       return fixture.owner.mlTrainingClient;
     },
@@ -42,9 +46,11 @@ export async function cloudFixture(): Promise<CloudFixture> {
       await (how === 'stop' ? cloud.stop() : cloud.kill9());
       fixture.owner.close();
       fixture.operator.close();
+      fixture.locationOwner.close();
       cloud = fixture.cloud = await spawnCloud(dataDir);
       fixture.owner = connect(ownerKey);
       fixture.operator = connect(operatorKey);
+      fixture.locationOwner = connect(locationKey);
     },
     async uploadDataset(name, images) {
       const data = fixture.owner.dataClient;
@@ -62,6 +68,7 @@ export async function cloudFixture(): Promise<CloudFixture> {
     async close() {
       fixture.owner.close();
       fixture.operator.close();
+      fixture.locationOwner.close();
       await cloud.stop();
     },
   };
