@@ -238,3 +238,12 @@ test('a stop fails the running job with the reason and keeps pending ones for th
   t.regex(stopped.errorStatus!.message, /the cloud stopped while the job was running/);
   t.is((await finished(next, pending)).status, 'COMPLETED');
 });
+
+test('a script past its CPU-time limit fails with RESOURCE_EXHAUSTED', async (t) => {
+  const { training, datasetId, upload } = await setup(t, { customLimits: { wallSeconds: 120, cpuSeconds: 1 } });
+  await upload('spinner', '#!/bin/sh\nwhile :; do :; done\n');
+  const job = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'spinner', 'v1')));
+  t.is(job.status, 'FAILED');
+  t.is(job.errorStatus?.code, status.RESOURCE_EXHAUSTED);
+  t.regex(job.errorStatus!.message, /CPU time limit of 1 s/);
+});
