@@ -40,6 +40,9 @@ test('default paths: system and dev mode', (t) => {
   const dev = agentPaths({ devMode: true, env: { PLATFORM_AGENT_HOME: '/tmp/dev' } });
   for (const p of [dev.configFile, dev.defaultsFile, dev.binDir, dev.cacheDir, dev.stateFile, dev.systemdDir]) t.true(p.startsWith('/tmp/dev/'), p);
   t.is(agentPaths({ devMode: false, config: '/c.json', env: {} }).configFile, '/c.json');
+  const win = agentPaths({ devMode: false, env: {}, platform: 'win32' });
+  t.is(win.root, 'C:\\opt\\platform');
+  t.true(win.configFile.startsWith('C:\\etc'), win.configFile);
 });
 
 test('time scale: minutes and seconds shrink by the factor; defaults unchanged', (t) => {

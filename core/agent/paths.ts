@@ -42,13 +42,14 @@ export interface PathOptions {
   /** Prefix for system files (systemd unit, /etc): lets --install be tested against a temporary root. */
   installRoot?: string;
   env?: NodeJS.ProcessEnv;
+  platform?: NodeJS.Platform;
 }
 
 export function agentPaths(opts: PathOptions): AgentPaths {
   const env = opts.env ?? process.env;
   const sys = (p: string) => (opts.installRoot ? join(opts.installRoot, p) : p);
-  const root = opts.devMode ? devRoot(env) : env[HOME_ENV] ? env[HOME_ENV]! : sys(systemRoot(env));
-  const etc = opts.devMode ? root : sys('/etc');
+  const root = opts.devMode ? devRoot(env) : env[HOME_ENV] ? env[HOME_ENV]! : sys(systemRoot(env, opts.platform));
+  const etc = opts.devMode ? root : sys((opts.platform ?? process.platform) === 'win32' ? 'C:\\etc' : '/etc');
   return {
     root,
     binDir: join(root, 'bin'),
