@@ -67,6 +67,7 @@ const components = [
   motor('mq', { pins: { pwm: '30', dir: '31' }, encoder: 'enc-q', ticks_per_rotation: 200 }),
   motor('ms', { pins: { a: '32', b: '33' }, encoder: 'enc-s', ticks_per_rotation: 100 }),
   motor('mf', { pins: { pwm: '34', dir: '35' }, encoder: 'enc-f', ticks_per_rotation: 100 }),
+  motor('en', { pins: { pwm: '70', dir: '71', en_high: '72', en_low: '73' }, max_rpm: 100 }),
   motor('open', { pins: { pwm: '36', dir: '37' }, max_rpm: 100, max_power_pct: 0.5 }),
   motor('e1', { pins: { pwm: '2', dir: '3' }, max_rpm: 100 }, 'esp1'),
   motor('e2', { pins: { a: '4', b: '5' }, max_rpm: 100, pwm_freq: 1234 }, 'esp1'),
@@ -151,6 +152,15 @@ test.serial('every wiring x dir_flip x power drives the pins, duty and frequency
     for (const [pin, high] of Object.entries(stopped.levels)) t.is(await level('board1', pin), high, `${m.name} stop: pin ${pin}`);
     for (const [pin, d] of Object.entries(stopped.duties)) t.is(await duty('board1', pin), d, `${m.name} stop: pin ${pin} duty`);
   }
+});
+
+test.serial('enable pins: en_high high and en_low low while powered, the reverse when stopped', async (t) => {
+  t.false(await level('board1', '72'));
+  t.true(await level('board1', '73'));
+  await call(motors, 'setPower', { name: 'en', powerPct: -0.3 });
+  t.deepEqual([await level('board1', '71'), await level('board1', '72'), await level('board1', '73'), await duty('board1', '70')], [false, true, false, 0.3]);
+  await call(motors, 'stop', { name: 'en' });
+  t.deepEqual([await level('board1', '71'), await level('board1', '72'), await level('board1', '73'), await duty('board1', '70')], [false, false, true, 0]);
 });
 
 test.serial('with an incremental encoder, GoFor and GoTo reach their targets on the simulated board', async (t) => {

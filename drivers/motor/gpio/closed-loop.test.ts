@@ -131,3 +131,38 @@ test('without an encoder: GoFor runs open loop, GoTo and ResetZeroPosition are u
   await long;
   t.false((await motor.isPowered()).isOn);
 });
+
+test('a closed loop that sees no encoder movement at full power, or movement the wrong way, stops with an error', async (t) => {
+  // Stall: the encoder's interrupts are driven by nothing.
+  const { board, remote } = setup({ a: '40', b: '41' }, { pwm: '50', dir: '51' });
+  const logger = memoryLogger();
+  const encoder = await createIncrementalEncoder({ board: 'b', pins: { a: 'ea', b: 'eb' } }, remote, logger);
+  t.teardown(() => {
+    encoder.close();
+    board.close();
+  });
+  const stalled = await createGpioMotor({
+    name: 'm',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { pwm: '12', dir: '16' }, encoder: 'e', ticks_per_rotation: 200, max_power_pct: 0.5 }),
+    board: remote,
+    encoder: inProcess<Encoder>(encoder),
+    logger,
+  });
+  const stall = await t.throwsAsync(async () => stalled.goFor(60, 1));
+  t.is((stall as { code?: string }).code, 'FAILED_PRECONDITION');
+  t.regex(stall!.message, /the encoder did not move for 3 s at full power/);
+  t.false(await stalled.isMoving());
+  t.is(await board.pwm('12'), 0);
+
+  // Wrong way: dir_flip set although the wiring already turns the shaft forward.
+  const flipped = await createGpioMotor({
+    name: 'm2',
+    attributes: gpioMotorAttributes.parse({ board: 'b', pins: { pwm: '50', dir: '51' }, dir_flip: true, encoder: 'e', ticks_per_rotation: 200 }),
+    board: remote,
+    encoder: inProcess<Encoder>(encoder),
+    logger,
+  });
+  const wrongWay = await t.throwsAsync(async () => flipped.goFor(60, 2));
+  t.regex(wrongWay!.message, /the encoder counts against the motor direction; check dir_flip/);
+  t.false(await flipped.isMoving());
+});
