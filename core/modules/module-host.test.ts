@@ -21,7 +21,7 @@ function pluginsFolder(...modules: string[]): string {
   return dir;
 }
 function addModule(dir: string, name: string): void {
-  cpSync(join(name === 'flaky' ? FIXTURES : EXAMPLES, name), join(dir, name), { recursive: true });
+  cpSync(join(['flaky', 'timebomb'].includes(name) ? FIXTURES : EXAMPLES, name), join(dir, name), { recursive: true });
 }
 
 const thermo = (attributes: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ name: 'thermo', api: 'core:component:sensor', model: 'acme:weather:thermometer', attributes: { base_c: 21, drift_c: 0, ...attributes }, ...extra });
@@ -147,11 +147,17 @@ test.serial('per-module log levels: debug lines of a module at debug, none of a 
 });
 
 test.serial('a module that throws at load is retried with backoff; a crashed module driver is rebuilt; others are untouched', async (t) => {
-  const plugins = pluginsFolder('weather', 'flaky');
+  const plugins = pluginsFolder('weather', 'flaky', 'timebomb');
   writeFileSync(join(plugins, 'flaky', 'FAIL'), 'remove me to let the module load');
+  writeFileSync(join(plugins, 'timebomb', 'BOMB'), 'remove me to defuse the module');
   const flaky = { name: 'flaky', api: 'core:component:sensor', model: 'acme:flaky:sensor' };
+  const bomb = { name: 'bomb', api: 'core:component:sensor', model: 'acme:timebomb:sensor' };
   // module_dir in the config, rather than the environment variable.
-  const runtime = await spawnRuntime({ module_dir: plugins, modules: [weather(), { module_id: 'acme:flaky', version: '1.0.0' }], components: [thermo(), flaky, builtin] });
+  const runtime = await spawnRuntime({
+    module_dir: plugins,
+    modules: [weather(), { module_id: 'acme:flaky', version: '1.0.0' }, { module_id: 'acme:timebomb', version: '1.0.0' }],
+    components: [thermo(), flaky, bomb, builtin],
+  });
   t.teardown(() => runtime.stop());
   const c = clients(runtime);
 
@@ -176,6 +182,15 @@ test.serial('a module that throws at load is retried with backoff; a crashed mod
   t.true(runtime.logs().some((l) => l.msg === 'resource failed' && l.resource === 'thermo' && /crashed/.test(String(l.error))));
   t.true(ready(s.flaky) && ready(s.builtin));
   t.deepEqual(await c.read('builtin'), { x: 1 });
+
+  // Code the timebomb module left on the main thread throws: that is the module's crash, not the runtime's.
+  s = await eventually(() => c.statuses(), (x) => /module acme:timebomb crashed \(attempt \d+, next try in \d+ s\): timebomb went off/.test(x.bomb.error), WAIT);
+  t.true(lines(runtime, 'module crashed', 'acme:timebomb').length >= 1);
+  t.true(ready(s.thermo) && ready(s.flaky) && ready(s.builtin));
+  rmSync(join(plugins, 'timebomb', 'BOMB'));
+  await eventually(() => c.statuses(), (x) => ready(x.bomb), WAIT);
+  t.deepEqual(await c.read('bomb'), { ticking: false });
+  t.is(runtime.process.exitCode, null);
 });
 
 test.serial('-untrusted-env disables modules: one log line, and each modular resource says why', async (t) => {

@@ -12,15 +12,17 @@ import { loadModuleDefinition } from '../../plugins/host/entrypoint.js';
 import type { ModulePackage } from '../../plugins/host/manifest.js';
 import { pluginsFolder, scanPluginsFolder, type FoundFolder } from '../../plugins/host/plugins-folder.js';
 import { probeEntrypoint } from '../../plugins/host/probe.js';
-import { runnableEntrypoint } from '../../plugins/host/transpile.js';
+import { runnableModule } from '../../plugins/host/transpile.js';
 import type { MachineConfig, ModuleEntry } from '../config/machine.js';
 import { Machine } from '../kernel/machine.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModelRegistry } from '../resource/registry.js';
+import { CrashGuard, stackTouches } from './crash-guard.js';
 import { ModuleOptions } from './options.js';
 import { selectModules, type ModuleSelection } from './selection.js';
 
 interface Failure {
+  kind: 'failed to load' | 'crashed';
   message: string;
   attempts: number;
   /** The module.json it failed with: a changed folder is retried at once. */
@@ -32,8 +34,11 @@ interface Failure {
 
 interface ModuleRecord {
   selection: ModuleSelection;
-  loaded?: { package: ModulePackage; models: string[] };
+  /** `root` is the folder the loaded code runs from (a transpiled copy for TypeScript). */
+  loaded?: { package: ModulePackage; models: string[]; root: string; at: number };
   failure?: Failure;
+  /** Crashes in a row, each soon after its load: a module that keeps crashing backs off further each time. */
+  crashes?: number;
 }
 
 /** The models a resource entry names that look like a module's (`<namespace>:<module>:<model>`). */
@@ -54,6 +59,10 @@ export class ModuleHost {
   private generation = 0;
   private closed = false;
   private warned = new Set<string>();
+  private readonly guard = new CrashGuard(
+    (error) => [...this.records.values()].find((r) => r.loaded && stackTouches(error.stack, r.loaded.root))?.selection.moduleId,
+    (moduleId, error) => void this.enqueue(() => this.crashed(moduleId, error)),
+  );
   private readonly log;
 
   constructor(
@@ -73,17 +82,6 @@ export class ModuleHost {
   /** The folder modules are looked for in, as last resolved. */
   get pluginsFolder(): string {
     return this.folder;
-  }
-
-  /** The state of each configured module, for status and tests. */
-  modules(): { moduleId: string; version?: string; dir?: string; state: 'loaded' | 'failed' | 'unavailable' | 'disabled'; error?: string }[] {
-    return [...this.records.values()].map(({ selection, loaded, failure }) => ({
-      moduleId: selection.moduleId,
-      version: loaded?.package.manifest.version,
-      dir: loaded?.package.dir,
-      state: this.options.untrusted ? 'disabled' : loaded ? 'loaded' : failure ? 'failed' : 'unavailable',
-      error: this.explainModule(selection.moduleId),
-    }));
   }
 
   /**
@@ -116,6 +114,7 @@ export class ModuleHost {
     for (const record of this.records.values()) clearTimeout(record.failure?.timer);
     await this.watched?.watcher.close();
     this.watched = undefined;
+    this.guard.uninstall();
   }
 
   private enqueue(operation: () => Promise<void>): Promise<void> {
@@ -200,9 +199,11 @@ export class ModuleHost {
     const id = pkg.manifest.module_id;
     clearTimeout(record.failure?.timer);
     try {
-      const url = pathToFileURL(await runnableEntrypoint(pkg)).href;
+      const runnable = await runnableModule(pkg);
+      const url = pathToFileURL(runnable.entrypoint).href;
       await probeEntrypoint(url, pkg.manifest, this.options.loadTimeoutMs);
       // A new query string makes the main thread import the folder's current code, not its module cache.
+      this.guard.install();
       const definition = await loadModuleDefinition(`${url}?load=${++this.generation}`, pkg.manifest);
       try {
         for (const model of definition.models) this.registry.register(model, id);
@@ -210,21 +211,36 @@ export class ModuleHost {
         this.registry.unregisterModule(id);
         throw err;
       }
-      record.loaded = { package: pkg, models: definition.models.map((m) => m.model) };
+      record.loaded = { package: pkg, models: definition.models.map((m) => m.model), root: runnable.root, at: Date.now() };
       record.failure = undefined;
       this.log.info('module loaded', { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
     } catch (err) {
-      const attempts = (record.failure?.signature === pkg.signature ? record.failure.attempts : 0) + 1;
-      const retryInMs = Math.min(this.options.backoffInitialMs * 2 ** (attempts - 1), this.options.backoffMaxMs);
-      const failure: Failure = { message: (err as Error).message, attempts, signature: pkg.signature, retryInMs, due: false };
-      record.failure = failure;
-      this.log.error('module failed to load', { module_id: id, version: pkg.manifest.version, dir: pkg.dir, error: failure.message, attempt: attempts, retry_in_ms: retryInMs });
-      failure.timer = setTimeout(() => {
-        failure.due = true;
-        void this.enqueue(() => this.reconcile(true));
-      }, retryInMs);
-      failure.timer.unref();
+      this.retryLater(record, pkg, 'failed to load', (err as Error).message);
     }
+  }
+
+  /** Code of a loaded module threw on the main thread after loading: unload it and reload it with backoff. */
+  private async crashed(moduleId: string, error: Error): Promise<void> {
+    const record = this.records.get(moduleId);
+    if (!record?.loaded || this.closed) return;
+    const { package: pkg, at } = record.loaded;
+    record.crashes = Date.now() - at < this.options.backoffMaxMs ? (record.crashes ?? 0) + 1 : 1;
+    this.unload(record, 'it crashed');
+    this.retryLater(record, pkg, 'crashed', error.message, record.crashes);
+    await this.machine.refresh();
+  }
+
+  private retryLater(record: ModuleRecord, pkg: ModulePackage, kind: Failure['kind'], message: string, streak?: number): void {
+    const attempts = streak ?? (record.failure?.signature === pkg.signature ? record.failure.attempts : 0) + 1;
+    const retryInMs = Math.min(this.options.backoffInitialMs * 2 ** (attempts - 1), this.options.backoffMaxMs);
+    const failure: Failure = { kind, message, attempts, signature: pkg.signature, retryInMs, due: false };
+    record.failure = failure;
+    this.log.error(`module ${kind}`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, error: message, attempt: attempts, retry_in_ms: retryInMs });
+    failure.timer = setTimeout(() => {
+      failure.due = true;
+      void this.enqueue(() => this.reconcile(true));
+    }, retryInMs);
+    failure.timer.unref();
   }
 
   /** Why a model that looks modular is not registered; the resource's error. */
@@ -252,8 +268,8 @@ export class ModuleHost {
     if (record.loaded) return undefined;
     if (record.selection.problem) return record.selection.problem;
     if (record.failure) {
-      const { attempts, retryInMs, message } = record.failure;
-      return `module ${moduleId} failed to load (attempt ${attempts}, next try in ${Math.round(retryInMs / 1000)} s): ${message}`;
+      const { kind, attempts, retryInMs, message } = record.failure;
+      return `module ${moduleId} ${kind} (attempt ${attempts}, next try in ${Math.round(retryInMs / 1000)} s): ${message}`;
     }
     return `module ${moduleId} is not loaded yet`;
   }

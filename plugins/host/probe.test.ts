@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadModuleDefinition } from './entrypoint.js';
 import { readManifest } from './manifest.js';
 import { probeEntrypoint } from './probe.js';
-import { runnableEntrypoint } from './transpile.js';
+import { runnableModule } from './transpile.js';
 
 const fixture = (name: string) => readManifest(fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url)));
 const example = (name: string) => readManifest(fileURLToPath(new URL(`../examples/${name}`, import.meta.url)));
@@ -42,9 +42,9 @@ test('an entrypoint that exits, throws, or lies about its models is refused with
 test('a TypeScript module is transpiled into a cache folder and loads like JavaScript', async (t) => {
   const pkg = fixture('typed');
   const cache = mkdtempSync(join(tmpdir(), 'module-cache-'));
-  const entry = await runnableEntrypoint(pkg, cache);
-  t.true(entry.startsWith(cache) && entry.endsWith('index.js'));
-  t.is(await runnableEntrypoint(pkg, cache), entry, 'reused while the sources are unchanged');
+  const { entrypoint: entry, root } = await runnableModule(pkg, cache);
+  t.true(entry.startsWith(root) && root.startsWith(cache) && entry.endsWith('index.js'));
+  t.is((await runnableModule(pkg, cache)).entrypoint, entry, 'reused while the sources are unchanged');
   const probed = await probeEntrypoint(pathToFileURL(entry).href, pkg.manifest, 60_000);
   t.is(probed.models[0].model, 'acme:typed:gauge');
   t.true(probed.models[0].driver.startsWith(pathToFileURL(cache).href) && probed.models[0].driver.endsWith('/driver.js'));

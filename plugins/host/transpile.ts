@@ -19,15 +19,22 @@ function walk(dir: string, found: string[] = []): string[] {
   return found;
 }
 
-/** The path of the JavaScript entrypoint to load: the module's own, or its transpiled copy. */
-export async function runnableEntrypoint(pkg: ModulePackage, cacheRoot = join(tmpdir(), 'platform-modules')): Promise<string> {
-  if (!TYPESCRIPT.test(pkg.entrypoint)) return pkg.entrypoint;
+export interface RunnableModule {
+  /** The JavaScript entrypoint to load. */
+  entrypoint: string;
+  /** The folder the loaded code lives in: the module's own, or its transpiled copy. */
+  root: string;
+}
+
+/** The JavaScript to load: the module's own, or a transpiled copy of its TypeScript. */
+export async function runnableModule(pkg: ModulePackage, cacheRoot = join(tmpdir(), 'platform-modules')): Promise<RunnableModule> {
+  if (!TYPESCRIPT.test(pkg.entrypoint)) return { entrypoint: pkg.entrypoint, root: pkg.dir };
   const files = walk(pkg.dir);
   const stamp = createHash('sha256');
   for (const file of files) stamp.update(`${file}:${statSync(file).mtimeMs}:${statSync(file).size}\n`);
   const out = join(cacheRoot, `${pkg.manifest.module_id.replace(':', '_')}-${pkg.manifest.version}-${stamp.digest('hex').slice(0, 16)}`);
   const target = join(out, relative(pkg.dir, pkg.entrypoint).replace(TYPESCRIPT, '.js'));
-  if (existsSync(target)) return target;
+  if (existsSync(target)) return { entrypoint: target, root: out };
   let esbuild: typeof import('esbuild');
   try {
     esbuild = await import('esbuild');
@@ -51,5 +58,5 @@ export async function runnableEntrypoint(pkg: ModulePackage, cacheRoot = join(tm
   });
   // The transpiled files are ESM whatever the module's own package.json says.
   writeFileSync(join(out, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-  return target;
+  return { entrypoint: target, root: out };
 }
