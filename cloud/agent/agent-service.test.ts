@@ -3,7 +3,7 @@
 import test from 'ava';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -142,4 +142,23 @@ test.serial('with wait_for_update_check and no reachable cloud the runtime does 
   t.teardown(() => fast.stop());
   await fast.waitFor('platform-server is serving');
   t.is(fast.count('waiting for an update check before starting platform-server'), 0);
+});
+
+test.serial('a new agent release on the stable channel is installed and the agent exits for the service manager', async (t) => {
+  const box = agentSandbox(0.01);
+  const runtime = writeFakeRuntime(box.dir, { tag: 'v1', log: box.log });
+  const nextAgent = join(box.dir, 'platform-agent-2.0.0');
+  writeFileSync(nextAgent, '#!/bin/sh\necho "platform-agent 2.0.0"\n');
+  const other = await adminJson(cloud.dataDir, ['machine', 'create', '--org', org.id, '--name', 'updater']);
+  const otherKey = await adminJson(cloud.dataDir, ['key', 'create', '--org', org.id, '--machine', other.machine_id, '--role', 'owner']);
+  const pin = join(box.dir, 'pin.json');
+  writeFileSync(pin, JSON.stringify({ agent: { version_control: { 'platform-server': `file://${runtime}` } } }));
+  await admin(cloud.dataDir, ['agent', 'config', 'set', '--machine', other.machine_id, '--file', pin]);
+  await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'agent', '--version', '2.0.0', '--file', nextAgent, '--channel', 'stable']);
+  writeFileSync(box.config, JSON.stringify({ cloud: { app_address: `http://${cloud.address}`, id: other.part_id, api_key: otherKey } }));
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env, AGENT_NODE_FLAGS);
+  const exiting = await agent.waitFor('self-update installed; stopping platform-server and exiting for the service manager to restart the agent');
+  t.is(exiting.reason, 'agent 2.0.0 installed');
+  t.is(await agent.exited, 0);
+  t.is(readFileSync(readlinkSync(join(box.home, 'bin', 'platform-agent')), 'utf8'), readFileSync(nextAgent, 'utf8'));
 });

@@ -74,6 +74,22 @@ test('a runtime that keeps crashing is restarted with growing delays', async (t)
   t.deepEqual(delays, [1, 2, 4, 8]);
 });
 
+test('a runtime that served long enough counts as healthy: its next crash restarts after the first delay', async (t) => {
+  const box = agentSandbox(0.001); // healthy after 1 minute -> 60 ms of serving
+  const runtime = writeFakeRuntime(box.dir, { tag: 'late', mode: 'crash-late', log: box.log });
+  box.writeConfig(machine(runtime));
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env);
+  t.teardown(() => agent.stop());
+  let from = 0;
+  const delays: unknown[] = [];
+  for (let i = 0; i < 3; i++) {
+    const crash = await agent.waitFor('platform-server exited unexpectedly; restarting', from);
+    delays.push(crash.delaySeconds);
+    from = agent.lines.indexOf(crash) + 1;
+  }
+  t.deepEqual(delays, [1, 1, 1]);
+});
+
 test('serving-line addresses', async (t) => {
   const { servingAddress } = await import('./runtime-process.js');
   t.is(servingAddress('platform-server serving on 127.0.0.1:8080'), '127.0.0.1:8080');

@@ -9,8 +9,8 @@ export interface FakeRuntimeOptions {
   tag: string;
   /** serve: print the serving line and run until SIGTERM; silent: never print it; crash-once: serve,
    * then exit 3 the first time (a marker file remembers), serve normally after; crash-always: exit 3
-   * right after serving, every time. */
-  mode?: 'serve' | 'silent' | 'crash-once' | 'crash-always';
+   * right after serving, every time; crash-late: exit 3 half a second after serving, every time. */
+  mode?: 'serve' | 'silent' | 'crash-once' | 'crash-always' | 'crash-late';
   log: string;
 }
 
@@ -26,6 +26,7 @@ export function writeFakeRuntime(dir: string, opts: FakeRuntimeOptions): string 
     mode === 'silent' ? 'echo "starting up (never serves)"' : `echo "fake runtime ${opts.tag} serving on 127.0.0.1:45678"`,
     mode === 'crash-once' ? `if [ ! -e '${marker}' ]; then touch '${marker}'; echo "crashing" >&2; exit 3; fi` : '',
     mode === 'crash-always' ? 'echo "crashing" >&2; exit 3' : '',
+    mode === 'crash-late' ? 'sleep 0.5; echo "crashing" >&2; exit 3' : '',
     'sleep 100000 & wait $!',
     '',
   ];
