@@ -26,7 +26,7 @@ server.stdout.on('data', (chunk) => {
 
   or from Node, with the generated client:
 
-    node -e "import('./dist/gen/platform/component/sensor/v1/sensor.js').then(({SensorServiceClient}) => new SensorServiceClient('${address}', require('@grpc/grpc-js').credentials.createInsecure()).getReadings({name:'thermometer'}, (e, r) => console.log(e ?? r.readings)))"
+    node -e "import('./dist/gen/platform/component/sensor/v1/sensor.js').then(({SensorServiceClient}) => new SensorServiceClient('${address}', require('@grpc/grpc-js').credentials.createInsecure()).getReadings({name:'thermometer'}, (e, r) => { console.log(e ?? r.readings); process.exit(); }))"
 
   Edit ${config} and save: the runtime reconfigures live. Ctrl-C stops it.
 
