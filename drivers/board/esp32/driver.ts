@@ -1,5 +1,5 @@
 import type { Board, BoardCapabilities } from '../../../plugins/apis/board.js';
-import { defineDriver } from '../../../plugins/contract.js';
+import { defineDriver } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
 import type { FakeBoardAttributes } from '../fake/model.js';
 import { createFakeBoard } from '../fake/driver.js';
@@ -35,11 +35,12 @@ export function createEsp32Board(attributes: FakeBoardAttributes): Board & { clo
       pins.setPWM(pin, dutyPct);
     },
     capabilities(): BoardCapabilities {
-      return { kind: 'esp32', motorPwmFrequencyHz: ESP32_MOTOR_PWM_HZ, pwmTimers: ESP32_PWM_TIMERS, pwmChannels: ESP32_PWM_CHANNELS, i2cBuses: [] };
+      return { ...(pins.capabilities!() as BoardCapabilities), motorPwmFrequencyHz: ESP32_MOTOR_PWM_HZ, pwmTimers: ESP32_PWM_TIMERS, pwmChannels: ESP32_PWM_CHANNELS };
     },
     doCommand(command) {
       if ('pwm_timers' in command) return { timers: ledc.timersInUse() };
-      return pins.doCommand!(command);
+      if (['set_analog', 'tick', 'simulated_motor'].some((k) => k in command)) return pins.doCommand!(command);
+      throw invalidArgument('unknown command; the esp32 board accepts pwm_timers, set_analog, tick or simulated_motor');
     },
   };
 }

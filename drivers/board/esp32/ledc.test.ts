@@ -31,3 +31,17 @@ test('esp32 PWM: 8 channels', (t) => {
   ledc.assign('7', 0);
   t.notThrows(() => ledc.assign('8', 1000));
 });
+
+test('esp32 board: PWM without a frequency takes a channel at 1000 Hz; capabilities name the motor frequency', async (t) => {
+  const { createEsp32Board } = await import('./driver.js');
+  const { fakeBoardAttributes } = await import('../fake/model.js');
+  const board = createEsp32Board(fakeBoardAttributes.parse({}));
+  board.setPWM('9', 0.25);
+  t.is(board.pwmFrequency('9'), 1000);
+  t.deepEqual(board.capabilities!(), { kind: 'esp32', i2cBuses: [], motorPwmFrequencyHz: 10_000, pwmTimers: 4, pwmChannels: 8 });
+  for (const [pin, hz] of [['9', 40], ['1', 10], ['2', 20], ['3', 30]] as const) board.setPWMFrequency(pin, hz);
+  t.throws(() => board.setPWM('4', 0.5), { message: /frequency_hz 1000 on pin 4: needs a fifth PWM timer/ });
+  t.notThrows(() => board.setPWM('4', 0)); // duty 0 needs no channel
+  t.throws(() => board.doCommand!({ nope: 1 }), { message: /the esp32 board accepts pwm_timers/ });
+  board.close();
+});

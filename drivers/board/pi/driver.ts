@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Board } from '../../../plugins/apis/board.js';
-import { defineDriver } from '../../../plugins/contract.js';
+import { defineDriver } from '../../../plugins/driver.js';
 import { failedPrecondition, invalidArgument } from '../../../plugins/errors.js';
 import { EdgeLog } from '../edge-log.js';
 import { linuxI2C } from '../linux-i2c.js';
