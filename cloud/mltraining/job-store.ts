@@ -1,7 +1,7 @@
 // Jobs persist as one JSON file each (<root>/jobs/<id>.json, written atomically) with their log as
 // JSON lines next to them (<id>.logs.jsonl). Writes of one job are chained so that an older snapshot can
 // never replace a newer one.
-import { open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from './atomic-file.js';
 import type { TrainingJob, TrainingLogEntry } from './training-job.js';
@@ -22,7 +22,7 @@ export class JobStore {
   private readonly logs = new Map<string, LogSink>();
   private readonly folder: string;
 
-  constructor(root: string) {
+  constructor(root: string, private readonly maxLogEntries = maxLogEntriesPerJob) {
     this.folder = join(root, 'jobs');
   }
 
@@ -79,16 +79,16 @@ export class JobStore {
   appendLog(id: string, entry: TrainingLogEntry): Promise<void> {
     let sink = this.logs.get(id);
     if (!sink) {
-      sink = { handle: open(this.logPath(id), 'a', 0o600), count: -1, chain: Promise.resolve() };
+      sink = { handle: mkdir(this.folder, { recursive: true }).then(() => open(this.logPath(id), 'a', 0o600)), count: -1, chain: Promise.resolve() };
       this.logs.set(id, sink);
     }
     const target = sink;
     const line = { ...entry, message: entry.message.slice(0, maxMessageLength) };
     const write = target.chain.then(async () => {
       if (target.count < 0) target.count = (await this.readLog(id)).length;
-      if (target.count > maxLogEntriesPerJob) return;
-      const notice = target.count === maxLogEntriesPerJob;
-      const shown = notice ? { level: 'warn', time: entry.time, message: `log truncated after ${maxLogEntriesPerJob} entries` } : line;
+      if (target.count > this.maxLogEntries) return;
+      const notice = target.count === this.maxLogEntries;
+      const shown = notice ? { level: 'warn', time: entry.time, message: `log truncated after ${this.maxLogEntries} entries` } : line;
       target.count += 1;
       await (await target.handle).appendFile(`${JSON.stringify(shown)}\n`);
     });

@@ -200,6 +200,7 @@ export class TrainingRun {
   }
 
   private log(level: TrainingLogEntry['level'], message: string): Promise<void> {
-    return this.ctx.store.appendLog(this.job.id, { level, time: new Date().toISOString(), message });
+    // A log that cannot be written (disk full) must not leave the job stuck IN_PROGRESS.
+    return this.ctx.store.appendLog(this.job.id, { level, time: new Date().toISOString(), message }).catch(() => undefined);
   }
 }
