@@ -1,5 +1,5 @@
 import type { Encoder } from '../../../plugins/apis/encoder.js';
-import { defineDriver } from '../../../plugins/contract.js';
+import { defineDriver } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
 import { ticksPosition, TICKS_ONLY } from '../position-type.js';
 import type { FakeEncoderAttributes } from './model.js';

@@ -1,6 +1,6 @@
 import type { Board } from '../../../plugins/apis/board.js';
 import type { Encoder } from '../../../plugins/apis/encoder.js';
-import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/contract.js';
+import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
 import { ticksPosition, TICKS_ONLY } from '../position-type.js';
 import type { SingleEncoderAttributes } from './model.js';

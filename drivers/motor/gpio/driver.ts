@@ -1,7 +1,7 @@
 import type { Board, BoardCapabilities } from '../../../plugins/apis/board.js';
 import type { Encoder } from '../../../plugins/apis/encoder.js';
 import type { Motor, MotorProperties, PowerState } from '../../../plugins/apis/motor.js';
-import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/contract.js';
+import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument, unimplemented } from '../../../plugins/errors.js';
 import { runClosedLoop } from './control.js';
 import type { GpioMotorAttributes } from './model.js';
