@@ -3,11 +3,11 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { credentials, Metadata, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { serialize } from 'bson';
 import { createCloudClient, type CloudClient } from '../client/index.js';
 import { TabularDataSourceType } from '../../gen/platform/app/data/v1/data.js';
-import { DataPipelinesServiceClient, DataPipelineRunStatus } from '../../gen/platform/app/data/v1/data_pipelines.js';
+import { DataPipelinesClient, DataPipelineRunStatus } from './pipelines/data-pipelines-client.js';
 import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../testing/spawn-cloud.js';
 
 const run = promisify(execFile);
@@ -17,7 +17,9 @@ let otherOrg: string;
 let owner: CloudClient;
 let operatorClient: CloudClient;
 let otherOrgClient: CloudClient;
-let pipelines: DataPipelinesServiceClient;
+let pipelines: DataPipelinesClient;
+let otherPipelines: DataPipelinesClient;
+let operatorPipelines: DataPipelinesClient;
 
 test.before(async () => {
   cloud = await spawnCloud(undefined, []);
@@ -41,12 +43,14 @@ test.before(async () => {
     part.part_id, 'rdk:component:sensor', 'thermo', 'Readings', times,
   );
   machine.close();
-  pipelines = new DataPipelinesServiceClient(cloud.address, credentials.createInsecure());
+  pipelines = new DataPipelinesClient(owner.connection);
+  otherPipelines = new DataPipelinesClient(otherOrgClient.connection);
+  operatorPipelines = new DataPipelinesClient(operatorClient.connection);
 });
 
 test.after.always(async () => {
   for (const c of [owner, operatorClient, otherOrgClient]) c?.close();
-  pipelines?.close();
+  for (const p of [pipelines, otherPipelines, operatorPipelines]) p?.close();
   await cloud?.stop();
   if (cloud) removeDataDir(cloud.dataDir);
 });
@@ -101,27 +105,29 @@ test('configureDatabaseUser then psql with the URI from getDatabaseConnection', 
   t.is(stdout.trim(), `3|${orgId}`);
 });
 
-test('data pipelines over gRPC: create, list, runs, sink through PIPELINE_SINK, delete', async (t) => {
-  const token = await owner.connection.metadata();
-  const call = <Req, Res>(fn: (req: Req, md: Metadata, cb: (err: Error | null, res?: Res) => void) => unknown, req: Req) =>
-    new Promise<Res>((resolve, reject) => fn.call(pipelines, req, token, (err, res) => (err ? reject(err) : resolve(res!))));
-  const { id } = await call<object, { id: string }>(pipelines.createDataPipeline as never, {
-    organizationId: orgId, name: 'counts', mqlBinary: [Buffer.from(serialize({ $count: 'n' }))], schedule: '* * * * *',
-  });
-  const list = await call<object, { dataPipelines: { id: string; name: string; enabled: boolean }[] }>(pipelines.listDataPipelines as never, { organizationId: orgId });
-  t.deepEqual(list.dataPipelines.map((p) => [p.id, p.name, p.enabled]), [[id, 'counts', true]]);
-  const got = await call<object, { dataPipeline: { schedule: string } }>(pipelines.getDataPipeline as never, { id });
-  t.is(got.dataPipeline.schedule, '* * * * *');
+test('data pipelines through DataPipelinesClient: create, list, runs, sink through PIPELINE_SINK, delete', async (t) => {
+  const id = await pipelines.createDataPipeline(orgId, 'counts', [{ $count: 'n' }], '* * * * *');
+  const list = await pipelines.listDataPipelines(orgId);
+  t.deepEqual(list.map((p) => [p.id, p.name, p.enabled, p.query]), [[id, 'counts', true, [{ $count: 'n' }]]]);
+  const got = await pipelines.getDataPipeline(id);
+  t.is(got.schedule, '* * * * *');
+  t.is(got.dataSourceType, TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD);
   const sink = await owner.dataClient.tabularDataByMQL(orgId, [{ $match: {} }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK, pipelineId: id });
   t.true(Array.isArray(sink));
-  const runs = await call<object, { runs: { status: DataPipelineRunStatus }[] }>(pipelines.listDataPipelineRuns as never, { id });
-  t.true(runs.runs.every((r) => r.status !== DataPipelineRunStatus.DATA_PIPELINE_RUN_STATUS_UNSPECIFIED));
-  const bad = await t.throwsAsync(call(pipelines.createDataPipeline as never, { organizationId: orgId, name: 'bad', mqlBinary: [Buffer.from(serialize({ $out: 'x' }))], schedule: '* * * * *' }));
+  const runs = await pipelines.listDataPipelineRuns(id);
+  t.true(runs.every((r) => r.status !== DataPipelineRunStatus.DATA_PIPELINE_RUN_STATUS_UNSPECIFIED));
+  await pipelines.disableDataPipeline(id);
+  t.false((await pipelines.getDataPipeline(id)).enabled);
+  await pipelines.enableDataPipeline(id);
+  const bad = await t.throwsAsync(pipelines.createDataPipeline(orgId, 'bad', [{ $out: 'x' }], '* * * * *'));
   t.is((bad as { code?: number }).code, status.INVALID_ARGUMENT);
-  const foreign = await t.throwsAsync(new Promise((resolve, reject) =>
-    otherOrgClient.connection.metadata().then((md) => pipelines.getDataPipeline({ id }, md, (err, res) => (err ? reject(err) : resolve(res))))));
+  const badSchedule = await t.throwsAsync(pipelines.createDataPipeline(orgId, 'bad', [{ $count: 'n' }], 'hourly'));
+  t.regex(badSchedule!.message, /schedule/);
+  const foreign = await t.throwsAsync(otherPipelines.getDataPipeline(id));
   t.is((foreign as { code?: number }).code, status.PERMISSION_DENIED);
-  await call(pipelines.deleteDataPipeline as never, { id });
-  const gone = await t.throwsAsync(call(pipelines.getDataPipeline as never, { id }));
+  const operatorDelete = await t.throwsAsync(operatorPipelines.deleteDataPipeline(id));
+  t.is((operatorDelete as { code?: number }).code, status.PERMISSION_DENIED);
+  await pipelines.deleteDataPipeline(id);
+  const gone = await t.throwsAsync(pipelines.getDataPipeline(id));
   t.is((gone as { code?: number }).code, status.NOT_FOUND);
 });
