@@ -78,3 +78,22 @@ test('a broken defaults file is reported and ignored', async (t) => {
   t.regex(String(err.err), /platform_server_start_timeout_minutes 0: must be at least 1/);
   await agent.waitFor('platform-server is serving');
 });
+
+test('an invalid saved config is reported with field and rule, and the running config stays', async (t) => {
+  const box = agentSandbox();
+  const runtime = writeFakeRuntime(box.dir, { tag: 'v1', log: box.log });
+  const good = { agent: { version_control: { 'platform-server': pathToFileURL(runtime).href }, advanced_settings: { platform_server_env: { BAR: 'one' } } } };
+  box.writeConfig(good);
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], box.env);
+  t.teardown(() => agent.stop());
+  await agent.waitFor('platform-server is serving');
+  box.writeConfig({ agent: { ...good.agent, advanced_settings: { platform_server_env: { BAR: 2 } } } });
+  const invalid = await agent.waitFor('invalid agent config; keeping the previous one');
+  t.regex(String(invalid.err), /machine\.json:agent\.advanced_settings\.platform_server_env\.BAR 2: environment variable values must be strings/);
+  writeFileSync(box.config, '{ "agent": ');
+  const broken = await agent.waitFor('update check failed; keeping the current config');
+  t.regex(String(broken.err), /JSON/);
+  t.is(agent.count('restarting platform-server'), 0);
+  t.is(agent.child.exitCode, null, 'the agent keeps running');
+  t.deepEqual(readRuntimeLog(box.log).map((e) => e.kind), ['start']);
+});
