@@ -1,7 +1,7 @@
 // I2C on Linux boards through /dev/i2c-N with the optional i2c-bus package (loaded on first use).
 import type { I2C } from '../../plugins/apis/i2c.js';
 import { checkI2CTransfer } from '../../plugins/apis/i2c.js';
-import { invalidArgument } from '../../plugins/errors.js';
+import { failedPrecondition, invalidArgument } from '../../plugins/errors.js';
 import { loadOptional } from './optional-package.js';
 
 /** The part of i2c-bus's promisified bus that we use. */
@@ -26,7 +26,11 @@ export function linuxI2C(buses: Record<string, number>): LinuxI2C {
     if (number === undefined) throw invalidArgument(`i2c bus ${JSON.stringify(name)}: not configured on this board (configured: ${Object.keys(buses).join(', ') || 'none'})`);
     let handle = open.get(name);
     if (!handle) {
-      handle = loadOptional<I2cBusModule>('i2c-bus', 'Linux with I2C enabled (/dev/i2c-*)').then((m) => m.openPromisified(number));
+      handle = loadOptional<I2cBusModule>('i2c-bus', 'Linux with I2C enabled (/dev/i2c-*)').then((m) =>
+        m.openPromisified(number).catch((err: Error) => {
+          throw failedPrecondition(`i2c bus ${JSON.stringify(name)}: cannot open /dev/i2c-${number} (${err.message}); is I2C enabled on this machine?`);
+        }),
+      );
       handle.catch(() => open.delete(name));
       open.set(name, handle);
     }

@@ -42,3 +42,11 @@ test('Linux I2C checks the bus name and transfer before touching the hardware', 
   await t.throwsAsync(async () => i2c.i2cReadRegister('1', 0x40, 300, 1), { message: 'i2c register 300: must be from 0 to 255' });
   await i2c.close();
 });
+
+test('a bus that cannot be opened (or a missing i2c-bus package) is FAILED_PRECONDITION saying why', async (t) => {
+  const i2c = linuxI2C({ x: 250 });
+  const err = await t.throwsAsync(async () => i2c.i2cReadRegister('x', 0x40, 0, 1));
+  t.is((err as { code?: string }).code, 'FAILED_PRECONDITION');
+  t.regex(err!.message, /i2c bus "x": cannot open \/dev\/i2c-250|the optional package i2c-bus could not be loaded/);
+  await i2c.close();
+});

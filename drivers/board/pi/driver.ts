@@ -21,6 +21,7 @@ interface PigpioGpio {
 }
 interface PigpioModule {
   Gpio: { new (gpio: number, options?: { mode?: number; edge?: number }): PigpioGpio; OUTPUT: number; INPUT: number; EITHER_EDGE: number };
+  initialize(): void;
   terminate(): void;
 }
 
@@ -41,6 +42,12 @@ function requireRaspberryPi(): void {
 export default defineDriver<PiBoardAttributes, Board>(async ({ attributes }) => {
   requireRaspberryPi();
   const pigpio = await loadOptional<PigpioModule>('pigpio', 'a Raspberry Pi with the pigpio C library installed, and root');
+  try {
+    // Fails when the pigpio C library is missing, or without root.
+    pigpio.initialize();
+  } catch (err) {
+    throw failedPrecondition(`the pi board could not start pigpio (${(err as Error).message}); it needs the pigpio C library and root`);
+  }
   const { Gpio } = pigpio;
   const outputs = new Map<string, PigpioGpio>();
   const output = (pin: string) => {
