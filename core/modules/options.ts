@@ -20,11 +20,17 @@ export interface ModuleOptions {
 
 export const ModuleOptions: InjectionToken<ModuleOptions> = 'ModuleOptions';
 
+function envMs(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/** Defaults; the load timeout is overridable through PLATFORM_MODULE_STARTUP_TIMEOUT_MS. */
 export function defaultModuleOptions(overrides: Partial<ModuleOptions> = {}): ModuleOptions {
   return {
     untrusted: false,
     pluginsDirEnv: process.env.PLATFORM_PLUGINS_DIR || undefined,
-    loadTimeoutMs: 60_000,
+    loadTimeoutMs: envMs('PLATFORM_MODULE_STARTUP_TIMEOUT_MS', 60_000),
     backoffInitialMs: 1_000,
     backoffMaxMs: 30_000,
     settleMs: 300,
