@@ -19,6 +19,7 @@ export const builtinArgumentRules: Record<string, NumberRule> = {
   validation_fraction: { integer: false, min: 0.05, max: 0.5 },
   seed: { integer: true, min: 0, max: 2 ** 31 - 1 },
   target_metric: { integer: false, min: 0, max: 1, above: true },
+  evaluations_per_epoch: { integer: true, min: 1, max: 100 },
 };
 
 export function checkBuiltinArguments(args: Record<string, string>): void {

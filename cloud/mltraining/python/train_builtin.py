@@ -31,6 +31,8 @@ def parse():
     p.add_argument("--validation_fraction", type=float, default=0.2)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--num_threads", type=int, default=0, help="0 lets PyTorch choose")
+    p.add_argument("--evaluations_per_epoch", type=int, default=1,
+                   help="validations per epoch (classification); more give a finer time-to-metric")
     p.add_argument("--target_metric", type=float, default=None,
                    help="stop early once the validation metric reaches this value")
     return p.parse_args()

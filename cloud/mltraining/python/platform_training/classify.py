@@ -71,24 +71,35 @@ def train(entries, labels, options, multi_label):
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=1e-4)
     loss_fn = nn.BCEWithLogitsLoss() if multi_label else nn.CrossEntropyLoss()
     started = time.monotonic()
-    trained = 0
+    trained, training_seconds = 0, 0.0
     metrics = {}
+    batches = (len(x_train) + options.batch_size - 1) // options.batch_size
+    # Validation after these batches of each epoch (evaluations_per_epoch > 1 gives a finer time-to-metric).
+    checkpoints = {max(1, round(batches * k / options.evaluations_per_epoch)) for k in range(1, options.evaluations_per_epoch + 1)}
     for epoch in range(1, options.epochs + 1):
         model.train()
         order = torch.randperm(len(x_train))
-        total = 0.0
-        for start in range(0, len(order), options.batch_size):
+        total, seen = 0.0, 0
+        for batch, start in enumerate(range(0, len(order), options.batch_size), 1):
             idx = order[start:start + options.batch_size]
+            step_started = time.monotonic()
             optimizer.zero_grad()
             loss = loss_fn(model(augment(x_train[idx])), y_train[idx])
             loss.backward()
             optimizer.step()
+            training_seconds += time.monotonic() - step_started
             total += loss.item() * len(idx)
+            seen += len(idx)
             trained += len(idx)
-        name, value, metrics = evaluate(model, x_val, y_val, multi_label)
-        elapsed = time.monotonic() - started
-        protocol.progress(epoch, options.epochs, total / len(x_train), name, value, trained / elapsed, elapsed)
-        if options.target_metric is not None and value >= options.target_metric:
-            protocol.log(f"validation {name} {value:.3f} reached the target {options.target_metric}; stopping")
-            break
+            if batch not in checkpoints:
+                continue
+            name, value, metrics = evaluate(model, x_val, y_val, multi_label)
+            model.train()
+            elapsed = time.monotonic() - started
+            # images/s counts training steps only, not validation.
+            protocol.progress(epoch, options.epochs, total / seen, name, value, trained / training_seconds, elapsed,
+                              epoch_fraction=epoch - 1 + batch / batches)
+            if options.target_metric is not None and value >= options.target_metric:
+                protocol.log(f"validation {name} {value:.3f} reached the target {options.target_metric}; stopping")
+                return ExportedClassifier(model, multi_label), metrics, (1, 3, options.image_size, options.image_size), ["probabilities"]
     return ExportedClassifier(model, multi_label), metrics, (1, 3, options.image_size, options.image_size), ["probabilities"]

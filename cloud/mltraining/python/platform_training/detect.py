@@ -134,7 +134,7 @@ def train(entries, labels, options):
     protocol.log(f"training on {len(x_train)} images, validating on {len(x_val)}; grid {grid}x{grid}")
     model = Detector(len(labels))
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=1e-4)
-    started, trained, metrics = time.monotonic(), 0, {}
+    started, trained, training_seconds, metrics = time.monotonic(), 0, 0.0, {}
     for epoch in range(1, options.epochs + 1):
         model.train()
         order = torch.randperm(len(x_train)).tolist()
@@ -143,16 +143,18 @@ def train(entries, labels, options):
             idx = order[start:start + options.batch_size]
             x, targets = augment(x_train[idx], [t_train[i] for i in idx])
             obj, box, cls = encode(targets, grid, len(labels))
+            step_started = time.monotonic()
             optimizer.zero_grad()
             loss = loss_of(model(x), obj, box, cls)
             loss.backward()
             optimizer.step()
+            training_seconds += time.monotonic() - step_started
             total += loss.item() * len(idx)
             trained += len(idx)
         value = mean_average_precision(detections(model, x_val), t_val, len(labels))
         metrics = {"map50": value}
         elapsed = time.monotonic() - started
-        protocol.progress(epoch, options.epochs, total / len(x_train), "map50", value, trained / elapsed, elapsed)
+        protocol.progress(epoch, options.epochs, total / len(x_train), "map50", value, trained / training_seconds, elapsed)
         if options.target_metric is not None and value >= options.target_metric:
             protocol.log(f"validation map50 {value:.3f} reached the target {options.target_metric}; stopping")
             break

@@ -20,10 +20,10 @@ def log(message, level="info"):
     emit("log", level=level, message=message)
 
 
-def progress(epoch, total_epochs, loss, metric_name, metric, images_per_second, elapsed_seconds):
+def progress(epoch, total_epochs, loss, metric_name, metric, images_per_second, elapsed_seconds, epoch_fraction=None):
     emit("progress", epoch=epoch, total_epochs=total_epochs, loss=float(loss), metric_name=metric_name,
          metric=float(metric), images_per_second=float(images_per_second),
-         elapsed_seconds=float(elapsed_seconds))
+         elapsed_seconds=float(elapsed_seconds), epoch_fraction=float(epoch if epoch_fraction is None else epoch_fraction))
 
 
 def exit_with_parent():
