@@ -43,15 +43,24 @@ export function linuxI2C(buses: Record<string, number>): LinuxI2C {
       throw invalidArgument(`i2c ${(err as Error).message}`);
     }
   };
+  /** Bus I/O errors (no /dev/i2c-N, no permission, a device that does not answer) name the bus and device. */
+  const transfer = async <R>(name: string, address: number, io: (b: PromisifiedBus) => Promise<R>): Promise<R> => {
+    const handle = await bus(name);
+    try {
+      return await io(handle);
+    } catch (err) {
+      throw failedPrecondition(`i2c bus ${JSON.stringify(name)} (/dev/i2c-${buses[name]}) address ${address}: ${(err as Error).message}; is I2C enabled and the device connected?`);
+    }
+  };
   return {
     async i2cReadRegister(name, address, register, length) {
       check(address, register, length);
-      const { bytesRead, buffer } = await (await bus(name)).readI2cBlock(address, register, length, Buffer.alloc(length));
+      const { bytesRead, buffer } = await transfer(name, address, (b) => b.readI2cBlock(address, register, length, Buffer.alloc(length)));
       return [...buffer.subarray(0, bytesRead)];
     },
     async i2cWriteRegister(name, address, register, bytes) {
       check(address, register, bytes);
-      await (await bus(name)).writeI2cBlock(address, register, bytes.length, Buffer.from(bytes));
+      await transfer(name, address, (b) => b.writeI2cBlock(address, register, bytes.length, Buffer.from(bytes)));
     },
     async close() {
       for (const handle of open.values()) await (await handle.catch(() => undefined))?.close();
