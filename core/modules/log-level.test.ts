@@ -35,6 +35,8 @@ test.serial('a module at debug shows its debug lines, a module at info does not;
     ],
   });
   t.true(h.machine.statuses().every((s) => s.state === 'ready'));
+  // Worker lines arrive on their own channel; each worker's info line follows its debug line.
+  await h.waitFor(() => h.lines().filter((l) => l.msg === 'generic info line').length === 4);
   t.deepEqual(constructedLines(h), ['a acme:loud', 'builtin -', 'c acme:plain']);
   // Every line a module driver writes carries its module_id; built-in lines do not.
   const info = h.lines().filter((l) => l.msg === 'generic info line');
@@ -47,6 +49,7 @@ test.serial('a module at warn hides its info lines, and debug mode overrides eve
   await h.apply({ components: [entry('a', 'acme:loud:recorder'), entry('b', 'acme:quiet:recorder')] });
   t.deepEqual(h.lines().filter((l) => l.msg === 'generic info line').length, 0);
   await h.apply({ debug: true, components: [entry('a', 'acme:loud:recorder', { attributes: { label: 'again' } }), entry('b', 'acme:quiet:recorder', { attributes: { label: 'again' } })] });
+  await h.waitFor(() => constructedLines(h).length === 2);
   t.deepEqual(constructedLines(h), ['a acme:loud', 'b acme:quiet']);
   await h.stop();
 });
