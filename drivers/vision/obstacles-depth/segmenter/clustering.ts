@@ -93,20 +93,35 @@ export function clusterGrid(
     return root;
   };
   if (r === 1) {
-    // The default 8-neighbourhood, unrolled: left, up-left, up, up-right.
+    // The default 8-neighbourhood, unrolled and inlined: left, up-left, up, up-right.
     const limit = offsets[2];
+    const neighbours = [-1, -width - 1, -width, -width + 1];
     for (let v = 0; v < height; v++) {
       const row = v * width;
       for (let u = 0; u < width; u++) {
         const i = row + u;
         if (!kept[i]) continue;
+        const x = p[i * 3], y = p[i * 3 + 1], z = p[i * 3 + 2];
         let root = i;
-        if (u > 0 && kept[i - 1]) root = link(i, i - 1, root, limit);
-        if (v > 0) {
-          const up = i - width;
-          if (u > 0 && kept[up - 1]) root = link(i, up - 1, root, limit);
-          if (kept[up]) root = link(i, up, root, limit);
-          if (u + 1 < width && kept[up + 1]) root = link(i, up + 1, root, limit);
+        for (let k = 0, end = v > 0 ? 4 : 1; k < end; k++) {
+          if ((k === 0 || k === 1) && u === 0) continue;
+          if (k === 3 && u + 1 === width) continue;
+          let j = i + neighbours[k];
+          if (!kept[j]) continue;
+          const dx = p[j * 3] - x, dy = p[j * 3 + 1] - y, dz = p[j * 3 + 2] - z;
+          const zs = z + p[j * 3 + 2];
+          if (dx * dx + dy * dy + dz * dz > limit * zs * zs) continue;
+          while (parent[j] !== j) {
+            const g = parent[parent[j]];
+            parent[j] = g;
+            j = g;
+          }
+          if (j === root) continue;
+          // Union by smaller index keeps every root the first point of its component in raster order.
+          if (j < root) {
+            parent[root] = j;
+            root = j;
+          } else parent[j] = root;
         }
         parent[i] = root;
       }

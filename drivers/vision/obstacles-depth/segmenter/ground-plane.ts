@@ -26,6 +26,8 @@ const ROUNDS = 4;
 const MIN_SAMPLE_LEFT = 30;
 const MIN_FIT_BAND_MM = 2;
 const FIT_SCALE_MM = 25;
+/** A hypothesis is dropped when its score on the first eighth is below this share of the best's whole-sample eighth. */
+const PREEMPT_FRACTION = 0.125 * 0.6;
 
 export function fitGroundPlane(
   positions: Float32Array,
@@ -115,12 +117,19 @@ function bestHypothesis(
     if (!plane) continue;
     // MSAC score: an inlier counts less the farther it is, so a plane riding on top of the band (which
     // would hold the same floor points plus the feet of every object) loses to the centred one.
+    // Preemptive: the sample is in random order, so a hypothesis far behind the best after the first
+    // eighth of it is dropped without scoring the rest.
     let score = 0;
-    for (let k = 0, q = 0; q < alive.length; k += 3, q++) {
+    const { nx, ny, nz, d } = plane;
+    const checkpoint = alive.length >> 3;
+    let q = 0;
+    for (let k = 0; q < alive.length; k += 3, q++) {
+      if (q === checkpoint && score < bestScore * PREEMPT_FRACTION) break;
       if (!alive[q]) continue;
-      const h = (plane.nx * sample[k] + plane.ny * sample[k + 1] + plane.nz * sample[k + 2] + plane.d) * invBand;
+      const h = (nx * sample[k] + ny * sample[k + 1] + nz * sample[k + 2] + d) * invBand;
       if (h <= 1 && h >= -1) score += 1 - h * h;
     }
+    if (q < alive.length) continue;
     if (score > bestScore) {
       bestScore = score;
       best = plane;
