@@ -79,11 +79,6 @@ export class ModuleHost {
     });
   }
 
-  /** The folder modules are looked for in, as last resolved. */
-  get pluginsFolder(): string {
-    return this.folder;
-  }
-
   /**
    * Takes a config's `modules` and `module_dir`. Called before the Machine applies the same config, so
    * that the models of newly selected modules exist when their resources are resolved.
