@@ -106,7 +106,8 @@ test.serial('modules found at start are served; a missing module, a version mism
 
 test.serial('per-module log levels: debug lines of a module at debug, none of a module at info, and a change while running', async (t) => {
   const plugins = pluginsFolder('weather', 'counter');
-  const runtime = await spawnRuntime({ modules: [weather('1.2.0', 'debug'), counter('info')], components: [thermo(), ticks] }, { env: { PLATFORM_PLUGINS_DIR: plugins } });
+  // Deduplication off: a repeated debug line must not hide behind a "suppressing repeats" notice.
+  const runtime = await spawnRuntime({ disable_log_deduplication: true, modules: [weather('1.2.0', 'debug'), counter('info')], components: [thermo(), ticks] }, { env: { PLATFORM_PLUGINS_DIR: plugins } });
   t.teardown(() => runtime.stop());
   const c = clients(runtime);
   await c.read('thermo');
@@ -124,6 +125,7 @@ test.serial('per-module log levels: debug lines of a module at debug, none of a 
   // Swap the levels while running. The `log` rule asks for debug on every sensor, and thermo's
   // log_configuration asks for debug too: both lose to the weather module's own info level.
   runtime.writeConfig({
+    disable_log_deduplication: true,
     modules: [weather('1.2.0', 'info'), counter('debug')],
     log: [{ pattern: 'platform.components.sensor.*', level: 'debug' }],
     components: [thermo({}, { log_configuration: { level: 'debug' } }), ticks],
@@ -142,7 +144,7 @@ test.serial('per-module log levels: debug lines of a module at debug, none of a 
   t.like(warning, { level: 40, module_id: 'acme:weather', resource: 'thermo' });
 
   // Debug mode overrides every module level.
-  runtime.writeConfig({ debug: true, modules: [weather('1.2.0', 'error'), counter('error')], components: [thermo(), ticks] });
+  runtime.writeConfig({ disable_log_deduplication: true, debug: true, modules: [weather('1.2.0', 'error'), counter('error')], components: [thermo(), ticks] });
   await eventually(async () => (await c.read('thermo'), lines(runtime, 'thermometer read').length), (n) => n > 2, WAIT);
 });
 
