@@ -2,7 +2,7 @@
 // Settings come from the environment of `platform-cloud serve`:
 //   PLATFORM_TRAINING_CONCURRENCY      jobs trained at the same time (default 1)
 //   PLATFORM_TRAINING_PYTHON           python with torch (default /usr/bin/python3 when present)
-//   PLATFORM_TRAINING_THREADS          PyTorch threads per built-in job (default 2)
+//   PLATFORM_TRAINING_THREADS          PyTorch threads per built-in job (default: CPUs / concurrency)
 //   PLATFORM_TRAINING_TIMEOUT_S        wall-clock limit of a built-in job (default 21600)
 //   PLATFORM_TRAINING_CUSTOM_TIMEOUT_S wall-clock limit of a custom job (default 7200)
 //   PLATFORM_TRAINING_CUSTOM_CPU_S     CPU-time limit of a custom job (default none)
@@ -34,7 +34,7 @@ export const mlTrainingExtension: CloudExtension = {
       dataSource: new CloudTrainingDataSource(ctx.store),
       concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', 1, 1)!),
       python: process.env.PLATFORM_TRAINING_PYTHON || undefined,
-      trainerThreads: Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 2, 1)!),
+      trainerThreads: process.env.PLATFORM_TRAINING_THREADS ? Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 1, 1)!) : undefined,
       builtinLimits: { wallSeconds: envNumber('PLATFORM_TRAINING_TIMEOUT_S', 21_600, 1) },
       customLimits: {
         wallSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_TIMEOUT_S', 7_200, 1),

@@ -2,6 +2,7 @@
 // run them through a queue, and recover them after a restart.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../../core/grpc/status-error.js';
@@ -26,7 +27,7 @@ export interface MLTrainingOptions {
   builtinLimits?: Partial<ProcessLimits>;
   customLimits?: Partial<ProcessLimits>;
   builtinDefaults?: Record<string, string>;
-  /** PyTorch threads per built-in job. Default 2. */
+  /** PyTorch threads per built-in job. Default: the CPU count divided by the concurrency (at least 1). */
   trainerThreads?: number;
   killGraceMs?: number;
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
@@ -89,7 +90,9 @@ export class MLTraining {
       builtinLimits: { wallSeconds: 6 * 3600, memoryBytes: 16 * 2 ** 30, ...options.builtinLimits },
       customLimits: { wallSeconds: 2 * 3600, memoryBytes: 8 * 2 ** 30, ...options.customLimits },
       builtinDefaults: options.builtinDefaults ?? {},
-      trainerThreads: options.trainerThreads ?? 2,
+      // One share of the cores per concurrent job: oversubscribed OpenMP threads spin and slow training
+      // down several times over.
+      trainerThreads: options.trainerThreads ?? Math.max(1, Math.floor(availableParallelism() / (options.concurrency ?? 1))),
       killGraceMs: options.killGraceMs ?? 5_000,
     };
   }

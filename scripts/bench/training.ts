@@ -9,10 +9,11 @@
 //     spawn to the same epoch. The ratio service/anchor is the service's overhead.
 // DESIGN.md's reference point: TensorFlow.js on the CPU was ~550x slower than PyTorch on this network
 // (not re-measured here: it takes minutes).
-// Run: npm run bench:training   (PLATFORM_TRAINING_BENCH_THREADS, default 2)
+// Run: npm run bench:training   (PLATFORM_TRAINING_BENCH_THREADS, default 1: on a shared, loaded
+// machine two OpenMP threads ran ~5x slower than one; on an idle one try 2)
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +26,7 @@ import { waitFor } from '../../cloud/mltraining/testing/wait-for.js';
 
 const IMAGES = 1000;
 const TARGET = 0.9;
-const threads = Number(process.env.PLATFORM_TRAINING_BENCH_THREADS ?? 2);
+const threads = Number(process.env.PLATFORM_TRAINING_BENCH_THREADS ?? 1);
 // Ten validations per epoch: 1,000 easy images reach 90% within the first epoch, so per-epoch checks
 // would only say "one epoch".
 const args = { epochs: '30', target_metric: String(TARGET), seed: '1', batch_size: '32', evaluations_per_epoch: '10' };
@@ -83,7 +84,7 @@ const folder = await mkdtemp(join(tmpdir(), 'bench-training-'));
 try {
   const source = new MemoryDataSource();
   const datasetId = source.addShapes('bench-org', shapeImages(IMAGES, { seed: 11 }));
-  console.log(`dataset: ${IMAGES} images of 64x64, 3 classes, 80/20 train/validation split; ${threads} PyTorch threads`);
+  console.log(`dataset: ${IMAGES} images of 64x64, 3 classes, 80/20 train/validation split; ${threads} PyTorch thread(s); load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs`);
   const bare = await anchor(source, 'bench-org', datasetId, join(folder, 'anchor'));
   const svc = await service(source, 'bench-org', datasetId, join(folder, 'service'));
   const row = (name: string, f: Figures) =>
