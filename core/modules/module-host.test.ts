@@ -66,6 +66,7 @@ test.serial('modules found at start are served; a missing module, a version mism
   t.is(s.ticks.state, ResourceState.RESOURCE_STATE_UNHEALTHY);
   t.regex(s.ticks.error, new RegExp(`components\\[1\\]\\.model "acme:counter:ticks": module acme:counter is not installed in the plugins folder ${plugins}`));
   t.is(lines(runtime, 'module loaded', 'acme:weather').length, 1);
+  t.is(runtime.logs().filter((l) => l.module_id === 'acme:counter' && /is not installed in the plugins folder/.test(String(l.msg))).length, 1);
   const missing = await t.throwsAsync(c.read('ticks'));
   t.is((missing as { code?: number }).code, grpcStatus.UNAVAILABLE);
 

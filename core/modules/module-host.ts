@@ -37,6 +37,8 @@ interface ModuleRecord {
   /** `root` is the folder the loaded code runs from (a transpiled copy for TypeScript). */
   loaded?: { package: ModulePackage; models: string[]; root: string; at: number };
   failure?: Failure;
+  /** The selection problem last logged, so that it is logged once. */
+  reported?: string;
   /** Crashes in a row, each soon after its load: a module that keeps crashing backs off further each time. */
   crashes?: number;
 }
@@ -170,11 +172,15 @@ export class ModuleHost {
       const record = this.records.get(id) ?? { selection };
       this.records.set(id, record);
       if (!selection.package) {
+        // Said once per distinct problem: the module's resources carry it too, but a module may have none yet.
+        if (record.reported !== selection.problem) this.log.warn(selection.problem!, { module_id: id });
+        record.reported = selection.problem;
         if (record.failure) changed = true;
         clearTimeout(record.failure?.timer);
         record.failure = undefined;
         continue;
       }
+      record.reported = undefined;
       const { failure } = record;
       if (record.loaded || (failure && failure.signature === selection.package.signature && !failure.due)) continue;
       await this.load(record, selection.package);
