@@ -16,7 +16,7 @@ import { MqlRunner, readingsSql } from '../../cloud/query/mql/mql-runner.js';
 import { MingoPool } from '../../cloud/query/mql/mingo-pool.js';
 import { planPushdown } from '../../cloud/query/mql/pushdown.js';
 import { readingsScope } from '../../cloud/query/sql/readings-view.js';
-import { scanDocuments } from '../../cloud/query/mql/document-scan.js';
+import { dateFieldsOf, scanDocuments } from '../../cloud/query/mql/document-scan.js';
 
 const SQL_ROWS = Number(process.env.QUERY_BENCH_SQL_ROWS ?? 10_000_000);
 const MQL_ROWS = Number(process.env.QUERY_BENCH_MQL_ROWS ?? 1_000_000);
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     t0 = performance.now();
     const loader = await connect();
     const full = planPushdown([]);
-    const everything = await scanDocuments(loader, readingsSql(full, readingsScope('org-mql')), full.fields, { timeoutMs: 600_000, maxRows: 5_000_000 });
+    const everything = await scanDocuments(loader, readingsSql(full, readingsScope('org-mql')), dateFieldsOf(full.fields), { timeoutMs: 600_000, maxRows: 5_000_000 });
     loader.closeSync();
     console.log(`\nloaded ${everything.length} full documents for mingo alone in ${ms(performance.now() - t0)} (not counted below)`);
     const expected = aggregate(everything, pipeline);

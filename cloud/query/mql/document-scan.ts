@@ -16,13 +16,15 @@ export function documentSelect(fields: readonly string[]): string {
   return `json_object(${pairs.join(', ')})::VARCHAR AS doc`;
 }
 
+/** The reading fields that documentSelect renders as epoch milliseconds. */
+export const dateFieldsOf = (fields: readonly string[]) => fields.filter((f) => READING_FIELDS[f].kind === 'date');
+
 export async function scanDocuments(
   conn: DuckDBConnection,
   sql: string,
-  fields: readonly string[],
+  dateFields: readonly string[],
   limits: { timeoutMs: number; maxRows: number },
 ): Promise<Record<string, unknown>[]> {
-  const dateFields = fields.filter((f) => READING_FIELDS[f].kind === 'date');
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

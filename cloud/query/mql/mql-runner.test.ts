@@ -135,3 +135,9 @@ test('result limits apply to the final documents', async (t) => {
   const err = await t.throwsAsync(small.run('org-a', [{ $match: {} }], STANDARD), { instanceOf: StatusError });
   t.regex(err!.message, /2-document limit/);
 });
+
+test('$group in SQL: $sum of nothing is 0, $avg of nothing is null, groups in first-seen order, none for no input', async (t) => {
+  const docs = await runner.run('org-a', [{ $group: { _id: '$component_name', s: { $sum: '$data.readings.nothing' }, a: { $avg: '$data.readings.nothing' }, n: { $sum: 2 } } }], STANDARD);
+  t.deepEqual(docs, [{ _id: 'thermo', s: 0, a: null, n: 4 }, { _id: 'hygro', s: 0, a: null, n: 2 }]);
+  t.deepEqual(await runner.run('org-a', [{ $match: { component_name: 'none' } }, { $group: { _id: null, n: { $sum: 1 } } }], STANDARD), []);
+});

@@ -7,7 +7,7 @@ import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
 import { readingsScope } from '../sql/readings-view.js';
 import type { ConnectionSource } from '../sql/sql-sandbox.js';
-import { documentSelect, scanDocuments } from './document-scan.js';
+import { dateFieldsOf, documentSelect, scanDocuments } from './document-scan.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
 import { checkStages, type Stage } from './stages.js';
@@ -60,17 +60,17 @@ export class MqlRunner {
       const since = source.sourceType === 'HOT_STORAGE' ? new Date(this.now().getTime() - this.hotStorageMs) : undefined;
       const plan = '$geoNear' in stages[0] ? planPushdown([]) : planPushdown(stages);
       residual = '$geoNear' in stages[0] ? stages : plan.residual;
-      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), plan.fields, deadline);
+      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), plan.group ? [] : dateFieldsOf(plan.fields), deadline);
     }
     const out = residual.length === 0 ? docs : await this.evaluate(docs, residual, deadline);
     this.checkResult(out);
     return out;
   }
 
-  private async scan(sql: string, fields: string[], deadline: number): Promise<Record<string, unknown>[]> {
+  private async scan(sql: string, dateFields: string[], deadline: number): Promise<Record<string, unknown>[]> {
     const conn = await this.connect();
     try {
-      return await scanDocuments(conn, sql, fields, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
+      return await scanDocuments(conn, sql, dateFields, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
     } finally {
       conn.closeSync();
     }
@@ -100,6 +100,11 @@ export class MqlRunner {
 
 export function readingsSql(plan: PushdownPlan, scope: string[]): string {
   const where = [...scope, ...plan.where.map((w) => `(${w})`)].join(' AND ');
+  if (plan.group) {
+    // HAVING: MongoDB emits no group at all for no input, even for _id: null.
+    const groupBy = plan.group.groupBy ? ` GROUP BY ${plan.group.groupBy}` : '';
+    return `SELECT ${plan.group.select} FROM main.tabular_data WHERE ${where}${groupBy} HAVING count(*) > 0 ORDER BY min(seq)`;
+  }
   const order = [...plan.orderBy, 'seq ASC'].join(', ');
   const limit = plan.limit === null ? '' : ` LIMIT ${plan.limit}`;
   const offset = plan.offset > 0 ? ` OFFSET ${plan.offset}` : '';

@@ -65,8 +65,9 @@ test('$or and $nor of exact conditions are exact; $and keeps the exact part', (t
 test('only the fields a document-replacing residual stage depends on are fetched', (t) => {
   const group = planPushdown([
     { $match: { component_name: 'a' } },
-    { $group: { _id: '$component_name', avg: { $avg: '$data.readings.temperature' } } },
+    { $group: { _id: '$component_name', top: { $max: '$data.readings.temperature' } } },
   ]);
+  t.is(group.group, undefined, '$max is left to mingo');
   t.deepEqual(group.fields, ['component_name', 'data']);
   t.deepEqual(planPushdown([{ $count: 'n' }]).fields, ['_id']);
   const matched = planPushdown([{ $match: { 'data.v': { $gt: 1 } } }, { $sort: { time_received: 1 } }, { $count: 'n' }]);
@@ -74,4 +75,25 @@ test('only the fields a document-replacing residual stage depends on are fetched
   t.is(planPushdown([{ $addFields: { all: '$$ROOT' } }, { $count: 'n' }]).fields.length, FIELD_NAMES.length);
   t.is(planPushdown([{ $limit: 5 }, { $addFields: { x: 1 } }]).fields.length, FIELD_NAMES.length, 'no replacing stage: whole documents');
   t.is(planPushdown([{ $redact: '$$KEEP' }, { $count: 'n' }]).fields.length, FIELD_NAMES.length);
+});
+
+test('$group by a top-level text field with counts, $sum and $avg runs in SQL', (t) => {
+  const plan = planPushdown([
+    { $match: { component_name: { $in: ['a', 'b'] } } },
+    { $group: { _id: '$component_name', n: { $sum: 1 }, c: { $count: {} }, s: { $sum: '$data.readings.v' }, a: { $avg: '$data.readings.v' } } },
+    { $sort: { n: -1 } },
+  ]);
+  t.truthy(plan.group);
+  t.is(plan.group!.groupBy, 'component_name');
+  t.deepEqual(plan.residual, [{ $sort: { n: -1 } }]);
+  t.truthy(planPushdown([{ $group: { _id: null, n: { $sum: 1 } } }]).group);
+  for (const group of [
+    { _id: '$data.readings.v', n: { $sum: 1 } },
+    { _id: '$component_name', n: { $first: '$robot_name' } },
+    { _id: '$component_name', n: { $sum: '$component_name' } },
+    { _id: { c: '$component_name' }, n: { $sum: 1 } },
+  ]) {
+    t.is(planPushdown([{ $group: group }]).group, undefined, JSON.stringify(group));
+  }
+  t.is(planPushdown([{ $sort: { component_name: 1 } }, { $group: { _id: null, n: { $sum: 1 } } }]).group, undefined, 'not after a pushed $sort');
 });

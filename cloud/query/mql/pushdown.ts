@@ -3,6 +3,7 @@
 // order and translate exactly. What is left (the residual) runs in mingo on the rows SQL returns.
 import { invalidArgument } from '../../../core/grpc/status-error.js';
 import { fieldDependencies } from './field-dependencies.js';
+import { groupSql, type GroupSql } from './group-sql.js';
 import { splitFilter } from './match-sql.js';
 import { FIELD_NAMES, READING_FIELDS } from './reading-fields.js';
 import { isPlainObject } from './sql-literals.js';
@@ -16,11 +17,23 @@ export interface PushdownPlan {
   limit: number | null;
   /** The fields each SQL row carries (and so each document starts with). */
   fields: string[];
+  /** A $group done by SQL: rows are then its groups, not readings. */
+  group?: GroupSql;
   residual: Stage[];
 }
 
 export function planPushdown(stages: readonly Stage[]): PushdownPlan {
   const plan = pushStages(stages);
+  // A $group right after exactly translated $match stages (no order, slice or projection yet) can run in SQL.
+  const first = plan.residual[0];
+  if (first && '$group' in first && plan.orderBy.length === 0 && plan.limit === null && plan.offset === 0 && plan.fields.length === FIELD_NAMES.length) {
+    const group = groupSql(first.$group);
+    if (group) {
+      plan.group = group;
+      plan.residual = plan.residual.slice(1);
+      return plan;
+    }
+  }
   if (plan.fields.length === FIELD_NAMES.length) {
     const needed = fieldDependencies(plan.residual);
     if (needed) {
