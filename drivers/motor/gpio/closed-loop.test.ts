@@ -98,6 +98,7 @@ test('fake encoder follows the motor power; SetRPM holds a speed until Stop', as
   const start = await motor.getPosition();
   while ((await motor.getPosition()) < start + 0.3) await new Promise((r) => setTimeout(r, 20));
   t.true((await motor.isMoving()) && (await motor.isPowered()).powerPct > 0);
+  t.like(await motor.doCommand!({ status: {} }), { pwm_freq: 800, has_encoder: true });
   await motor.stop();
   t.false(await motor.isMoving());
   t.false(await board.getGPIO('1'));

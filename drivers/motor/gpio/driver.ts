@@ -52,9 +52,10 @@ export async function createGpioMotor({ name, attributes: attrs, board, encoder,
     const next = writes.then(async () => {
       const applied = effectivePower(requested, limits);
       if (encoderListens) {
+        // Never let the encoder keep the pins from changing (a Stop must always reach the board).
         await encoder!.motorPowerChanged(applied).catch((err: unknown) => {
-          if (!isUnimplemented(err)) throw err;
-          encoderListens = false;
+          if (isUnimplemented(err)) encoderListens = false;
+          else logger.warn(`could not tell encoder ${attrs.encoder} the power: ${(err as Error).message}`);
         });
       }
       const plan = planPins(pins, attrs.dir_flip, applied);
