@@ -13,7 +13,7 @@ import { cloudFixture, type CloudFixture } from './testing/cloud-fixture.js';
 import { detectionRecall, multiLabelExactMatch, runOnnx, singleLabelAccuracy } from './testing/onnx-check.js';
 import { isRunning } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
-import { blockerScript } from './testing/scripts.js';
+import { blockerScript, stubbornScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
 import { waitFor } from './testing/wait-for.js';
 
@@ -144,8 +144,11 @@ test.serial('a custom script from the registry trains on the exported dataset', 
 test.serial('cancel, delete, list filters and the errors of the job API', async (t) => {
   const pkg = await scriptPackage({ 'block.sh': { content: blockerScript, mode: 0o755 } });
   await fx.training.uploadTrainingScript(fx.orgId, 'blocker', '1', 'block.sh', pkg);
+  // This one survives SIGTERM until the SIGKILL 5 s later, so CANCELING is there to be seen.
+  const stubborn = await scriptPackage({ 'stubborn.sh': { content: stubbornScript, mode: 0o755 } });
+  await fx.training.uploadTrainingScript(fx.orgId, 'stubborn', '1', 'stubborn.sh', stubborn);
   const pidFile = join(scratch, 'cancel.pid');
-  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'blocker', '1', 'blocked', 'v1', { pid_file: pidFile });
+  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'stubborn', '1', 'blocked', 'v1', { pid_file: pidFile });
   await waitFor('the blocker to start', () => existsSync(pidFile));
   const child = Number(await readFile(pidFile, 'utf8'));
   t.is((await fx.training.getTrainingJob(id)).status, TrainingStatus.TRAINING_STATUS_IN_PROGRESS);

@@ -40,3 +40,15 @@ exit 7
 export const lazyScript = `#!/bin/sh
 echo "done, but nothing written"
 `;
+
+/**
+ * Like blockerScript, but ignores SIGTERM (and so does its child, which inherits that), so that only
+ * the SIGKILL after the grace period ends them: CANCELING lasts that long and can be observed.
+ */
+export const stubbornScript = `#!/bin/sh
+${parseArgs}
+trap '' TERM
+sleep 600 &
+echo $! > "$PID_FILE.tmp" && mv "$PID_FILE.tmp" "$PID_FILE"
+while :; do sleep 1; done
+`;
