@@ -100,7 +100,8 @@ async function main(): Promise<void> {
     console.log(`  mingo alone, documents in memory (anchor): ${ms(tMingo)}  (${perSec(MQL_ROWS, tMingo)})`);
     console.log(`  ratio engine / mingo alone: ${(tEngine / tMingo).toFixed(2)}x`);
     const plan = planPushdown(pipeline);
-    console.log(`  push-down: WHERE ${plan.where.length} term(s), fields [${plan.fields.join(', ')}], residual ${plan.residual.map((s) => Object.keys(s)[0]).join(' ')}`);
+    const sqlPart = plan.group ? `WHERE (${plan.where.length} term) + $group` : `WHERE (${plan.where.length} term), fields [${plan.fields.join(', ')}]`;
+    console.log(`  push-down: ${sqlPart} in DuckDB; residual in mingo: ${plan.residual.map((s) => Object.keys(s)[0]).join(' ') || 'none'}`);
 
     // A selective $match (one component, the last tenth of the time range): push-down skips most rows.
     const since = new Date(Date.parse('2026-01-01T00:00:00Z') + (SQL_ROWS + Math.floor(MQL_ROWS * 0.9)) * 1000);
