@@ -64,3 +64,7 @@ test('board is required; max_rpm without an encoder; ticks_per_rotation with one
   t.notThrows(() => validate({ board: 'b1', pins: base.pins, encoder: 'e1', ticks_per_rotation: 360 }));
   t.is(error({ ...base, ticks_per_rotation: 0.5 }), `${path}.ticks_per_rotation 0.5: must be an integer`);
 });
+
+test('pin numbers are strings', (t) => {
+  t.is(error({ ...base, pins: { pwm: 12, dir: '16' } }), `${path}.pins.pwm 12: must be a string holding a board pin number, e.g. "12"`);
+});

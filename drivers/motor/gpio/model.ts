@@ -5,7 +5,7 @@ import { MOTOR_API } from '../../../plugins/apis/motor.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { describePins, WIRING_RULE, wiringOf } from './wiring.js';
 
-const pin = z.string().min(1, 'must not be empty');
+const pin = z.string({ error: 'must be a string holding a board pin number, e.g. "12"' }).min(1, 'must not be empty');
 
 export const gpioMotorAttributes = z
   .strictObject({
