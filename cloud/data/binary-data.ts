@@ -6,7 +6,7 @@ import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platfo
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import type { Row, Store } from '../store/store.js';
-import { filterWhere, type Where } from './filter.js';
+import { filterWhere, inList, type Where } from './filter.js';
 import { readPage } from './page-query.js';
 import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, pageOf, type Page } from './rows.js';
 
@@ -43,7 +43,8 @@ export class BinaryDataStore {
     const boxes = new Map<string, BoundingBox[]>();
     if (rows.length > 0) {
       const ids = rows.map((r) => String(r.binary_data_id));
-      const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE binary_data_id IN (${marks(ids.length)}) ORDER BY id`, ids);
+      const byId = inList('binary_data_id', ids);
+      const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id`, byId.params);
       for (const b of boxRows) {
         const list = boxes.get(String(b.binary_data_id)) ?? [];
         list.push(boundingBoxOf(b));
@@ -80,7 +81,8 @@ export class BinaryDataStore {
    * NOT_FOUND unless `allowMissing`.
    */
   async rowsForIds(principal: KeyPrincipal, ids: string[], need: Need, allowMissing = false): Promise<Row[]> {
-    const rows = await this.store.query(`SELECT ${binaryColumns} FROM binary_data WHERE binary_data_id IN (${marks(ids.length)})`, ids);
+    const byId = inList('binary_data_id', ids);
+    const rows = await this.store.query(`SELECT ${binaryColumns} FROM binary_data WHERE ${byId.sql}`, byId.params);
     for (const row of rows) {
       this.authorizer.check(
         principal,
@@ -104,9 +106,9 @@ export class BinaryDataStore {
     const { count, blobKeys } = await this.store.transaction(async (conn) => {
       const keys = (await conn.runAndReadAll(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, where.params)).getRowObjectsJS();
       if (keys.length === 0) return { count: 0, blobKeys: [] as string[] };
-      const ids = keys.map((k) => String(k.binary_data_id));
-      await conn.run(`DELETE FROM bounding_boxes WHERE binary_data_id IN (${marks(ids.length)})`, ids);
-      const result = await conn.run(`DELETE FROM binary_data WHERE binary_data_id IN (${marks(ids.length)})`, ids);
+      const byId = inList('binary_data_id', keys.map((k) => String(k.binary_data_id)));
+      await conn.run(`DELETE FROM bounding_boxes WHERE ${byId.sql}`, byId.params);
+      const result = await conn.run(`DELETE FROM binary_data WHERE ${byId.sql}`, byId.params);
       return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)) };
     });
     // Content goes only after the metadata is gone, so no committed row ever points at missing content.
@@ -116,7 +118,7 @@ export class BinaryDataStore {
 
   async deleteByIds(principal: KeyPrincipal, ids: string[]): Promise<number> {
     await this.rowsForIds(principal, ids, { role: 'owner' }, true);
-    return this.deleteRows({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids });
+    return this.deleteRows(inList('binary_data_id', ids));
   }
 
   async deleteByFilter(principal: KeyPrincipal, filter: Filter | undefined, includeInternal: boolean): Promise<number> {
@@ -144,7 +146,7 @@ export class BinaryDataStore {
 
   async addTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<void> {
     await this.rowsForIds(principal, ids, { role: 'owner' });
-    await this.addTags({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids }, tags);
+    await this.addTags(inList('binary_data_id', ids), tags);
   }
 
   async addTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<void> {
@@ -154,7 +156,7 @@ export class BinaryDataStore {
 
   async removeTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<number> {
     await this.rowsForIds(principal, ids, { role: 'owner' });
-    return this.removeTags({ sql: `binary_data_id IN (${marks(ids.length)})`, params: ids }, tags);
+    return this.removeTags(inList('binary_data_id', ids), tags);
   }
 
   async removeTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<number> {

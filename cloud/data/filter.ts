@@ -1,6 +1,6 @@
 // Turns a data Filter plus the caller's scope into a SQL WHERE clause over tabular_data or binary_data.
 // Fields combine with AND; the tags of a tags filter and the bbox labels match with OR (FACTS.md).
-import { timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
+import { listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { invalidArgument, permissionDenied } from '../../core/grpc/status-error.js';
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
@@ -15,6 +15,15 @@ export interface Where {
 
 export const micros = (date: Date): bigint => BigInt(date.getTime()) * 1000n;
 export const timestampParam = (date: Date): DuckDBValue => timestampTZValue(micros(date));
+
+/**
+ * `column IN (ids)` with a single list parameter. DuckDB binds one list far faster than one
+ * placeholder per id (10000 ids: ~6x), and pages of binary data can hold that many.
+ */
+export function inList(column: string, ids: readonly string[]): Where {
+  if (ids.length === 0) return { sql: 'false', params: [] };
+  return { sql: `${column} IN (SELECT unnest(CAST(? AS VARCHAR[])))`, params: [listValue([...ids])] };
+}
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 

@@ -2,8 +2,9 @@
 // DeleteTabularData. The caller's scope is always part of the WHERE clause.
 import type { DuckDBValue } from '@duckdb/node-api';
 import { invalidArgument } from '../../core/grpc/status-error.js';
-import type {
-  CaptureMetadata,
+import {
+  Order,
+  type CaptureMetadata,
   ExportTabularDataRequest,
   ExportTabularDataResponse,
   GetLatestTabularDataRequest,
@@ -94,7 +95,7 @@ export async function exportTabularData(
   }
   let last = '';
   for (;;) {
-    const page = pageOf({ limit: batch, last, sortOrder: 2 });
+    const page = pageOf({ limit: batch, last, sortOrder: Order.ORDER_ASCENDING });
     const rows = await store.query(`SELECT ${pointColumns} FROM tabular_data WHERE ${sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${batch}`, [
       ...params,
       ...page.afterParams,

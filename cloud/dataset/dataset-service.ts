@@ -10,6 +10,7 @@ import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { BinaryDataStore, idsOf } from '../data/binary-data.js';
+import { inList } from '../data/filter.js';
 import { unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
 
@@ -93,7 +94,8 @@ export class Datasets {
   async listByIds(md: Metadata, ids: string[]): Promise<Dataset[]> {
     const p = await this.caller(md);
     if (ids.length === 0) throw invalidArgument('ids must list at least one dataset id');
-    const rows = await this.store.query(`SELECT * FROM datasets WHERE id IN (${marks(ids.length)}) ORDER BY time_created, id`, ids);
+    const byId = inList('id', ids);
+    const rows = await this.store.query(`SELECT * FROM datasets WHERE ${byId.sql} ORDER BY time_created, id`, byId.params);
     const found = new Set(rows.map((r) => String(r.id)));
     const missing = ids.filter((id) => !found.has(id));
     if (missing.length > 0) throw notFound(`no dataset with id ${missing.join(', ')}`);
@@ -117,20 +119,22 @@ export class Datasets {
   }
 
   private addMembers(ids: string[], datasetId: string): Promise<number> {
+    const byId = inList('binary_data_id', ids);
     return this.store.execute(
       `UPDATE binary_data SET dataset_ids = list_sort(list_distinct(list_append(dataset_ids, ?))),
          tags = list_sort(list_distinct(list_append(tags, ?)))
-       WHERE binary_data_id IN (${marks(ids.length)})`,
-      [datasetId, datasetTag(datasetId), ...ids],
+       WHERE ${byId.sql}`,
+      [datasetId, datasetTag(datasetId), ...byId.params],
     );
   }
 
   async removeData(md: Metadata, binaryIds: string[], datasetId: string): Promise<void> {
     const { ids } = await this.membership(md, binaryIds, datasetId);
+    const byId = inList('binary_data_id', ids);
     await this.store.execute(
       `UPDATE binary_data SET dataset_ids = list_filter(dataset_ids, d -> d <> ?), tags = list_filter(tags, t -> t <> ?)
-       WHERE binary_data_id IN (${marks(ids.length)})`,
-      [datasetId, datasetTag(datasetId), ...ids],
+       WHERE ${byId.sql}`,
+      [datasetId, datasetTag(datasetId), ...byId.params],
     );
   }
 

@@ -69,7 +69,17 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
         logger.error({ err, extension: ext.name }, 'extension failed to stop');
       }
     }
-    await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    // Calls in flight get a few seconds to finish; a stalled client stream must not block shutdown.
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, 5000);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
     if (adminChannel) await new Promise<void>((resolve) => adminChannel!.close(() => resolve()));
     await store.close();
   };

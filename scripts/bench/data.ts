@@ -16,7 +16,7 @@
 import { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callAdminChannel } from '../../cloud/admin/channel.js';
@@ -212,6 +212,8 @@ async function servicePaginate(page: (last: string) => Promise<{ count: number; 
 
 async function run(): Promise<void> {
   console.log(`bench:data  rows=${ROWS} batch=${BATCH} page=${PAGE} binary=${BINARY_ITEMS}x1MiB  (${root})`);
+  // Absolute figures depend on what else runs; the ratio to raw DuckDB in the same run is the service's overhead.
+  console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
   let service = await startService();
   const org = (await admin<{ id: string }>('org.create', { name: 'bench' })).id;
   const machine = await admin<{ machine_id: string; part_id: string; location_id: string }>('machine.create', { org, name: 'robot' });
@@ -274,6 +276,7 @@ async function run(): Promise<void> {
     [`tabular paginate all (s, ${tabAllService.rows} rows)`, fmt(tabAllService.ms / 1000, 2), fmt(tabAllAnchor.ms / 1000, 2), fmt(tabAllService.ms / tabAllAnchor.ms, 2), `${fmt(tabAllService.rows / (tabAllService.ms / 1000), 0)} rows/s`],
     [`binary paginate all (s, ${binAllService.rows} rows)`, fmt(binAllService.ms / 1000, 2), fmt(binAllAnchor.ms / 1000, 2), fmt(binAllService.ms / binAllAnchor.ms, 2), `${fmt(binAllService.rows / (binAllService.ms / 1000), 0)} rows/s`],
   ];
+  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at end`);
   console.log(['measure', 'service', 'raw DuckDB', 'ratio', 'target'].join(' | '));
   for (const r of rows) console.log(r.join(' | '));
   if (tabAllService.rows !== ROWS || binAllService.rows !== ROWS) console.log(`WARNING: paginated ${tabAllService.rows}/${binAllService.rows} rows, expected ${ROWS}`);
