@@ -115,6 +115,7 @@ function main() {
   const before = process.memoryUsage().rss;
   const times: number[] = [];
   const cpuTimes: number[] = [];
+  const checkpoints: number[] = [];
   for (let i = 0; i < RSS_FRAMES; i++) {
     const frame = frames[i % frames.length];
     const c0 = process.cpuUsage();
@@ -123,11 +124,15 @@ function main() {
     times.push(performance.now() - t0);
     const c = process.cpuUsage(c0);
     cpuTimes.push((c.user + c.system) / 1000);
+    if ((i + 1) % 250 === 0) {
+      gc?.();
+      checkpoints.push(process.memoryUsage().rss);
+    }
   }
-  gc?.();
-  const after = process.memoryUsage().rss;
+  const after = checkpoints[checkpoints.length - 1];
   const mb = (n: number) => (n / 1048576).toFixed(1);
   console.log(`\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`);
+  console.log(`  RSS every 250 frames: ${checkpoints.map(mb).join(', ')} MB`);
   console.log(`per frame over those frames: median wall ${median(times).toFixed(1)} ms, cpu ${median(cpuTimes).toFixed(1)} ms; target <= 33 ms`);
   const [load1] = loadavg();
   console.log(`load average during the run: ${load1.toFixed(1)} on ${cpus().length} cores${load1 > cpus().length ? ' (a busy machine: wall times include waiting for a core)' : ''}`);

@@ -9,6 +9,7 @@
 // A cluster is a connected component of these links. A larger radius only adds links (merges); a larger
 // strictness only removes links (splits).
 import { SeededRandom } from '../../../camera/fake/random.js';
+import { Scratch } from './scratch.js';
 
 export const GAP_SCALE = 8;
 
@@ -53,6 +54,7 @@ export function clusterGrid(
   kept: Uint8Array,
   params: ClusteringParams,
   pitch: number,
+  scratch = new Scratch(),
 ): { labels: Int32Array; count: number } {
   const r = params.clusteringRadius;
   const slope = linkSlope(pitch, params.clusteringStrictness);
@@ -67,7 +69,7 @@ export function clusterGrid(
     }
   }
   const n = width * height;
-  const parent = new Int32Array(n);
+  const parent = scratch.int32('parent', n);
   for (let i = 0; i < n; i++) parent[i] = kept[i] ? i : -1;
   const find = (i: number): number => {
     while (parent[i] !== i) {
@@ -143,7 +145,7 @@ export function clusterGrid(
       }
     }
   }
-  const labels = new Int32Array(n).fill(-1);
+  const labels = scratch.int32('labels', n).fill(-1);
   let count = 0;
   for (let i = 0; i < n; i++) {
     if (parent[i] < 0) continue;

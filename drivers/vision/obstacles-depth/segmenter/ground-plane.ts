@@ -6,6 +6,7 @@
 // are scored on a fixed random sample of the valid points; the winner is refined and counted on all points.
 import { SeededRandom } from '../../../camera/fake/random.js';
 import { fitPlane, orientUp, type Plane } from './plane.js';
+import { Scratch } from './scratch.js';
 
 export interface GroundPlaneParams {
   maxDistFromPlaneMm: number;
@@ -37,6 +38,7 @@ export function fitGroundPlane(
   validCount: number,
   params: GroundPlaneParams,
   random = new SeededRandom(0x5eed),
+  scratch = new Scratch(),
 ): GroundPlaneFit | undefined {
   if (validCount < 3) return undefined;
   const band = params.maxDistFromPlaneMm;
@@ -81,9 +83,9 @@ export function fitGroundPlane(
     }, positions);
     if (!best) return undefined;
     // The tilt test needs only the sample; the full cloud refines the plane that passes it.
-    const rough = refine(sample, sampleIndex, sampleCount, sample, alive, best, band);
+    const rough = refine(sample, sampleIndex, sampleCount, sample, alive, best, band, scratch.int32('sample-inliers', sampleCount));
     if (-rough.ny >= minUp) {
-      const plane = refine(positions, valid, validCount, sample, alive, rough, band);
+      const plane = refine(positions, valid, validCount, sample, alive, rough, band, scratch.int32('inliers', validCount));
       const accepted = -plane.ny >= minUp ? plane : rough;
       return { plane: accepted, inliers: countInliers(positions, valid, validCount, accepted, band) };
     }
@@ -142,8 +144,16 @@ function bestHypothesis(
  * Least squares on the points near the plane: the fitting band shrinks to three robust standard
  * deviations of the residuals so object feet inside max_dist_from_plane_mm do not lift the plane.
  */
-function refine(positions: Float32Array | Float64Array, valid: Int32Array, validCount: number, sample: Float64Array, alive: Uint8Array, start: Plane, band: number): Plane {
-  const inlierIdx = new Int32Array(validCount);
+function refine(
+  positions: Float32Array | Float64Array,
+  valid: Int32Array,
+  validCount: number,
+  sample: Float64Array,
+  alive: Uint8Array,
+  start: Plane,
+  band: number,
+  inlierIdx: Int32Array,
+): Plane {
   let plane = start;
   for (let r = 0; r < REFINEMENTS; r++) {
     const fitBand = Math.min(band, Math.max(MIN_FIT_BAND_MM, 3 * 1.4826 * medianAbsResidual(sample, alive, plane, band)));

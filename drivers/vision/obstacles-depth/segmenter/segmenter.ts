@@ -4,6 +4,7 @@ import type { SegmenterParams } from '../attributes.js';
 import { clusterGrid, estimatePitch } from './clustering.js';
 import { fitGroundPlane, type GroundPlaneFit } from './ground-plane.js';
 import { organize } from './organize.js';
+import { Scratch } from './scratch.js';
 import { buildSegments, type Segment } from './segment.js';
 
 export interface Segmentation {
@@ -15,13 +16,15 @@ export interface Segmentation {
 }
 
 export class Segmenter {
+  private readonly scratch = new Scratch();
+
   constructor(readonly params: SegmenterParams) {}
 
   segment(cloud: PointCloud): Segmentation {
     const { width, height, positions } = cloud;
     const n = width * height;
     if (positions.length < n * 3) throw new RangeError(`cloud has ${positions.length / 3} points, ${width}x${height} needs ${n}`);
-    const valid = new Int32Array(n);
+    const valid = this.scratch.int32('valid', n);
     let validCount = 0;
     for (let i = 0; i < n; i++) if (positions[i * 3 + 2] === positions[i * 3 + 2]) valid[validCount++] = i;
 
@@ -29,12 +32,12 @@ export class Segmenter {
     const candidate = fitGroundPlane(positions, width, height, valid, validCount, {
       maxDistFromPlaneMm: band,
       groundAngleToleranceDegs: this.params.ground_angle_tolerance_degs,
-    });
+    }, undefined, this.scratch);
     const ground = candidate && candidate.inliers >= this.params.min_points_in_plane ? candidate : undefined;
 
     // Obstacles are what stands above the ground: the plane's band and anything below it (holes,
     // the floor seen past a table's edge) are not.
-    const kept = new Uint8Array(n);
+    const kept = this.scratch.uint8('kept', n).fill(0);
     if (ground) {
       const { nx, ny, nz, d } = ground.plane;
       for (let k = 0; k < validCount; k++) {
@@ -49,13 +52,13 @@ export class Segmenter {
     let labels: Int32Array;
     let count: number;
     if (height > 1) {
-      ({ labels, count } = clusterGrid(positions, width, height, kept, clustering, estimatePitch(positions, width, height)));
+      ({ labels, count } = clusterGrid(positions, width, height, kept, clustering, estimatePitch(positions, width, height), this.scratch));
     } else {
       const view = organize(positions, kept);
-      labels = new Int32Array(n).fill(-1);
+      labels = this.scratch.int32('labels', n).fill(-1);
       count = 0;
       if (view) {
-        const grid = clusterGrid(view.positions, view.width, view.height, view.kept, clustering, view.pitch);
+        const grid = clusterGrid(view.positions, view.width, view.height, view.kept, clustering, view.pitch, new Scratch());
         count = grid.count;
         for (let i = 0; i < n; i++) if (view.cellOf[i] >= 0) labels[i] = grid.labels[view.cellOf[i]];
       }
