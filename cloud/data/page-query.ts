@@ -4,10 +4,38 @@
 // time, or the cursor), sized from the table's time span and row count, and widen the window 16-fold
 // until the page fills. A full page from inside the window is exact: every row outside it is further
 // from the start than every row inside. When the window covers the whole span, the query is unbounded.
+// The table's time span and row count only size the window, never decide the result, so a cached copy
+// (refreshed every couple of seconds) is enough and spares a scan per page.
 import { timestampTZValue } from '@duckdb/node-api';
 import type { Row, Store } from '../store/store.js';
 import type { Where } from './filter.js';
 import type { Page } from './rows.js';
+
+interface Span {
+  lo: bigint | null;
+  hi: bigint | null;
+  n: bigint;
+  at: number;
+}
+
+const spanTtlMs = 2000;
+const spans = new WeakMap<Store, Map<string, Span>>();
+
+async function spanOf(store: Store, table: string): Promise<Span> {
+  let byTable = spans.get(store);
+  if (!byTable) spans.set(store, (byTable = new Map()));
+  const cached = byTable.get(table);
+  if (cached && Date.now() - cached.at < spanTtlMs) return cached;
+  const [row] = await store.query(`SELECT epoch_us(min(time_requested)) AS lo, epoch_us(max(time_requested)) AS hi, count(*) AS n FROM ${table}`);
+  const span: Span = {
+    lo: row.lo === null ? null : BigInt(row.lo as bigint),
+    hi: row.hi === null ? null : BigInt(row.hi as bigint),
+    n: BigInt(row.n as bigint),
+    at: Date.now(),
+  };
+  byTable.set(table, span);
+  return span;
+}
 
 /** Below this many rows a plain top-N is already cheap. */
 export const smallTableRows = 50_000n;
@@ -25,13 +53,8 @@ export async function readPage(
       `SELECT ${columns} FROM ${table} WHERE ${where.sql}${page.after}${extra} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
       [...where.params, ...page.afterParams, ...(extraParams as never[])],
     );
-  const [stats] = await store.query(
-    `SELECT epoch_us(min(time_requested)) AS lo, epoch_us(max(time_requested)) AS hi, count(*) AS n FROM ${table}`,
-  );
-  const n = BigInt((stats?.n as bigint | undefined) ?? 0n);
-  if (n < smallTable || stats.lo === null || stats.hi === null) return run('', []);
-  const lo = BigInt(stats.lo as bigint);
-  const hi = BigInt(stats.hi as bigint);
+  const { lo, hi, n } = await spanOf(store, table);
+  if (n < smallTable || lo === null || hi === null) return run('', []);
   const span = hi - lo;
   if (span <= 0n) return run('', []);
   const start = page.cursor ? page.cursor.timeMicros : page.ascending ? lo : hi;
