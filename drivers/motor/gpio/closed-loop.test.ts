@@ -114,10 +114,20 @@ test('without an encoder: GoFor runs open loop, GoTo and ResetZeroPosition are u
     logger: memoryLogger(),
   });
   t.false((await motor.getProperties()).positionReporting);
-  const running = motor.goFor(50, 0.1);
-  // While it runs: rpm / max_rpm = 0.5 power.
-  await new Promise((r) => setTimeout(r, 1));
+  // While it runs: rpm / max_rpm power (0.4), backward for negative revolutions, capped by max_power_pct.
+  const running = motor.goFor(40, -50);
+  while (!(await motor.isMoving())) await new Promise((r) => setTimeout(r, 5));
+  t.deepEqual(await motor.isPowered(), { isOn: true, powerPct: -0.4 });
+  t.false(await board.getGPIO('2'));
+  t.is(await board.pwm('1'), 0.4);
+  await motor.stop();
   await running;
+  const capped = motor.goFor(100, 50);
+  while (!(await motor.isMoving())) await new Promise((r) => setTimeout(r, 5));
+  t.deepEqual(await motor.isPowered(), { isOn: true, powerPct: 0.5 });
+  await motor.stop();
+  await capped;
+  await motor.goFor(50, 0.1); // runs to its end: 0.1 / 50 minutes
   t.false(await motor.isMoving());
   t.is(await motor.getPosition(), 0);
   t.is((await t.throwsAsync(async () => motor.goTo(10, 1)) as { code?: string }).code, 'UNIMPLEMENTED');
