@@ -7,6 +7,7 @@
 //   PLATFORM_QUERY_TIMEOUT_MS       statement timeout of SQL and MQL queries (default 10000)
 //   PLATFORM_QUERY_MAX_ROWS         result row limit (default 100000)
 //   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000)
+//   PLATFORM_QUERY_MAX_SCAN_ROWS    readings one MQL query may hold in memory (default 2000000)
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 import { hostname as machineHostname } from 'node:os';
@@ -50,6 +51,7 @@ export const queryExtension: CloudExtension = {
     const mql = new MqlRunner(connect, pool, (org, id) => pipelines.readSink(org, id), {
       limits,
       hotStorageMs: envNumber('PLATFORM_QUERY_HOT_STORAGE_HOURS', 24, 0) * 3600_000,
+      maxScanRows: envNumber('PLATFORM_QUERY_MAX_SCAN_ROWS', 2_000_000, 1),
     });
     const sandbox = new SqlSandbox(connect, limits);
     const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';

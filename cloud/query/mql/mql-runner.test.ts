@@ -141,3 +141,11 @@ test('$group in SQL: $sum of nothing is 0, $avg of nothing is null, groups in fi
   t.deepEqual(docs, [{ _id: 'thermo', s: 0, a: null, n: 4 }, { _id: 'hygro', s: 0, a: null, n: 2 }]);
   t.deepEqual(await runner.run('org-a', [{ $match: { component_name: 'none' } }, { $group: { _id: null, n: { $sum: 1 } } }], STANDARD), []);
 });
+
+test('a pipeline that would read too many readings into memory is refused', async (t) => {
+  const small = new MqlRunner(fx.connect, pool, async () => [], { maxScanRows: 2 });
+  const err = await t.throwsAsync(small.run('org-a', [{ $addFields: { x: 1 } }], STANDARD), { instanceOf: StatusError });
+  t.is(err!.code, status.INVALID_ARGUMENT);
+  t.regex(err!.message, /more than 2 documents; add a selective \$match/);
+  t.deepEqual(await small.run('org-a', [{ $match: { component_name: 'hygro' } }, { $addFields: { x: 1 } }, { $project: { x: 1, _id: 0 } }], STANDARD), [{ x: 1 }]);
+});

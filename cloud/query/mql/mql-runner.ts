@@ -24,7 +24,7 @@ export interface MqlOptions {
   limits?: Partial<QueryLimits>;
   /** HOT_STORAGE serves data received within this window. Default 24 hours. */
   hotStorageMs?: number;
-  /** At most this many documents are read from DuckDB for one query. */
+  /** At most this many documents are read from DuckDB for one query (they are held in memory). Default 2M. */
   maxScanRows?: number;
   now?: () => Date;
 }
@@ -43,7 +43,7 @@ export class MqlRunner {
   ) {
     this.limits = { ...DEFAULT_QUERY_LIMITS, ...options.limits };
     this.hotStorageMs = options.hotStorageMs ?? 24 * 3600_000;
-    this.maxScanRows = options.maxScanRows ?? 5_000_000;
+    this.maxScanRows = options.maxScanRows ?? 2_000_000;
     this.now = options.now ?? (() => new Date());
   }
 
