@@ -21,7 +21,7 @@ const admin = (dataDir: string, args: string[]) => run(process.execPath, ['--imp
 
 let cloud: SpawnedCloud;
 let org: { id: string };
-let machine: { machine_id: string; part_id: string };
+let machine: { machine_id: string; part_id: string; part_secret: string };
 let key: { id: string; key: string };
 
 test.before(async () => {
@@ -36,12 +36,17 @@ test.after.always(async () => {
   if (cloud) removeDataDir(cloud.dataDir);
 });
 
-async function ask(apiKey: { id: string; key: string }, partId: string, requested: Record<string, string> = {}): Promise<DeviceAgentConfigResponse> {
+type Login = { id: string; key: string } | { partId: string; secret: string };
+
+async function ask(login: Login, partId: string, requested: Record<string, string> = {}): Promise<DeviceAgentConfigResponse> {
+  const request = 'secret' in login
+    ? { entity: login.partId, credentials: { type: 'robot-secret', payload: login.secret } }
+    : { entity: login.id, credentials: { type: 'api-key', payload: login.key } };
   const auth = new AuthServiceClient(cloud.address, credentials.createInsecure());
   const agent = new AgentDeviceServiceClient(cloud.address, credentials.createInsecure());
   try {
     const token = await new Promise<string>((resolve, reject) =>
-      auth.authenticate({ entity: apiKey.id, credentials: { type: 'api-key', payload: apiKey.key } }, (err, res) => (err ? reject(err) : resolve(res!.accessToken))),
+      auth.authenticate(request, (err, res) => (err ? reject(err) : resolve(res!.accessToken))),
     );
     const md = new Metadata();
     md.set('authorization', `Bearer ${token}`);
@@ -71,6 +76,11 @@ test.serial('the service checks the key covers the machine', async (t) => {
   t.is((err as { code?: number }).code, status.PERMISSION_DENIED);
   const missing = await t.throwsAsync(ask(key, 'no-such-part'));
   t.is((missing as { code?: number }).code, status.NOT_FOUND);
+  // A part may read its own agent config with its secret, and no other part's.
+  const own = await ask({ partId: machine.part_id, secret: machine.part_secret }, machine.part_id);
+  t.deepEqual(own.agentConfig, {});
+  const foreign = await t.throwsAsync(ask({ partId: machine.part_id, secret: machine.part_secret }, otherMachine.part_id));
+  t.is((foreign as { code?: number }).code, status.PERMISSION_DENIED);
 });
 
 test.serial('stable, pinned and range versions resolve from the release table; the agent follows them', async (t) => {

@@ -58,6 +58,10 @@ test('credentials: file shapes and install-time environment', (t) => {
   const online = machineSourceOf('/etc/platform.json', { cloud: { app_address: 'http://h:1', id: 'p', api_key: { id: 'k', key: 's' } } });
   t.deepEqual(online, { mode: 'online', file: '/etc/platform.json', credentials: { appAddress: 'http://h:1', partId: 'p', apiKeyId: 'k', apiKey: 's' } });
   t.is(machineSourceOf('/m.json', { agent: {}, components: [] }).mode, 'offline');
+  const bySecret = machineSourceOf('/etc/platform.json', { cloud: { app_address: 'http://h:1', id: 'p', secret: 'shh' } });
+  t.deepEqual(bySecret.mode === 'online' && bySecret.credentials, { appAddress: 'http://h:1', partId: 'p', secret: 'shh' });
+  t.throws(() => machineSourceOf('/m.json', { cloud: { app_address: 'x', id: 'p' } }), { message: /needs either api_key \{id, key\} or secret/ });
+  t.throws(() => machineSourceOf('/m.json', { cloud: { id: 'p', secret: 's' } }), { message: /cloud\.app_address: is required for the agent to reach the cloud/ });
   t.throws(() => machineSourceOf('/m.json', { components: [] }), { instanceOf: CredentialsError, message: /needs a "cloud" object/ });
   t.throws(() => machineSourceOf('/m.json', { cloud: { app_address: 'x', id: 'p', api_key: { id: 'k' } } }), { message: /cloud\.api_key\.key/ });
   t.deepEqual(credentialsFromEnv({ PLATFORM_API_KEY_ID: 'k', PLATFORM_API_KEY: 's', PLATFORM_PART_ID: 'p', PLATFORM_APP_ADDRESS: 'http://c:1' }), { appAddress: 'http://c:1', partId: 'p', apiKeyId: 'k', apiKey: 's' });

@@ -51,7 +51,9 @@ export class AgentCloudClient {
     if (!this.token || Date.now() > this.token.expiresAt) {
       const res = await call(
         this.auth.authenticate.bind(this.auth),
-        { entity: this.creds.apiKeyId, credentials: { type: 'api-key', payload: this.creds.apiKey } },
+        this.creds.secret
+          ? { entity: this.creds.partId, credentials: { type: 'robot-secret', payload: this.creds.secret } }
+          : { entity: this.creds.apiKeyId!, credentials: { type: 'api-key', payload: this.creds.apiKey! } },
         new Metadata(),
         this.timeoutMs,
       );

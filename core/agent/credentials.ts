@@ -4,6 +4,7 @@
 // Credentials file shape (also read by platform-server's -config):
 //   { "cloud": { "app_address": "http://host:port", "id": "<part id>",
 //                "api_key": { "id": "<API key id>", "key": "<API key>" } } }
+// or, with the part's own secret instead of an API key: { "cloud": { ..., "secret": "<part secret>" } }
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CredentialsError } from './errors.js';
@@ -14,20 +15,27 @@ export const CREDENTIAL_ENV = { keyId: 'PLATFORM_API_KEY_ID', key: 'PLATFORM_API
 export const APP_ADDRESS_ENV = 'PLATFORM_APP_ADDRESS';
 export const DEFAULT_APP_ADDRESS = 'https://app.platform.local:443';
 
-const cloudSchema = z.object({
-  app_address: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-  id: z.string({ error: 'must be a string (the part id)' }).min(1, { error: 'must not be empty' }),
-  api_key: z.strictObject({
-    id: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-    key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-  }, { error: 'must be an object {id, key}' }),
-});
+const cloudSchema = z
+  .object({
+    app_address: z.string({ error: 'is required for the agent to reach the cloud' }).min(1, { error: 'must not be empty' }),
+    id: z.string({ error: 'must be a string (the part id)' }).min(1, { error: 'must not be empty' }),
+    api_key: z
+      .strictObject({
+        id: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+        key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+      }, { error: 'must be an object {id, key}' })
+      .optional(),
+    secret: z.string({ error: 'must be a string (the part secret)' }).min(1, { error: 'must not be empty' }).optional(),
+  })
+  .refine((c) => !!c.api_key !== !!c.secret, { error: 'needs either api_key {id, key} or secret (the part secret), not both', path: ['api_key'] });
 
+/** Machine credentials: an API key (SPEC.md Authentication item 4), or the part's own secret. */
 export interface CloudCredentials {
   appAddress: string;
   partId: string;
-  apiKeyId: string;
-  apiKey: string;
+  apiKeyId?: string;
+  apiKey?: string;
+  secret?: string;
 }
 
 /** What the --config file holds: cloud credentials (online) or a whole machine config (offline). */
@@ -47,7 +55,8 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv): CloudCredentials | u
 
 /** The credentials file content for `creds`, as platform-server's -config reads it. */
 export function credentialsFileContent(creds: CloudCredentials): string {
-  const doc = { cloud: { app_address: creds.appAddress, id: creds.partId, api_key: { id: creds.apiKeyId, key: creds.apiKey } } };
+  const auth = creds.secret ? { secret: creds.secret } : { api_key: { id: creds.apiKeyId, key: creds.apiKey } };
+  const doc = { cloud: { app_address: creds.appAddress, id: creds.partId, ...auth } };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
@@ -62,7 +71,8 @@ export function machineSourceOf(file: string, doc: unknown): MachineSource {
   const parsed = cloudSchema.safeParse(obj.cloud);
   if (!parsed.success) throw new CredentialsError(file, configErrorsFromZod(parsed.error, 'cloud', obj.cloud)[0].message);
   const c = parsed.data;
-  return { mode: 'online', file, credentials: { appAddress: c.app_address, partId: c.id, apiKeyId: c.api_key.id, apiKey: c.api_key.key } };
+  const auth = c.api_key ? { apiKeyId: c.api_key.id, apiKey: c.api_key.key } : { secret: c.secret };
+  return { mode: 'online', file, credentials: { appAddress: c.app_address, partId: c.id, ...auth } };
 }
 
 /** Reads the --config file. A missing file falls back to the install-time environment variables. */

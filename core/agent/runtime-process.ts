@@ -12,10 +12,26 @@ export interface RuntimeLaunch {
   env: NodeJS.ProcessEnv;
 }
 
-/** The address after the word `serving`, e.g. "serving on 127.0.0.1:8080" or "serving at [::1]:8080". */
+/**
+ * The address of a `serving` line: the host:port after the word ("serving on 127.0.0.1:8080", "serving
+ * at [::1]:8080"), or the `address` field of a JSON log line whose msg is "serving". '' when the line
+ * says serving but names no address; undefined when it is not a serving line.
+ */
 export function servingAddress(line: string): string | undefined {
   const at = line.search(/serving/i);
   if (at < 0) return undefined;
+  if (line.trimStart().startsWith('{')) {
+    try {
+      const obj = JSON.parse(line) as { msg?: unknown; address?: unknown };
+      if (typeof obj.msg === 'string' && /serving/i.test(obj.msg)) {
+        if (typeof obj.address === 'string' && obj.address) return obj.address;
+        return servingAddress(obj.msg) ?? '';
+      }
+      return undefined;
+    } catch {
+      // not JSON after all: read it as text
+    }
+  }
   const m = /(?:[a-z]+:\/\/)?(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\b/.exec(line.slice(at));
   return m ? `${m[1]}:${m[2]}` : '';
 }
@@ -60,12 +76,13 @@ export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
         sink.write(`${line}\n`);
         this.emit('line', line, name);
-        if (this.servingAt === undefined) {
+        if (!this.servingAt) {
           const address = servingAddress(line);
-          if (address !== undefined) {
-            this.servingAt = address;
-            this.emit('serving', address);
-          }
+          if (address === undefined) return;
+          const first = this.servingAt === undefined;
+          // A first serving line without an address (e.g. a log line) is completed by a later one.
+          if (first || address) this.servingAt = address;
+          if (first) this.emit('serving', address);
         }
       });
     }

@@ -97,6 +97,11 @@ test('serving-line addresses', async (t) => {
   t.is(servingAddress('serving [::1]:9090'), '[::1]:9090');
   t.is(servingAddress('serving'), '', 'a serving line without an address still counts as started');
   t.is(servingAddress('starting up on 127.0.0.1:8080'), undefined);
+  // platform-server's own JSON log line, with msg last and the address in a field.
+  t.is(servingAddress('{"level":30,"time":"2026-11-21T13:31:19.074Z","address":"127.0.0.1:45353","tls":false,"msg":"serving"}'), '127.0.0.1:45353');
+  t.is(servingAddress('{"level":30,"msg":"serving"}'), '');
+  t.is(servingAddress('{"level":30,"msg":"stopped serving? no","note":"x"}'), '');
+  t.is(servingAddress('{"level":30,"msg":"config loaded","path":"/serving/x.json"}'), undefined);
 });
 
 test('only a platform_server_env change restarts the runtime, with the new environment', async (t) => {
