@@ -82,7 +82,7 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
 }
 
 /** Polls until `predicate` holds (it may be async), or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T> | T, predicate: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(probe: () => Promise<T> | T, predicate: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   let lastError: unknown;
