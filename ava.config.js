@@ -6,5 +6,5 @@ export default {
   // Child processes, not worker threads: the runtime under test creates its own worker threads and servers.
   workerThreads: false,
   concurrency: 2,
-  timeout: '120s',
+  timeout: '300s',
 };
