@@ -86,22 +86,26 @@ export class ModuleHost {
    * that the models of newly selected modules exist when their resources are resolved.
    */
   apply(config: MachineConfig): Promise<void> {
-    return this.enqueue(async () => {
-      this.entries = config.modules;
-      this.warnAboutConfig(config);
-      if (this.options.untrusted) {
-        this.records.clear();
-        for (const selection of selectModules(this.entries, [], this.folder)) this.records.set(selection.moduleId, { selection });
-        return;
-      }
-      const { path, from } = pluginsFolder({ env: this.options.pluginsDirEnv, moduleDir: config.module_dir, configPath: this.options.configPath, home: this.options.home });
-      if (path !== this.folder || (!this.watched && this.entries.length)) {
-        this.folder = path;
-        if (this.entries.length) this.log.info('plugins folder', { path, from });
-      }
-      await this.follow();
-      await this.reconcile(false);
-    });
+    // Never rejects: a module problem must not stop the runtime or the rest of a reconfiguration.
+    // (enqueue has logged the error.)
+    return this.enqueue(() => this.applyNow(config)).catch(() => undefined);
+  }
+
+  private async applyNow(config: MachineConfig): Promise<void> {
+    this.entries = config.modules;
+    this.warnAboutConfig(config);
+    if (this.options.untrusted) {
+      this.records.clear();
+      for (const selection of selectModules(this.entries, [], this.folder)) this.records.set(selection.moduleId, { selection });
+      return;
+    }
+    const { path, from } = pluginsFolder({ env: this.options.pluginsDirEnv, moduleDir: config.module_dir, configPath: this.options.configPath, home: this.options.home });
+    if (path !== this.folder || (!this.watched && this.entries.length)) {
+      this.folder = path;
+      if (this.entries.length) this.log.info('plugins folder', { path, from });
+    }
+    await this.follow();
+    await this.reconcile(false);
   }
 
   /** Stops following the plugins folder and reloading. Loaded models stay until the Machine shuts down. */
@@ -148,7 +152,13 @@ export class ModuleHost {
   /** Brings the loaded modules in line with the config and the folder. */
   private async reconcile(refreshAfter: boolean): Promise<void> {
     if (this.closed) return;
-    this.found = scanPluginsFolder(this.folder);
+    try {
+      this.found = scanPluginsFolder(this.folder);
+    } catch (err) {
+      // Unreadable now (permissions, a disk being remounted): every module is reported missing until it is readable.
+      this.log.error('cannot scan the plugins folder', { path: this.folder, error: (err as Error).message });
+      this.found = [];
+    }
     const selections = new Map(selectModules(this.entries, this.found, this.folder).map((s) => [s.moduleId, s]));
     let unloaded = false;
     for (const [id, record] of this.records) {

@@ -65,3 +65,29 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   );
   t.is(h.registry.modelsOf('core:component:sensor').includes('acme:weather:thermometer'), false);
 });
+
+test.serial('an unreadable plugins folder is logged and its modules reported missing; the machine runs on', async (t) => {
+  const notAFolder = join(mkdtempSync(join(tmpdir(), 'plugins-')), 'file');
+  writeFileSync(notAFolder, 'not a folder');
+  const h = await createHarness();
+  const output = new PassThrough();
+  const text: string[] = [];
+  output.on('data', (d: Buffer) => text.push(d.toString()));
+  const sink = await LogSink.create({ destination: output });
+  const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: notAFolder }));
+  t.teardown(async () => {
+    await host.close();
+    await h.stop();
+    await sink.close();
+  });
+  const config = parseMachineConfig({
+    modules: [{ module_id: 'acme:weather', version: '1.2.0' }],
+    components: [thermo, { name: 'builtin', api: 'core:component:sensor', model: 'fake' }],
+  });
+  await host.apply(config);
+  await h.machine.apply(config);
+  t.is(h.machine.status('builtin')?.state, 'ready');
+  t.regex(h.machine.status('thermo')?.error ?? '', /module acme:weather is not installed in the plugins folder/);
+  const logged = text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  t.true(logged.some((l) => l.msg === 'cannot scan the plugins folder' && /ENOTDIR/.test(l.error)));
+});

@@ -25,8 +25,14 @@ export type FoundFolder = { dir: string; package: ModulePackage } | { dir: strin
 /** Every sub-folder holding a module.json, read and validated; a broken one carries its error. */
 export function scanPluginsFolder(folder: string): FoundFolder[] {
   if (!existsSync(folder)) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(folder).sort();
+  } catch (err) {
+    throw new Error(`cannot read the plugins folder ${folder}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
   const found: FoundFolder[] = [];
-  for (const entry of readdirSync(folder).sort()) {
+  for (const entry of entries) {
     if (entry.startsWith('.')) continue;
     const dir = join(folder, entry);
     try {
