@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { inject, injectable } from 'tsyringe';
 import { loadModuleDefinition } from '../../plugins/host/entrypoint.js';
+import { guardModel } from '../../plugins/host/guarded-model.js';
 import type { ModulePackage } from '../../plugins/host/manifest.js';
 import { pluginsFolder, scanPluginsFolder, type FoundFolder } from '../../plugins/host/plugins-folder.js';
 import { probeEntrypoint } from '../../plugins/host/probe.js';
@@ -217,7 +218,7 @@ export class ModuleHost {
       this.guard.install();
       const definition = await loadModuleDefinition(`${url}?load=${++this.generation}`, pkg.manifest);
       try {
-        for (const model of definition.models) this.registry.register(model, id);
+        for (const model of definition.models) this.registry.register(guardModel(model), id);
       } catch (err) {
         this.registry.unregisterModule(id);
         throw err;
