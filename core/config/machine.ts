@@ -69,11 +69,21 @@ const network = z
     ctx.addIssue({ code: 'custom', path: [missing], message: 'tls_cert_file and tls_key_file must be set together' });
   });
 
-const cloud = z.strictObject({
-  id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
-  secret: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
-  app_address: z.string().optional(),
-});
+// Machine credentials: the part id with its part secret, or with an API key (the form platform-agent
+// writes from PLATFORM_API_KEY_ID / PLATFORM_API_KEY / PLATFORM_PART_ID, SPEC.md Authentication item 4).
+const cloud = z
+  .strictObject({
+    id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+    secret: z.string({ error: 'must be a string' }).min(1, 'must not be empty').optional(),
+    api_key: z
+      .strictObject({
+        id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+        key: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+      })
+      .optional(),
+    app_address: z.string().optional(),
+  })
+  .refine((c) => !!c.secret !== !!c.api_key, { error: 'needs either secret or api_key {id, key}', path: ['secret'] });
 
 const entries = z.array(z.unknown(), { error: 'must be an array of resource entries' }).default([]);
 
