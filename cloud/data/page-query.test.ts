@@ -59,3 +59,24 @@ test('windowed pages equal plain top-N pages', async (t) => {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a first page across a long gap in capture times is exact', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'page-gap-'));
+  const store = await Store.open(dir);
+  try {
+    const capture = { part, componentType: 'sensor', componentName: 'a', methodName: 'Readings', tags: [] };
+    const old = Date.parse('2025-01-01T00:00:00Z');
+    await insertTabular(store, capture, Array.from({ length: 2000 }, (_, i) => ({ timeRequested: new Date(old + i * 1000), timeReceived: new Date(), data: { readings: {} } })));
+    await insertTabular(store, capture, Array.from({ length: 10 }, (_, i) => ({ timeRequested: new Date(Date.now() - i), timeReceived: new Date(), data: { readings: {} } })));
+    const cols = 'seq, epoch_us(time_requested) AS t_us';
+    const where = { sql: 'true', params: [] };
+    const page = pageOf({ limit: 50, last: '', sortOrder: Order.ORDER_UNSPECIFIED });
+    const windowed = await readPage(store, 'tabular_data', cols, where, page, 0n);
+    const plain = await store.query(`SELECT ${cols} FROM tabular_data ORDER BY ${page.orderBy} LIMIT 50`);
+    t.is(windowed.length, 50);
+    t.deepEqual(windowed, plain);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

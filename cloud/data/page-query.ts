@@ -4,6 +4,10 @@
 // time, or the cursor), sized from the table's time span and row count, and widen the window 16-fold
 // until the page fills. A full page from inside the window is exact: every row outside it is further
 // from the start than every row inside. When the window covers the whole span, the query is unbounded.
+// For the newest-first first page, the most recently inserted rows (the highest seq, which DuckDB
+// finds by row-group statistics too) usually hold the newest capture times: the page's last capture
+// time among them is a lower bound that at least `limit` matching rows reach, so a query bounded by it
+// is exact, whatever gaps the capture times have.
 // The table's time span and row count only size the window, never decide the result, so a cached copy
 // (refreshed every couple of seconds) is enough and spares a scan per page.
 import { timestampTZValue } from '@duckdb/node-api';
@@ -55,6 +59,15 @@ export async function readPage(
     );
   const { lo, hi, n } = await spanOf(store, table);
   if (n < smallTable || lo === null || hi === null) return run('', []);
+  if (!page.ascending && !page.cursor) {
+    const recent = store.lastSeq(table) - BigInt(page.limit) * 8n;
+    const [bound] = await store.query(
+      `SELECT epoch_us(time_requested) AS t_us FROM ${table} WHERE ${where.sql} AND seq > ?
+       ORDER BY time_requested DESC LIMIT 1 OFFSET ${page.limit - 1}`,
+      [...where.params, recent],
+    );
+    if (bound) return run(' AND time_requested >= ?', [timestampTZValue(BigInt(bound.t_us as bigint))]);
+  }
   const span = hi - lo;
   if (span <= 0n) return run('', []);
   const start = page.cursor ? page.cursor.timeMicros : page.ascending ? lo : hi;

@@ -132,6 +132,11 @@ export class Store {
     return first;
   }
 
+  /** The highest seq handed out for a data table (rows inserted later may only have higher ones). */
+  lastSeq(table: 'tabular_data' | 'binary_data'): bigint {
+    return this.seqs.get(table) ?? 0n;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await this.writeChain;
