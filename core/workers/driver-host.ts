@@ -10,7 +10,7 @@ import { DriverError } from '../../plugins/errors.js';
 import { invoke, type Invocation } from './invoke.js';
 import { portSender, servePort } from './port-rpc.js';
 import { createRemote } from './remote.js';
-import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type Outcome } from './protocol.js';
+import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type LogSyncRecord, type Outcome } from './protocol.js';
 
 let driver: Resource | undefined;
 let minLevel = LEVEL_VALUES.info;
@@ -66,6 +66,7 @@ async function construct(task: ConstructTask): Promise<Outcome> {
     throw new Error(`driver module ${task.driverUrl} has no default export DriverFactory`);
   }
   driver = await module.default(context);
+  parentPort?.postMessage({ type: 'log-sync' } satisfies LogSyncRecord);
   return { ok: true, value: null };
 }
 

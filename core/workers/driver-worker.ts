@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { deserializeError, DriverError } from '../../plugins/errors.js';
-import type { ConstructTask, DriverTask, LogLevelName, LogRecord, Outcome } from './protocol.js';
+import type { ConstructTask, DriverTask, LogLevelName, LogRecord, LogSyncRecord, Outcome } from './protocol.js';
 
 export interface DriverWorkerEvents {
   onCrash(error: Error): void;
@@ -28,6 +28,7 @@ export class DriverWorker {
   private closed = false;
   private closing = false;
   private crashed = false;
+  private logsSynced?: () => void;
 
   constructor(
     readonly resource: string,
@@ -47,8 +48,9 @@ export class DriverWorker {
       concurrentTasksPerWorker: 1024,
       name: 'default',
     });
-    this.pool.on('message', (message: LogRecord) => {
+    this.pool.on('message', (message: LogRecord | LogSyncRecord) => {
       if (message?.type === 'log') this.events.onLog(message);
+      else if (message?.type === 'log-sync') this.logsSynced?.();
     });
     this.pool.on('workerDestroy', () => this.crash(new Error(`the worker of ${resource} exited`)));
     this.pool.on('error', (err: Error) => this.crash(err));
@@ -83,8 +85,11 @@ export class DriverWorker {
   /** Builds the driver. A construction that outlives `timeoutMs` aborts, which ends the worker. */
   async construct(task: Omit<ConstructTask, 'op'>, timeoutMs: number): Promise<void> {
     const signal = AbortSignal.timeout(timeoutMs);
+    const synced = new Promise<void>((resolve) => (this.logsSynced = resolve));
     try {
       await this.run({ op: 'construct', ...task }, task.dependencies.map((d) => d.port), signal);
+      // The marker follows the construction's log lines on their channel (bounded, in case it is lost).
+      await Promise.race([synced, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
     } catch (err) {
       if (signal.aborted) throw new DriverError('DEADLINE_EXCEEDED', `construction of ${this.resource} timed out after ${timeoutMs} ms`);
       throw err;

@@ -55,6 +55,15 @@ export interface LogRecord {
   time: number;
 }
 
+/**
+ * Posted on the log channel once a driver is constructed. The construct result travels on Piscina's own
+ * port, which is not ordered with the log channel; waiting for this marker makes every line logged
+ * during construction land before the resource is reported ready.
+ */
+export interface LogSyncRecord {
+  type: 'log-sync';
+}
+
 export interface PortRequest {
   id: number;
   method: string;
