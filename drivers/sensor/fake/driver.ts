@@ -24,8 +24,8 @@ export default defineDriver<FakeSensorAttributes, Sensor>(({ attributes, logger 
         Object.assign(readings, command.set);
         return { readings: { ...readings } };
       }
-      // `crash` ends the worker the way a driver bug would, for tests and for trying out isolation.
-      if (command.crash === true) setImmediate(() => { throw new Error('fake sensor crashed on request'); });
+      // `crash` ends the worker the way a driver bug would (after the reply has gone), to try out isolation.
+      if (command.crash === true) setTimeout(() => { throw new Error('fake sensor crashed on request'); }, 100);
       if (command.sleep_ms !== undefined) {
         const ms = Number(command.sleep_ms);
         return new Promise((resolve) => setTimeout(() => resolve({ slept_ms: ms }), ms));

@@ -21,9 +21,10 @@ export default async function thermometer({ name, attributes, logger }) {
       }
       // A driver bug, on request: the error escapes to the worker, which ends; the runtime rebuilds it.
       if (command.crash === true) {
-        setImmediate(() => {
+        // Later than the reply, which must reach the caller before the worker ends.
+        setTimeout(() => {
           throw new Error(`thermometer ${name} crashed on request`);
-        });
+        }, 100);
         return { crashing: true };
       }
       return { calls, base_c: base };
