@@ -35,7 +35,8 @@ test('a crash in the worker is reported once and later calls fail as unavailable
   const worker = start('s', () => crashes++);
   await worker.construct({ ...base, driverUrl: sensorDriver, name: 's', attributes: { readings: {}, count_calls: false } }, 10_000);
   await worker.call('doCommand', [{ crash: true }]);
-  await new Promise((r) => setTimeout(r, 500));
+  for (let waited = 0; crashes === 0 && waited < 60_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 200));
   t.is(crashes, 1);
   t.false(worker.alive);
   const err = await t.throwsAsync(() => worker.call('getReadings', []));
