@@ -74,6 +74,7 @@ export class Agent {
   private runningBinary?: string;
   private stopped = false;
   private lastCheckAt = 0;
+  private warnedOffline = false;
 
   constructor(private readonly opts: AgentOptions) {
     this.cache = new BinaryCache(opts.paths.cacheDir, opts.paths.binDir, opts.logger);
@@ -222,8 +223,8 @@ export class Agent {
 
   /** Asks the cloud, and once more if its config names other versions than the ones asked about. */
   private async askCloud(): Promise<DeviceAgentConfigResponse> {
-    const versions: Record<string, string> = { agent: AGENT_VERSION, ...(this.state.versions ?? {}) };
-    versions.agent = AGENT_VERSION;
+    // The running agent reports its own build; the runtime, the version last installed.
+    const versions: Record<string, string> = { ...(this.state.versions ?? {}), agent: AGENT_VERSION };
     let specs = this.config.version_control;
     let res = await this.cloud!.deviceAgentConfig(versions, { ...specs });
     const next = this.computeConfig(layerOf(res.agentConfig))?.version_control;
@@ -286,7 +287,13 @@ export class Agent {
       const spec = this.config.version_control[subsystem];
       try {
         const result = await this.versionControl.apply(subsystem, spec, updateInfo[subsystem]);
-        if (!result) continue;
+        if (!result) {
+          if (subsystem === 'platform-server' && this.source.mode === 'offline' && !(await this.cache.installed(subsystem)) && !this.warnedOffline) {
+            this.warnedOffline = true;
+            this.log.warn({ version: spec }, 'offline, named versions cannot be resolved: set version_control.platform-server to a file:// or http(s):// URL');
+          }
+          continue;
+        }
         if (result.changed || this.state.versions?.[subsystem] !== result.version) {
           this.state.versions = { ...this.state.versions, [subsystem]: result.version };
           await writeFileDurable(this.opts.paths.stateFile, JSON.stringify(this.state));
