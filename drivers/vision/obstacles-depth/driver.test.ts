@@ -6,6 +6,7 @@ import type { DriverContext } from '../../../plugins/driver.js';
 import { isTransfer, unwrapTransfer } from '../../../plugins/transfer.js';
 import fakeCamera from '../../camera/fake/driver.js';
 import { fakeCameraAttributes } from '../../camera/fake/model.js';
+import { decodeDepthPng } from '../../camera/depth/depth-png.js';
 import { readPcd } from '../../camera/pointcloud/pcd-reader.js';
 import { parseObstaclesDepthAttributes, type ObstaclesDepthAttributes } from './attributes.js';
 import obstaclesDepth from './driver.js';
@@ -32,7 +33,10 @@ test('the fake camera hands its cloud over as a transfer of the positions and co
 test('obstacles_depth returns its objects as a transfer of their PCD buffers, one per object', async (t) => {
   const camera = (await fakeCamera(context(fakeCameraAttributes.parse({})))) as Camera;
   let served = 0;
-  const proxy = { getPointCloud: async () => { served++; return unwrapTransfer(await camera.getPointCloud()).value; } };
+  const proxy = {
+    getProperties: async () => camera.getProperties(),
+    getPointCloud: async () => { served++; return unwrapTransfer(await camera.getPointCloud()).value; },
+  };
   const attrs: ObstaclesDepthAttributes = parseObstaclesDepthAttributes({ camera_name: 'cam' });
   const vision = await obstaclesDepth(context(attrs, { cam: proxy }));
   const result = await vision.getObjectPointClouds('');
@@ -50,4 +54,27 @@ test('obstacles_depth returns its objects as a transfer of their PCD buffers, on
   }
   await t.throwsAsync(async () => vision.getObjectPointClouds('other'), { message: /camera_name "other": this obstacles_depth service segments camera "cam"/ });
   t.throws(() => vision.doCommand!({ nonsense: 1 }) as never, { message: /must contain attributes: true or last_frame: true, got nonsense/ });
+});
+
+test('a camera without point clouds: its depth image is projected through its intrinsics', async (t) => {
+  const camera = (await fakeCamera(context(fakeCameraAttributes.parse({})))) as Camera;
+  const depthOnly = (intrinsics: boolean) => ({
+    getProperties: async () => ({ ...(await camera.getProperties()), supportsPcd: false, intrinsics: intrinsics ? (await camera.getProperties()).intrinsics : undefined }),
+    getImage: async (mime: string) => camera.getImage(mime),
+    getPointCloud: async () => { throw new Error('no point clouds here'); },
+  });
+  const attrs = parseObstaclesDepthAttributes({ camera_name: 'cam' });
+  const withIntrinsics = await obstaclesDepth(context(attrs, { cam: depthOnly(true) }));
+  t.is((unwrapTransfer(await withIntrinsics.getObjectPointClouds('')).value as VisionObject[]).length, 2);
+
+  // Without intrinsics there is no geometry: one object at the median depth, on the optical axis.
+  const blind = await obstaclesDepth(context(attrs, { cam: depthOnly(false) }));
+  const objects = unwrapTransfer(await blind.getObjectPointClouds('')).value as VisionObject[];
+  t.is(objects.length, 1);
+  const map = decodeDepthPng((await camera.getImage('')).data);
+  const depths = Array.from(map.depth.filter((d) => d > 0)).sort((a, b) => a - b);
+  t.true(Math.abs(objects[0].center[2] - depths[depths.length >> 1]) < 30, `${objects[0].center}`);
+  t.deepEqual(objects[0].center.slice(0, 2), [0, 0]);
+  t.deepEqual(objects[0].dims, [0, 0, 0]);
+  t.is(readPcd(objects[0].pointCloud).width, 1);
 });

@@ -1,11 +1,13 @@
 // obstacles_depth in its worker: fetches the camera's cloud straight from the camera's worker (the point
 // buffers are transferred, not copied), segments it here, encodes each object as PCD here, and transfers
 // the results back, so the gRPC thread only awaits.
-import type { Camera } from '../../../plugins/apis/camera.js';
+import { DEPTH_PNG, type Camera, type PointCloud } from '../../../plugins/apis/camera.js';
 import type { Vision, VisionObject } from '../../../plugins/apis/vision.js';
-import { defineDriver } from '../../../plugins/driver.js';
+import { defineDriver, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
 import { transfer } from '../../../plugins/transfer.js';
+import { decodeDepthPng } from '../../camera/depth/depth-png.js';
+import { depthToPointCloud, type DepthMap } from '../../camera/depth/projection.js';
 import { writePcd } from '../../camera/pointcloud/pcd-writer.js';
 import { countValid } from '../../camera/pointcloud/point-cloud.js';
 import type { ObstaclesDepthAttributes } from './attributes.js';
@@ -31,6 +33,24 @@ function report(cloudPoints: number, valid: number, result: Segmentation, ms: nu
   };
 }
 
+/** What the camera gives: its cloud, or a depth map when it has no point clouds. */
+async function capture(camera: Remote<Camera>): Promise<{ cloud: PointCloud } | { depthOnly: DepthMap }> {
+  const props = await camera.getProperties();
+  if (props.supportsPcd) return { cloud: await camera.getPointCloud({}) };
+  // A camera without point clouds (a module's, say): project its depth image through its intrinsics.
+  const map = decodeDepthPng((await camera.getImage(DEPTH_PNG, {})).data);
+  return props.intrinsics ? { cloud: depthToPointCloud(map, props.intrinsics) } : { depthOnly: map };
+}
+
+/** Without intrinsics there is no geometry: like the reference, one object at the median depth, on the axis. */
+function medianDepthObject(map: DepthMap, cameraName: string): VisionObject[] {
+  const depths = Array.from(map.depth.filter((d) => d > 0)).sort((a, b) => a - b);
+  if (depths.length === 0) return [];
+  const z = depths[depths.length >> 1];
+  const pcd = writePcd({ width: 1, height: 1, positions: Float32Array.of(0, 0, z) });
+  return [{ pointCloud: new Uint8Array(pcd.buffer, pcd.byteOffset, pcd.byteLength), referenceFrame: cameraName, center: [0, 0, z], dims: [0, 0, 0], label: cameraName }];
+}
+
 export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dependencies, logger }) => {
   const { camera_name: cameraName, ...params } = attributes;
   const segmenter = new Segmenter(params);
@@ -41,7 +61,12 @@ export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dep
       if (requested && requested !== cameraName) {
         throw invalidArgument(`camera_name ${JSON.stringify(requested)}: this obstacles_depth service segments camera ${JSON.stringify(cameraName)} (its camera_name attribute)`);
       }
-      const cloud = await dependencies.get<Camera>(cameraName).getPointCloud({});
+      const captured = await capture(dependencies.get<Camera>(cameraName));
+      if ('depthOnly' in captured) {
+        const objects = medianDepthObject(captured.depthOnly, cameraName);
+        return transfer(objects, objects.map((o) => o.pointCloud.buffer as ArrayBuffer));
+      }
+      const { cloud } = captured;
       const started = performance.now();
       const result = segmenter.segment(cloud);
       const ms = performance.now() - started;
