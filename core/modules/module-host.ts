@@ -16,6 +16,8 @@ import { probeEntrypoint } from '../../plugins/host/probe.js';
 import { runnableModule } from '../../plugins/host/transpile.js';
 import type { MachineConfig, ModuleEntry } from '../config/machine.js';
 import { Machine } from '../kernel/machine.js';
+import { KernelOptions } from '../kernel/options.js';
+import { compileLogPattern, levelFor, type LogSettings } from '../logging/levels.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModelRegistry } from '../resource/registry.js';
 import { CrashGuard, stackTouches } from './crash-guard.js';
@@ -62,6 +64,7 @@ export class ModuleHost {
   private generation = 0;
   private closed = false;
   private warned = new Set<string>();
+  private logSettings: LogSettings;
   private readonly guard = new CrashGuard(
     (error) => [...this.records.values()].find((r) => r.loaded && stackTouches(error.stack, r.loaded.root))?.selection.moduleId,
     (moduleId, error) => void this.enqueue(() => this.crashed(moduleId, error)),
@@ -73,8 +76,11 @@ export class ModuleHost {
     @inject(ModelRegistry) private readonly registry: ModelRegistry,
     @inject(LOG_SINK) sink: LogSink,
     @inject(ModuleOptions) private readonly options: ModuleOptions,
+    @inject(KernelOptions) private readonly kernel: KernelOptions,
   ) {
-    this.log = sink.logger('platform.modules', () => (machine.config?.debug ? 'debug' : 'info'));
+    this.logSettings = { debug: kernel.debug, rules: [] };
+    // The runtime's own lines about modules follow -debug, `debug` and the `log` rules like other loggers.
+    this.log = sink.logger('platform.modules', () => levelFor('platform.modules', this.logSettings));
     this.folder = pluginsFolder({ env: options.pluginsDirEnv, configPath: options.configPath, home: options.home }).path;
     machine.setHooks({
       explainMissingModel: (api, model) => this.explain(api, model),
@@ -93,6 +99,7 @@ export class ModuleHost {
   }
 
   private async applyNow(config: MachineConfig): Promise<void> {
+    this.logSettings = { debug: this.kernel.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
     this.entries = config.modules;
     this.warnAboutConfig(config);
     if (this.options.untrusted) {

@@ -9,6 +9,7 @@ import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseMachineConfig } from '../config/machine.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
+import { defaultKernelOptions } from '../kernel/options.js';
 import { LogSink } from '../logging/sink.js';
 import { ModuleHost } from './module-host.js';
 import { defaultModuleOptions } from './options.js';
@@ -24,7 +25,7 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   const text: string[] = [];
   output.on('data', (d: Buffer) => text.push(d.toString()));
   const sink = await LogSink.create({ destination: output });
-  const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: plugins, settleMs: 50 }));
+  const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: plugins, settleMs: 50 }), defaultKernelOptions());
   const loaded = () => text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.msg === 'module loaded').map((l) => l.version);
   const apply = async (config: unknown) => {
     const parsed = parseMachineConfig(config);
@@ -74,7 +75,7 @@ test.serial('an unreadable plugins folder is logged and its modules reported mis
   const text: string[] = [];
   output.on('data', (d: Buffer) => text.push(d.toString()));
   const sink = await LogSink.create({ destination: output });
-  const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: notAFolder }));
+  const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: notAFolder }), defaultKernelOptions());
   t.teardown(async () => {
     await host.close();
     await h.stop();
