@@ -22,14 +22,21 @@ const SQL_ROWS = Number(process.env.QUERY_BENCH_SQL_ROWS ?? 10_000_000);
 const MQL_ROWS = Number(process.env.QUERY_BENCH_MQL_ROWS ?? 1_000_000);
 const REPEATS = 3;
 
-async function median(fn: () => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
+/**
+ * Medians of the engine and its anchor, measured alternately so that both see the same machine load
+ * (the CPU is shared; measuring one after the other would charge load changes to one side).
+ */
+async function medians(engine: () => Promise<unknown>, anchor: () => Promise<unknown>): Promise<[number, number]> {
+  const times: [number[], number[]] = [[], []];
   for (let i = 0; i < REPEATS; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
+    for (const [k, fn] of [[0, engine], [1, anchor]] as const) {
+      const t0 = performance.now();
+      await fn();
+      times[k].push(performance.now() - t0);
+    }
   }
-  return times.sort((a, b) => a - b)[Math.floor(REPEATS / 2)];
+  const mid = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(REPEATS / 2)];
+  return [mid(times[0]), mid(times[1])];
 }
 
 const ms = (x: number) => `${x.toFixed(0)} ms`;
@@ -69,8 +76,7 @@ async function main(): Promise<void> {
     const rawRows = (await raw.runAndReadAll(rawSql)).getRowObjectsJS();
     const sandboxRows = await sandbox.query('org-sql', userSql);
     if (sandboxRows.length !== rawRows.length || Number(rawRows[0].n) !== sandboxRows[0].n) throw new Error('SQL results differ');
-    const tRaw = await median(async () => (await raw.runAndReadAll(rawSql)).getRowObjectsJS());
-    const tSandbox = await median(() => sandbox.query('org-sql', userSql));
+    const [tSandbox, tRaw] = await medians(() => sandbox.query('org-sql', userSql), async () => (await raw.runAndReadAll(rawSql)).getRowObjectsJS());
     raw.closeSync();
     console.log(`\nSQL GROUP BY over ${SQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  sandboxed TabularDataBySQL: ${ms(tSandbox)}  (${perSec(SQL_ROWS, tSandbox)})`);
@@ -93,8 +99,7 @@ async function main(): Promise<void> {
     const expected = aggregate(everything, pipeline);
     const actual = await runner.run('org-mql', pipeline, { sourceType: 'STANDARD' });
     if (JSON.stringify(expected) !== JSON.stringify(actual)) throw new Error(`MQL results differ: ${JSON.stringify(actual)} vs ${JSON.stringify(expected)}`);
-    const tMingo = await median(async () => aggregate(everything, pipeline));
-    const tEngine = await median(() => runner.run('org-mql', pipeline, { sourceType: 'STANDARD' }));
+    const [tEngine, tMingo] = await medians(() => runner.run('org-mql', pipeline, { sourceType: 'STANDARD' }), async () => aggregate(everything, pipeline));
     console.log(`MQL $match + $group over ${MQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  TabularDataByMQL (push-down + mingo): ${ms(tEngine)}  (${perSec(MQL_ROWS, tEngine)})`);
     console.log(`  mingo alone, documents in memory (anchor): ${ms(tMingo)}  (${perSec(MQL_ROWS, tMingo)})`);
@@ -112,8 +117,7 @@ async function main(): Promise<void> {
     const expectedSel = aggregate(everything, selective);
     const actualSel = await runner.run('org-mql', selective, { sourceType: 'STANDARD' });
     if (JSON.stringify(expectedSel) !== JSON.stringify(actualSel)) throw new Error(`selective MQL results differ: ${JSON.stringify(actualSel)} vs ${JSON.stringify(expectedSel)}`);
-    const tMingoSel = await median(async () => aggregate(everything, selective));
-    const tEngineSel = await median(() => runner.run('org-mql', selective, { sourceType: 'STANDARD' }));
+    const [tEngineSel, tMingoSel] = await medians(() => runner.run('org-mql', selective, { sourceType: 'STANDARD' }), async () => aggregate(everything, selective));
     console.log(`MQL selective $match (1/80 of rows) + $group over ${MQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  TabularDataByMQL: ${ms(tEngineSel)};  mingo alone: ${ms(tMingoSel)};  ratio ${(tEngineSel / tMingoSel).toFixed(2)}x`);
   } finally {
