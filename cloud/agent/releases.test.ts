@@ -1,0 +1,64 @@
+// Release resolution rules of the agent service, against a store opened directly.
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../store/store.js';
+import { addRelease, listReleases, resolveRelease, setChannel, ReleaseResolutionError } from './releases.js';
+
+const sha = (c: string) => c.repeat(64);
+let store: Store;
+let dir: string;
+
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'platform-agent-releases-'));
+  store = await Store.open(dir);
+  const add = (version: string, platform: string, c: string) =>
+    addRelease(store, { subsystem: 'platform-server', version, platform, url: `https://dl.example.com/${version}/${platform}`, sha256: sha(c) });
+  await add('1.0.0', 'any', 'a');
+  await add('1.1.0', 'linux/amd64', 'b');
+  await add('1.1.0', 'any', 'c');
+  await add('1.2.0', 'linux/arm64', 'd');
+  await add('2.0.0-rc.1', 'any', 'e');
+});
+
+test.after.always(async () => {
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test.serial('without a channel, stable is the newest release and dev includes prereleases', async (t) => {
+  t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/amd64')).version, '1.1.0');
+  t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/arm64')).version, '1.2.0');
+  t.is((await resolveRelease(store, 'platform-server', 'dev', 'linux/amd64')).version, '2.0.0-rc.1');
+});
+
+test.serial('an exact-platform build wins over an "any" build of the same version', async (t) => {
+  t.is((await resolveRelease(store, 'platform-server', '1.1.0', 'linux/amd64')).sha256, sha('b'));
+  t.is((await resolveRelease(store, 'platform-server', '1.1.0', 'windows/amd64')).sha256, sha('c'));
+});
+
+test.serial('semver, ranges and URLs', async (t) => {
+  t.is((await resolveRelease(store, 'platform-server', '^1.0.0', 'windows/amd64')).version, '1.1.0');
+  t.is((await resolveRelease(store, 'platform-server', '~1.0.0', 'windows/amd64')).version, '1.0.0');
+  await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), { instanceOf: ReleaseResolutionError, message: /1\.2\.0 has no release for windows\/amd64/ });
+  await t.throwsAsync(resolveRelease(store, 'platform-server', '^3.0.0', 'linux/amd64'), { message: /satisfies \^3\.0\.0/ });
+  const url = await resolveRelease(store, 'platform-server', 'https://x.example/bin', 'linux/amd64');
+  t.deepEqual([url.url, url.sha256], ['https://x.example/bin', '']);
+  await t.throwsAsync(resolveRelease(store, 'agent', 'stable', 'linux/amd64'), { message: /no stable release of agent for linux\/amd64/ });
+});
+
+test.serial('a channel pins its version, including an older one', async (t) => {
+  await setChannel(store, { subsystem: 'platform-server', channel: 'stable', version: '1.0.0' });
+  t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/amd64')).version, '1.0.0');
+  const { channels } = await listReleases(store, { subsystem: 'platform-server' });
+  t.deepEqual(channels, [{ subsystem: 'platform-server', channel: 'stable', version: '1.0.0' }]);
+});
+
+test.serial('bad release input names the field', async (t) => {
+  await t.throwsAsync(addRelease(store, { subsystem: 'kernel', version: '1.0.0', url: 'https://x/y', sha256: sha('a') }), { message: /subsystem must be "agent" or "platform-server"/ });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'ftp://x/y', sha256: sha('a') }), { message: /url must be an http\(s\):\/\/ or file:\/\/ URL/ });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'https://x/y', sha256: 'abc' }), { message: /sha256 must be 64 hex digits/ });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', platform: 'Linux-x64', url: 'https://x/y', sha256: sha('a') }), { message: /platform must look like linux\/amd64/ });
+  await t.throwsAsync(setChannel(store, { subsystem: 'agent', channel: 'beta', version: '1.0.0' }), { message: /channel must be "stable" or "dev"/ });
+});
