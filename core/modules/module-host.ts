@@ -20,6 +20,7 @@ import { KernelOptions } from '../kernel/options.js';
 import { compileLogPattern, levelFor, type LogSettings } from '../logging/levels.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModelRegistry } from '../resource/registry.js';
+import { configNotes, moduleIdOf } from './config-notes.js';
 import { CrashGuard, stackTouches } from './crash-guard.js';
 import { ModuleOptions } from './options.js';
 import { selectModules, type ModuleSelection } from './selection.js';
@@ -45,12 +46,6 @@ interface ModuleRecord {
   /** Crashes in a row, each soon after its load: a module that keeps crashing backs off further each time. */
   crashes?: number;
 }
-
-/** The models a resource entry names that look like a module's (`<namespace>:<module>:<model>`). */
-const moduleIdOf = (model: string): string | undefined => {
-  const parts = model.split(':');
-  return parts.length === 3 ? `${parts[0]}:${parts[1]}` : undefined;
-};
 
 @injectable()
 export class ModuleHost {
@@ -293,33 +288,10 @@ export class ModuleHost {
     return `module ${moduleId} is not loaded yet`;
   }
 
-  /** Config the user may expect to matter but that does not, said once per config. */
+  /** Config the user may expect to matter but that does not, said once while it lasts. */
   private warnAboutConfig(config: MachineConfig): void {
-    const notes: [string, string, Record<string, unknown>][] = [];
-    if (this.options.untrusted && (config.modules.length || this.modularEntries(config).length)) {
-      const ids = [...new Set([...config.modules.map((m) => m.module_id), ...this.modularEntries(config).map((e) => moduleIdOf(e.model)!)])];
-      notes.push(['untrusted', `modules are disabled by -untrusted-env: ${ids.join(', ')} not loaded; their resources are not built and report why`, { modules: ids }]);
-    }
-    for (const entry of this.modularEntries(config)) {
-      if (entry.log_configuration === undefined) continue;
-      notes.push([
-        `logcfg:${entry.path}:${entry.model}`,
-        `${entry.path}.log_configuration is not used for modular resources: the level of ${entry.name} comes from log_level on the modules entry of ${moduleIdOf(entry.model)}`,
-        { resource: entry.name, module_id: moduleIdOf(entry.model) },
-      ]);
-    }
-    const keys = new Set(notes.map(([key]) => key));
-    for (const [key, message, fields] of notes) if (!this.warned.has(key)) this.log.warn(message, fields);
-    this.warned = keys;
-  }
-
-  private modularEntries(config: MachineConfig): { path: string; name: string; model: string; log_configuration?: unknown }[] {
-    const pick = (section: 'components' | 'services') =>
-      config[section].flatMap((raw, i) => {
-        const entry = raw as { name?: unknown; model?: unknown; log_configuration?: unknown } | null;
-        if (!entry || typeof entry.model !== 'string' || !moduleIdOf(entry.model)) return [];
-        return [{ path: `${section}[${i}]`, name: String(entry.name), model: entry.model, log_configuration: entry.log_configuration }];
-      });
-    return [...pick('components'), ...pick('services')];
+    const notes = configNotes(config, this.options.untrusted);
+    for (const note of notes) if (!this.warned.has(note.key)) this.log.warn(note.message, note.fields);
+    this.warned = new Set(notes.map((n) => n.key));
   }
 }
