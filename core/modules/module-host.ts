@@ -206,7 +206,8 @@ export class ModuleHost {
     const { package: pkg } = record.loaded!;
     this.registry.unregisterModule(pkg.manifest.module_id);
     record.loaded = undefined;
-    this.log.info('module unloaded', { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, reason: why });
+    // The module's name is in the message: deduplication must not fold lines about different modules together.
+    this.log.info(`module ${pkg.manifest.module_id} ${pkg.manifest.version} unloaded`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, reason: why });
   }
 
   private async load(record: ModuleRecord, pkg: ModulePackage): Promise<void> {
@@ -227,7 +228,7 @@ export class ModuleHost {
       }
       record.loaded = { package: pkg, models: definition.models.map((m) => m.model), root: runnable.root, at: Date.now() };
       record.failure = undefined;
-      this.log.info('module loaded', { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
+      this.log.info(`module ${id} ${pkg.manifest.version} loaded`, { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
     } catch (err) {
       this.retryLater(record, pkg, 'failed to load', (err as Error).message);
     }
@@ -249,7 +250,7 @@ export class ModuleHost {
     const retryInMs = Math.min(this.options.backoffInitialMs * 2 ** (attempts - 1), this.options.backoffMaxMs);
     const failure: Failure = { kind, message, attempts, signature: pkg.signature, retryInMs, due: false };
     record.failure = failure;
-    this.log.error(`module ${kind}`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, error: message, attempt: attempts, retry_in_ms: retryInMs });
+    this.log.error(`module ${pkg.manifest.module_id} ${kind}`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, error: message, attempt: attempts, retry_in_ms: retryInMs });
     failure.timer = setTimeout(() => {
       failure.due = true;
       void this.enqueue(() => this.reconcile(true));

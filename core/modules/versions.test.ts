@@ -24,9 +24,9 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   const output = new PassThrough();
   const text: string[] = [];
   output.on('data', (d: Buffer) => text.push(d.toString()));
-  const sink = await LogSink.create({ destination: output });
+  const sink = await LogSink.create({ destination: output, deduplicate: false });
   const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: plugins, settleMs: 50 }), defaultKernelOptions());
-  const loaded = () => text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.msg === 'module loaded').map((l) => l.version);
+  const loaded = () => text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => /^module acme:weather .* loaded$/.test(l.msg)).map((l) => l.version);
   const apply = async (config: unknown) => {
     const parsed = parseMachineConfig(config);
     await host.apply(parsed);
@@ -51,11 +51,16 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   t.deepEqual(loaded(), ['1.2.0', '1.3.0']);
   t.like(await h.machine.resource<{ getReadings(): unknown }>('thermo').getReadings(), { temperature: 20, calls: 1 });
 
+  // Rewriting module.json in place reloads the module and rebuilds its resources.
+  writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"description": "', '"description": "Edited. '));
+  await h.waitFor(() => h.machine.status('thermo')?.revision === 3 && h.machine.status('thermo')?.state === 'ready', 60_000);
+  t.deepEqual(loaded(), ['1.2.0', '1.3.0', '1.3.0']);
+
   // An exact pin selects 1.2.0 again.
   await apply({ modules: [{ module_id: 'acme:weather', version: '1.2.0' }], components: [thermo] });
   t.is(h.machine.status('thermo')?.state, 'ready');
-  t.is(h.machine.status('thermo')?.revision, 3);
-  t.deepEqual(loaded(), ['1.2.0', '1.3.0', '1.2.0']);
+  t.is(h.machine.status('thermo')?.revision, 4);
+  t.deepEqual(loaded(), ['1.2.0', '1.3.0', '1.3.0', '1.2.0']);
 
   // Without its modules entry the module is unloaded; the resource says what to add.
   await apply({ components: [thermo] });
