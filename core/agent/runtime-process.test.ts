@@ -41,3 +41,25 @@ test('a binary that cannot be executed exits with its spawn error', async (t) =>
   await proc.waitExit();
   t.regex(String(proc.spawnError?.message), /EACCES/);
 });
+
+test('what the runtime leaves behind in its process group is killed when it exits', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-agent-proc-'));
+  const pidFile = join(dir, 'child.pid');
+  const proc = new RuntimeProcess({ binary: script(`sleep 600 &\necho $! > '${pidFile}'\necho serving on 127.0.0.1:1\nsleep 0.2\nexit 3`), args: [], env: process.env }, sinks());
+  await proc.waitExit();
+  const { readFileSync } = await import('node:fs');
+  const child = Number(readFileSync(pidFile, 'utf8'));
+  // The leftover is killed (it may linger a moment as a zombie of init; signal 0 then fails).
+  let alive = true;
+  for (let i = 0; i < 50 && alive; i++) {
+    try {
+      process.kill(child, 0);
+      const state = readFileSync(`/proc/${child}/stat`, 'utf8').split(' ')[2];
+      alive = state !== 'Z';
+    } catch {
+      alive = false;
+    }
+    if (alive) await new Promise((r) => setTimeout(r, 20));
+  }
+  t.false(alive);
+});

@@ -53,12 +53,16 @@ export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
 
   constructor(readonly launch: RuntimeLaunch, output: { stdout: Writable; stderr: Writable }) {
     super();
-    this.child = spawn(launch.binary, launch.args, { env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group (not on Windows), so that whatever it leaves behind (modules, helpers) can be
+    // killed with it: SIGTERM goes to the runtime alone, which shuts its modules down in order; after it
+    // exits, or at the SIGKILL escalation, the whole group is killed, as systemd's KillMode=mixed does.
+    this.child = spawn(launch.binary, launch.args, { env: launch.env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
     this.exitPromise = new Promise((resolve) => {
       // 'exit', not 'close': modules started by the runtime may inherit its pipes and keep them open.
       const done = (code: number | null, signal: NodeJS.Signals | null) => {
         if (this.exited) return;
         this.exited = true;
+        this.killGroup();
         this.emit('exit', code, signal);
         resolve();
       };
@@ -98,7 +102,10 @@ export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
     if (this.exited) return;
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => {
-      if (!this.exited) this.child.kill('SIGKILL');
+      if (!this.exited) {
+        this.killGroup();
+        this.child.kill('SIGKILL');
+      }
     }, graceMs);
     await this.exitPromise;
     clearTimeout(timer);
@@ -106,8 +113,21 @@ export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
 
   kill(): Promise<void> {
     this.stopRequested = true;
-    if (!this.exited) this.child.kill('SIGKILL');
+    if (!this.exited) {
+      this.killGroup();
+      this.child.kill('SIGKILL');
+    }
     return this.exitPromise;
+  }
+
+  /** SIGKILL to the runtime's process group: the runtime and anything it started that is still there. */
+  private killGroup(): void {
+    if (process.platform === 'win32' || !this.child.pid) return;
+    try {
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      // ESRCH: the group is already gone
+    }
   }
 
   waitExit(): Promise<void> {

@@ -45,7 +45,7 @@ async function idleRss(child: ChildProcess, ready: RegExp): Promise<{ max: numbe
 const dir = mkdtempSync(join(tmpdir(), 'platform-agent-bench-'));
 try {
   const runtime = join(dir, 'runtime.sh');
-  writeFileSync(runtime, '#!/bin/sh\necho "serving on 127.0.0.1:1"\ntrap "exit 0" TERM\nsleep 100000 & wait $!\n');
+  writeFileSync(runtime, '#!/bin/sh\necho "serving on 127.0.0.1:1"\ntrap \'kill $!; exit 0\' TERM\nsleep 600 & wait $!\n');
   chmodSync(runtime, 0o755);
   const offline = join(dir, 'machine.json');
   writeFileSync(offline, JSON.stringify({ agent: { version_control: { 'platform-server': pathToFileURL(runtime).href } } }));

@@ -22,12 +22,12 @@ export function writeFakeRuntime(dir: string, opts: FakeRuntimeOptions): string 
   const lines = [
     '#!/bin/sh',
     `echo "start ${opts.tag} $$ FOO=$FOO BAR=$BAR args=$*" >> '${opts.log}'`,
-    `trap 'echo "term ${opts.tag} $$" >> '"'"'${opts.log}'"'"'; exit 0' TERM`,
+    `trap 'echo "term ${opts.tag} $$" >> '"'"'${opts.log}'"'"'; kill $! 2>/dev/null; exit 0' TERM`,
     mode === 'silent' ? 'echo "starting up (never serves)"' : `echo "fake runtime ${opts.tag} serving on 127.0.0.1:45678"`,
     mode === 'crash-once' ? `if [ ! -e '${marker}' ]; then touch '${marker}'; echo "crashing" >&2; exit 3; fi` : '',
     mode === 'crash-always' ? 'echo "crashing" >&2; exit 3' : '',
     mode === 'crash-late' ? 'sleep 0.5; echo "crashing" >&2; exit 3' : '',
-    'sleep 100000 & wait $!',
+    'sleep 600 & wait $!',
     '',
   ];
   writeFileSync(path, lines.join('\n'));
