@@ -1,12 +1,23 @@
 #!/usr/bin/env node
 // platform-server: the machine runtime.
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { InvalidConfigError } from '../config/machine.js';
 import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
-import { dumpResources } from './dump-resources.js';
+import { dumpResources, registerInstalledModules } from './dump-resources.js';
 import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
 import { Runtime } from './runtime.js';
+
+/** module_dir of a config file, without validating the rest (a dump must work with a broken config too). */
+function readModuleDir(configPath: string): string | undefined {
+  try {
+    const dir = (JSON.parse(readFileSync(configPath, 'utf8')) as { module_dir?: unknown }).module_dir;
+    return typeof dir === 'string' ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 async function main(argv: string[]): Promise<number> {
   let flags: Flags;
@@ -27,7 +38,13 @@ async function main(argv: string[]): Promise<number> {
   }
   const dumpPath = stringFlag(flags, 'dump-resources');
   if (dumpPath) {
-    dumpResources(registryWithBuiltins(), dumpPath);
+    const registry = registryWithBuiltins();
+    if (!flag(flags, 'untrusted-env')) {
+      const configPath = stringFlag(flags, 'config');
+      const moduleDir = configPath ? readModuleDir(configPath) : undefined;
+      await registerInstalledModules(registry, { env: process.env.PLATFORM_PLUGINS_DIR, moduleDir, configPath }, (line) => process.stderr.write(`${line}\n`));
+    }
+    dumpResources(registry, dumpPath);
     return 0;
   }
   const configPath = stringFlag(flags, 'config');

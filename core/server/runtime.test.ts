@@ -1,7 +1,7 @@
 // platform-server end to end: the real program on a free port, driven with the real gRPC clients.
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,4 +138,16 @@ test('-version prints a semantic version, -h the usage, and -dump-resources the 
   const unknown = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', MAIN, '-bogus']));
   t.is((unknown as { code?: number }).code, 2);
   t.regex((unknown as unknown as { stderr: string }).stderr, /flag provided but not defined: -bogus/);
+});
+
+test('-dump-resources also lists the models of the modules in the plugins folder', async (t) => {
+  const plugins = mkdtempSync(join(tmpdir(), 'platform-dump-plugins-'));
+  cpSync(fileURLToPath(new URL('../../plugins/examples/weather', import.meta.url)), join(plugins, 'weather'), { recursive: true });
+  const out = join(plugins, 'resources.json');
+  await run(process.execPath, ['--import', 'tsx', MAIN, '-dump-resources', out], { env: { ...process.env, PLATFORM_PLUGINS_DIR: plugins } });
+  const dump = JSON.parse(readFileSync(out, 'utf8')) as { api: string; model: string; module_id?: string }[];
+  const modular = dump.filter((d) => d.module_id === 'acme:weather');
+  t.true(modular.length >= 1);
+  t.true(modular.every((d) => d.model.startsWith('acme:weather:')));
+  t.truthy(dump.find((d) => d.model === 'fake' && d.api === 'core:component:sensor' && d.module_id === undefined));
 });
