@@ -136,7 +136,7 @@ function main() {
   const after = checkpoints[checkpoints.length - 1];
   console.log(`\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`);
   console.log(`  RSS every 250 frames: ${checkpoints.map(mb).join(', ')} MB; JS heap used / array buffers: ${heaps.join(', ')} MB`);
-  console.log(`  growth over the last 750 frames: ${mb(after - checkpoints[0])} MB (a step early on is V8 sizing its heap, not a leak; the heap used and the buffers stay flat)`);
+  console.log(`  growth over the last 750 frames: ${mb(after - checkpoints[0])} MB (steps are V8 growing its reserved heap, not a leak: the heap used and the buffers stay flat)`);
   console.log(`per frame over those frames: median wall ${median(times).toFixed(1)} ms, cpu ${median(cpuTimes).toFixed(1)} ms; target <= 33 ms`);
   const [load1] = loadavg();
   console.log(`load average during the run: ${load1.toFixed(1)} on ${cpus().length} cores${load1 > cpus().length ? ' (a busy machine: wall times include waiting for a core)' : ''}`);
