@@ -162,7 +162,7 @@ test('config errors name the attribute: a vision service without camera_name and
   t.teardown(() => bad.stop());
   const robot = new RobotServiceClient(bad.address, insecure());
   const statusOf = async (name: string) => {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 600; i++) {
       const s = (await call(robot, 'getMachineStatus', {})).resources.find((r: { name: { name: string } }) => r.name.name === name);
       if (s && s.error) return s;
       await new Promise((r) => setTimeout(r, 100));
