@@ -5,6 +5,7 @@ import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
+import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';
 import { readPage } from './page-query.js';
@@ -129,18 +130,22 @@ export class BinaryDataStore {
     return this.deleteRows(filterWhere(filter, 'binary', principal, { includeInternal }));
   }
 
+  // The internal marker is a tag, so tag changes keep the `internal` column in step with it.
   private async addTags(where: Where, tags: string[]): Promise<number> {
     return this.store.execute(
-      `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))) WHERE ${where.sql}`,
-      [...tags, ...where.params],
+      `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))),
+         internal = internal OR list_contains([${marks(tags.length)}], '${internalTag}') WHERE ${where.sql}`,
+      [...tags, ...tags, ...where.params],
     );
   }
 
   private async removeTags(where: Where, tags: string[]): Promise<number> {
     const list = `[${marks(tags.length)}]`;
     return this.store.execute(
-      `UPDATE binary_data SET tags = list_filter(tags, t -> NOT list_contains(${list}, t)) WHERE (${where.sql}) AND list_has_any(tags, ${list})`,
-      [...tags, ...where.params, ...tags],
+      `UPDATE binary_data SET tags = list_filter(tags, t -> NOT list_contains(${list}, t)),
+         internal = internal AND NOT list_contains(${list}, '${internalTag}')
+       WHERE (${where.sql}) AND list_has_any(tags, ${list})`,
+      [...tags, ...tags, ...where.params, ...tags],
     );
   }
 

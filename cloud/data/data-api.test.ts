@@ -146,6 +146,14 @@ test.serial('internal data is hidden unless include_internal_data is set', async
   await data.tabularDataCaptureUpload(readings(1), part, sensor, 'internal-src', 'Readings', pairs(1), ['platform:internal']);
   t.is((await data.tabularDataByFilter({ componentName: 'internal-src' })).data.length, 0);
   t.is((await data.tabularDataByFilter({ componentName: 'internal-src' }, { includeInternalData: true })).data.length, 1);
+  // For binary data the marker tag can also come and go later.
+  const id = await data.fileUpload(Buffer.from('m'), part, { fileName: 'map.bin', componentName: 'internal-bin' });
+  t.is((await data.binaryDataByFilter({ componentName: 'internal-bin' })).data.length, 1);
+  await data.addTagsToBinaryDataByIds(['platform:internal'], [id]);
+  t.is((await data.binaryDataByFilter({ componentName: 'internal-bin' })).data.length, 0);
+  t.is((await data.binaryDataByFilter({ componentName: 'internal-bin' }, { includeInternalData: true })).data.length, 1);
+  await data.removeTagsFromBinaryDataByIds(['platform:internal'], [id]);
+  t.is((await data.binaryDataByFilter({ componentName: 'internal-bin' })).data.length, 1);
 });
 
 test.serial('binary uploads take their MIME type from the extension and come back with or without content', async (t) => {
