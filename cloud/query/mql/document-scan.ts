@@ -19,12 +19,32 @@ export function documentSelect(fields: readonly string[]): string {
 /** The reading fields that documentSelect renders as epoch milliseconds. */
 export const dateFieldsOf = (fields: readonly string[]) => fields.filter((f) => READING_FIELDS[f].kind === 'date');
 
-export async function scanDocuments(
+/**
+ * Rows as JSON texts, one JSON array per DuckDB chunk. Parsing is left to whoever uses the documents
+ * (the mingo worker, usually), and a few large strings cross to a worker far faster than objects.
+ */
+export interface DocumentBatches {
+  batches: string[];
+  count: number;
+}
+
+/** Parses batches into documents, turning the epoch-millisecond date fields into Dates. */
+export function parseBatches(batches: readonly string[], dateFields: readonly string[]): Record<string, unknown>[] {
+  const docs: Record<string, unknown>[] = [];
+  for (const batch of batches) {
+    for (const doc of JSON.parse(batch) as Record<string, unknown>[]) {
+      for (const f of dateFields) if (doc[f] !== null) doc[f] = new Date(doc[f] as number);
+      docs.push(doc);
+    }
+  }
+  return docs;
+}
+
+export async function scanBatches(
   conn: DuckDBConnection,
   sql: string,
-  dateFields: readonly string[],
   limits: { timeoutMs: number; maxRows: number },
-): Promise<Record<string, unknown>[]> {
+): Promise<DocumentBatches> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -32,25 +52,32 @@ export async function scanDocuments(
   }, limits.timeoutMs);
   try {
     const result = await conn.stream(sql);
-    const docs: Record<string, unknown>[] = [];
+    const batches: string[] = [];
+    let count = 0;
     for (;;) {
       const chunk = await result.fetchChunk();
       if (!chunk || chunk.rowCount === 0) break;
-      if (docs.length + chunk.rowCount > limits.maxRows) {
+      count += chunk.rowCount;
+      if (count > limits.maxRows) {
         throw invalidArgument(`query: the pipeline would read more than ${limits.maxRows} documents; add a selective $match first`);
       }
-      for (const text of chunk.getColumnValues(0) as string[]) {
-        const doc = JSON.parse(text) as Record<string, unknown>;
-        for (const f of dateFields) if (doc[f] !== null) doc[f] = new Date(doc[f] as number);
-        docs.push(doc);
-      }
+      batches.push(`[${(chunk.getColumnValues(0) as string[]).join(',')}]`);
     }
     if (timedOut) throw timeoutError({ timeoutMs: limits.timeoutMs, maxRows: 0, maxBytes: 0 }, 'query');
-    return docs;
+    return { batches, count };
   } catch (err) {
     if (timedOut) throw timeoutError({ timeoutMs: limits.timeoutMs, maxRows: 0, maxBytes: 0 }, 'query');
     throw toStatusError(err, 'query');
   } finally {
     clearTimeout(timer);
   }
+}
+
+export async function scanDocuments(
+  conn: DuckDBConnection,
+  sql: string,
+  dateFields: readonly string[],
+  limits: { timeoutMs: number; maxRows: number },
+): Promise<Record<string, unknown>[]> {
+  return parseBatches((await scanBatches(conn, sql, limits)).batches, dateFields);
 }

@@ -1,16 +1,18 @@
 // Runs the residual aggregation stages in a worker thread, so that a pipeline that explodes ($densify over
 // a huge range, a giant $bucketAuto) is stopped by terminating the thread instead of freezing the server.
 import { aggregate } from 'mingo';
+import { parseBatches } from './document-scan.js';
 import { geoNear } from './geo-near.js';
 import type { Stage } from './stages.js';
 
-export interface MingoTask {
-  docs: Record<string, unknown>[];
-  stages: Stage[];
-}
+/** Documents either as objects (a pipeline sink) or as JSON batches straight from DuckDB. */
+export type MingoTask =
+  | { docs: Record<string, unknown>[]; stages: Stage[] }
+  | { batches: string[]; dateFields: string[]; stages: Stage[] };
 
-export default function evaluate({ docs, stages }: MingoTask): Record<string, unknown>[] {
-  return evaluatePipeline(docs, stages);
+export default function evaluate(task: MingoTask): Record<string, unknown>[] {
+  const docs = 'docs' in task ? task.docs : parseBatches(task.batches, task.dateFields);
+  return evaluatePipeline(docs, task.stages);
 }
 
 export function evaluatePipeline(docs: Record<string, unknown>[], stages: Stage[]): Record<string, unknown>[] {

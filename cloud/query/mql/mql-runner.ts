@@ -7,10 +7,11 @@ import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
 import { readingsScope } from '../sql/readings-view.js';
 import type { ConnectionSource } from '../sql/sql-sandbox.js';
-import { dateFieldsOf, documentSelect, scanDocuments } from './document-scan.js';
+import { dateFieldsOf, documentSelect, parseBatches, scanBatches } from './document-scan.js';
+import type { MingoTask } from './mingo-worker.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
-import { checkStages, type Stage } from './stages.js';
+import { checkStages } from './stages.js';
 
 export interface MqlSource {
   sourceType: TabularDataSourceTypeName;
@@ -50,36 +51,36 @@ export class MqlRunner {
   async run(organizationId: string, rawStages: unknown, source: MqlSource): Promise<Record<string, unknown>[]> {
     const stages = checkStages(rawStages);
     const deadline = Date.now() + this.limits.timeoutMs;
-    let docs: Record<string, unknown>[];
-    let residual: Stage[];
+    let out: Record<string, unknown>[];
     if (source.sourceType === 'PIPELINE_SINK') {
       if (!source.pipelineId) throw invalidArgument('pipeline_id: is required with TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK');
-      docs = await this.sink(organizationId, source.pipelineId);
-      residual = stages;
+      out = await this.evaluate({ docs: await this.sink(organizationId, source.pipelineId), stages }, deadline);
     } else {
       const since = source.sourceType === 'HOT_STORAGE' ? new Date(this.now().getTime() - this.hotStorageMs) : undefined;
-      const plan = '$geoNear' in stages[0] ? planPushdown([]) : planPushdown(stages);
-      residual = '$geoNear' in stages[0] ? stages : plan.residual;
-      docs = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), plan.group ? [] : dateFieldsOf(plan.fields), deadline);
+      const geo = '$geoNear' in stages[0];
+      const plan = geo ? planPushdown([]) : planPushdown(stages);
+      const residual = geo ? stages : plan.residual;
+      const dateFields = plan.group ? [] : dateFieldsOf(plan.fields);
+      const { batches } = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), deadline);
+      out = residual.length === 0 ? parseBatches(batches, dateFields) : await this.evaluate({ batches, dateFields, stages: residual }, deadline);
     }
-    const out = residual.length === 0 ? docs : await this.evaluate(docs, residual, deadline);
     this.checkResult(out);
     return out;
   }
 
-  private async scan(sql: string, dateFields: string[], deadline: number): Promise<Record<string, unknown>[]> {
+  private async scan(sql: string, deadline: number) {
     const conn = await this.connect();
     try {
-      return await scanDocuments(conn, sql, dateFields, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
+      return await scanBatches(conn, sql, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
     } finally {
       conn.closeSync();
     }
   }
 
-  private async evaluate(docs: Record<string, unknown>[], stages: Stage[], deadline: number): Promise<Record<string, unknown>[]> {
+  private async evaluate(task: MingoTask, deadline: number): Promise<Record<string, unknown>[]> {
     const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
     try {
-      return await this.pool.run({ docs, stages }, signal);
+      return await this.pool.run(task, signal);
     } catch (err) {
       if (signal.aborted) throw timeoutError(this.limits, 'query');
       throw invalidArgument(`query: ${(err as Error).message}`);
