@@ -3,11 +3,17 @@
 //     ../shared/data/pcd and on synthetic frames (floor + boxes + noise);
 //  2. the anchor, in the same run: Open3D segment_plane + cluster_dbscan on the same clouds, through
 //     Debian's python3-open3d (OMP_NUM_THREADS=1, so both sides use one core); the ratio anchor / ours;
-//  3. RSS growth over 1000 frames.
+//  3. RSS growth over 1000 frames;
+//  4. through the real platform-server: GetObjectPointClouds latency (fake camera -> obstacles_depth
+//     worker -> gRPC), and GetReadings latency of a sensor on the same server while segmentations run,
+//     which shows that the gRPC thread does not wait on the segmenter.
 // Both wall time and CPU time are reported: on a shared machine the wall time includes waiting for a
 // core, while the CPU time of this single-threaded process is the work itself.
 // Target: <= 33 ms per frame (30 fps), i.e. >= 30x faster than the anchor; RSS flat.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { credentials } from '@grpc/grpc-js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +51,54 @@ function median(values: number[]): number {
 
 function haveOpen3d(): boolean {
   return spawnSync(PYTHON, ['-c', 'import open3d'], { stdio: 'ignore' }).status === 0;
+}
+
+async function throughRuntime(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-obstacles-runtime-'));
+  const configPath = join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify({
+    network: { bind_address: 'localhost:0' },
+    components: [
+      { name: 'cam', api: 'core:component:camera', model: 'fake', attributes: {} },
+      { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } },
+    ],
+    services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } }],
+  }));
+  const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
+  const child = spawn(process.execPath, [main, '-config', configPath], { stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    let text = '';
+    const address = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        text += d.toString();
+        const match = /platform-server serving on (\S+)/.exec(text);
+        if (match) resolve(match[1]);
+      });
+      child.once('exit', (code) => reject(new Error(`platform-server exited ${code}`)));
+    });
+    const vision = new VisionServiceClient(address, credentials.createInsecure());
+    const sensor = new SensorServiceClient(address, credentials.createInsecure());
+    const segment = () => new Promise<number>((resolve, reject) =>
+      vision.getObjectPointClouds({ name: 'obstacles', cameraName: 'cam' }, (err, res) => (err ? reject(err) : resolve(res.objects.length))));
+    const read = () => new Promise<void>((resolve, reject) => sensor.getReadings({ name: 'thermo' }, (err) => (err ? reject(err) : resolve())));
+    const timed = async (fn: () => Promise<unknown>) => { const t0 = performance.now(); await fn(); return performance.now() - t0; };
+    for (let i = 0; i < 5; i++) await segment();
+    const calls: number[] = [];
+    for (let i = 0; i < 30; i++) calls.push(await timed(segment));
+    const idle: number[] = [];
+    for (let i = 0; i < 200; i++) idle.push(await timed(read));
+    let busy = true;
+    const load = (async () => { while (busy) await segment(); })();
+    const during: number[] = [];
+    for (let i = 0; i < 200; i++) during.push(await timed(read));
+    busy = false;
+    await load;
+    console.log(`\nthrough platform-server (fake camera 640x480 -> obstacles_depth worker -> gRPC):`);
+    console.log(`  GetObjectPointClouds median ${median(calls).toFixed(1)} ms (capture, transfer, segment, PCD encoding, gRPC)`);
+    console.log(`  GetReadings of a sensor on the same server: median ${median(idle).toFixed(2)} ms idle, ${median(during).toFixed(2)} ms while segmentations run back to back`);
+  } finally {
+    child.kill('SIGTERM');
+  }
 }
 
 function main() {
@@ -143,3 +197,4 @@ function main() {
 }
 
 main();
+await throughRuntime();
