@@ -32,16 +32,21 @@ export class ConfigFile {
     return { config, raw: JSON.parse(text), text };
   }
 
-  /** Calls `onChange` after each save. Editors that save by rename are handled too. */
-  watch(onChange: () => void): void {
+  /**
+   * Calls `onChange` after each save; editors that save by rename are handled too. Resolves once the
+   * watcher is in place: a save before that moment is not seen, so callers re-read once afterwards.
+   */
+  watch(onChange: () => void): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     // A save is often several writes; coalesce those that land within a few milliseconds.
     const changed = () => {
       clearTimeout(timer);
       timer = setTimeout(onChange, 25);
     };
-    this.watcher = watch(this.path, { ignoreInitial: true, atomic: 50 });
-    this.watcher.on('change', changed).on('add', changed);
+    const watcher = watch(this.path, { ignoreInitial: true, atomic: 50 });
+    this.watcher = watcher;
+    watcher.on('change', changed).on('add', changed);
+    return new Promise((resolve) => watcher.once('ready', () => resolve()));
   }
 
   async close(): Promise<void> {

@@ -48,7 +48,9 @@ export class Runtime {
     // Modules first: their models must be registered before the resources that use them are resolved.
     await this.modules.apply(this.loaded.config);
     await this.machine.apply(this.loaded.config);
-    this.file.watch(() => void this.reload());
+    await this.file.watch(() => void this.reload());
+    // A save between the first read and the watcher being ready would otherwise go unseen.
+    await this.reload();
     const ready = this.machine.statuses().filter((s) => s.state === 'ready').length;
     this.log.info('serving', { address: this.server.address, tls: this.server.tls, resources: this.machine.statuses().length, ready });
     this.onShutdownRequest = onShutdownRequest;
@@ -68,8 +70,16 @@ export class Runtime {
     }, { bindAddress: network.bind_address, tls });
   }
 
+  private reloading: Promise<void> = Promise.resolve();
+
+  /** Reloads one at a time: each reads the file as it is when its turn comes. */
+  private reload(): Promise<void> {
+    this.reloading = this.reloading.then(() => this.reloadNow()).catch((err) => this.log.error('reload failed', { error: String(err) }));
+    return this.reloading;
+  }
+
   /** A saved config change: validate, wait for the maintenance window, then reconfigure. */
-  private async reload(): Promise<void> {
+  private async reloadNow(): Promise<void> {
     clearTimeout(this.maintenanceTimer);
     if (this.stopping) return;
     let next: LoadedConfig;
