@@ -1,5 +1,6 @@
 // Timing and concurrency of the kernel. The defaults suit a real machine; tests shorten them.
 import type { InjectionToken } from 'tsyringe';
+import { envMs } from '../env.js';
 
 export interface KernelOptions {
   /** How long one resource's construction may take before it is aborted (its worker ends). */
@@ -16,11 +17,6 @@ export interface KernelOptions {
 }
 
 export const KernelOptions: InjectionToken<KernelOptions> = 'KernelOptions';
-
-function envMs(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 /** Defaults, overridable through PLATFORM_RESOURCE_CONFIGURE_TIMEOUT_MS and PLATFORM_RESOURCE_CLOSE_TIMEOUT_MS. */
 export function defaultKernelOptions(overrides: Partial<KernelOptions> = {}): KernelOptions {

@@ -1,5 +1,6 @@
 // How the runtime finds and loads modules. The defaults suit a real machine; tests shorten the backoff.
 import type { InjectionToken } from 'tsyringe';
+import { envMs } from '../env.js';
 
 export interface ModuleOptions {
   /** -untrusted-env: no module is loaded, and every modular resource says so. */
@@ -19,11 +20,6 @@ export interface ModuleOptions {
 }
 
 export const ModuleOptions: InjectionToken<ModuleOptions> = 'ModuleOptions';
-
-function envMs(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 /** Defaults; the load timeout is overridable through PLATFORM_MODULE_STARTUP_TIMEOUT_MS. */
 export function defaultModuleOptions(overrides: Partial<ModuleOptions> = {}): ModuleOptions {
