@@ -322,3 +322,22 @@ test.serial('DeleteTabularData deletes data older than the given days, and 0 del
   await t.throwsAsync(data.deleteTabularData(fx.orgA, -1), { instanceOf: ValueError });
   t.is(await grpcCode(t, data.deleteTabularData(fx.orgA, 2_000_000)), status.INVALID_ARGUMENT);
 });
+
+test.serial('a capture time outside the representable range is INVALID_ARGUMENT naming the field', async (t) => {
+  const client = fx.client(fx.keys.ownerA);
+  const md = await client.connection.metadata();
+  // A Date-like value whose time the generated encoder writes as seconds = 1e15, beyond any Date.
+  const farFuture = { getTime: () => 1e18 } as unknown as Date;
+  const err = await new Promise<Error | null>((resolve) =>
+    client.dataClient.dataSync.dataCaptureUpload(
+      {
+        metadata: { partId: part, componentType: sensor, componentName: 'far', methodName: 'Readings', type: 2, fileName: '', fileExtension: '', tags: [], datasetIds: [], mimeType: '' },
+        sensorContents: [{ metadata: { timeRequested: farFuture, timeReceived: farFuture, mimeType: '' }, struct: { readings: { a: 1 } } }],
+      },
+      md,
+      (e) => resolve(e),
+    ),
+  );
+  t.is(codeOf(err), status.INVALID_ARGUMENT);
+  t.regex(err!.message, /time_requested is not a valid timestamp/);
+});

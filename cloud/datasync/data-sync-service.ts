@@ -33,6 +33,12 @@ export interface DataSyncDeps {
 
 const isSensor = (componentType: string, methodName: string) => /(^|:)sensor$/i.test(componentType) || methodName === 'Readings';
 
+/** DuckDB timestamps span years 290308 BC to 294247 AD; a Date beyond JavaScript's range is invalid. */
+function validTime(date: Date, field: string): Date {
+  if (!Number.isFinite(date.getTime())) throw invalidArgument(`${field} is not a valid timestamp`);
+  return date;
+}
+
 function checkTags(tags: string[], field: string): void {
   tags.forEach((tag, i) => {
     if (typeof tag !== 'string' || tag.trim() === '') throw invalidArgument(`${field}[${i}] must be a non-empty string`);
@@ -77,8 +83,8 @@ export class DataSync {
         if (sensor && !('readings' in item.struct)) {
           throw invalidArgument(`sensor_contents[${i}].struct must have the key "readings" for sensor data`);
         }
-        const timeRequested = item.metadata?.timeRequested ?? now;
-        const timeReceived = item.metadata?.timeReceived ?? timeRequested;
+        const timeRequested = validTime(item.metadata?.timeRequested ?? now, `sensor_contents[${i}].metadata.time_requested`);
+        const timeReceived = validTime(item.metadata?.timeReceived ?? timeRequested, `sensor_contents[${i}].metadata.time_received`);
         if (timeReceived.getTime() < timeRequested.getTime()) {
           throw invalidArgument(`sensor_contents[${i}].metadata.time_received must not be before time_requested`);
         }
@@ -92,7 +98,9 @@ export class DataSync {
     if (contents.length !== 1) throw invalidArgument(`sensor_contents must hold exactly one item for binary data, got ${contents.length}`);
     const item = contents[0];
     if (!item.binary) throw invalidArgument('sensor_contents[0].binary is required for binary data');
-    const id = await this.storeBinary(capture, item.binary, item.metadata?.timeRequested, item.metadata?.timeReceived, item.metadata?.mimeType);
+    const requested = item.metadata?.timeRequested && validTime(item.metadata.timeRequested, 'sensor_contents[0].metadata.time_requested');
+    const received = item.metadata?.timeReceived && validTime(item.metadata.timeReceived, 'sensor_contents[0].metadata.time_received');
+    const id = await this.storeBinary(capture, item.binary, requested, received, item.metadata?.mimeType);
     return { fileId: id, binaryDataId: id };
   }
 
@@ -168,7 +176,9 @@ export class DataSync {
     }
     if (!capture) throw invalidArgument('StreamingDataCaptureUpload needs a first message with metadata');
     const sensor = first?.sensorMetadata;
-    const id = await this.storeBinary(capture, Buffer.concat(chunks), sensor?.timeRequested, sensor?.timeReceived, sensor?.mimeType);
+    const requested = sensor?.timeRequested && validTime(sensor.timeRequested, 'metadata.sensor_metadata.time_requested');
+    const received = sensor?.timeReceived && validTime(sensor.timeReceived, 'metadata.sensor_metadata.time_received');
+    const id = await this.storeBinary(capture, Buffer.concat(chunks), requested, received, sensor?.mimeType);
     return { fileId: id, binaryDataId: id };
   }
 }
