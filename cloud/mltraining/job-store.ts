@@ -3,7 +3,7 @@
 // never replace a newer one.
 import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileDurable } from '../../core/durable-file.js';
 import type { TrainingJob, TrainingLogEntry } from './training-job.js';
 
 /** A chatty custom script must not fill the disk: past this many lines a job's log keeps only a notice. */
@@ -57,7 +57,7 @@ export class JobStore {
   /** Durably saves a snapshot of the job (taken now, written after earlier saves of the same job). */
   save(job: TrainingJob): Promise<void> {
     const text = JSON.stringify(job, null, 1);
-    return this.enqueue(job.id, () => writeFileAtomic(this.jobPath(job.id), text));
+    return this.enqueue(job.id, () => writeFileDurable(this.jobPath(job.id), text, 0o600));
   }
 
   async remove(id: string): Promise<void> {

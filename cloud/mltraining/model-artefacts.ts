@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { notFound } from '../../core/grpc/status-error.js';
-import { syncFolder, writeFileAtomic } from './atomic-file.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
 export interface ModelArtefactFile {
@@ -84,7 +84,7 @@ export class ModelArtefactStore {
         labels: labelsText.split('\n').map((l) => l.trim()).filter(Boolean),
         createdOn: new Date().toISOString(),
       };
-      await writeFileAtomic(join(staging, 'manifest.json'), JSON.stringify(artefact, null, 1));
+      await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(artefact, null, 1), 0o600);
       const target = join(this.folder, meta.organizationId, id);
       await mkdir(join(target, '..'), { recursive: true });
       await rename(staging, target);

@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { join } from 'node:path';
 import { x as extractTar } from 'tar';
 import { alreadyExists, invalidArgument, notFound } from '../../core/grpc/status-error.js';
-import { syncFolder, writeFileAtomic } from './atomic-file.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
 export interface TrainingScript {
@@ -92,7 +92,7 @@ export class TrainingScriptRegistry {
         packageSizeBytes: upload.package.length,
         createdOn: new Date().toISOString(),
       };
-      await writeFileAtomic(join(staging, 'manifest.json'), JSON.stringify(script, null, 1));
+      await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(script, null, 1), 0o600);
       await mkdir(join(target, '..'), { recursive: true });
       if (await exists(target)) throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
       await rename(staging, target);

@@ -13,7 +13,7 @@ import { BinaryCache } from './binary-cache.js';
 import type { AgentCloudClient } from './cloud-client.js';
 import { effectiveAgentConfig, readDefaultsLayer, type Layer } from './config-layers.js';
 import { credentialsFileContent, credentialsFromEnv, loadMachineSource, machineSourceOf, type MachineSource } from './credentials.js';
-import { writeFileDurable } from './durable-file.js';
+import { writeFileDurable } from '../durable-file.js';
 import type { Subsystem } from './errors.js';
 import type { MaintenanceGate } from './maintenance.js';
 import { maintenanceConfigOf, type MaintenanceConfig } from './maintenance-config.js';
