@@ -1,12 +1,7 @@
-// Pinhole intrinsics of a depth camera, in pixels.
-export interface Intrinsics {
-  width: number;
-  height: number;
-  fx: number;
-  fy: number;
-  ppx: number;
-  ppy: number;
-}
+import type { CameraIntrinsics } from '../../../plugins/apis/camera.js';
+
+/** Pinhole intrinsics of a depth camera, in pixels: the camera API's own type. */
+export type Intrinsics = CameraIntrinsics;
 
 /** Intrinsics of a camera with the given horizontal field of view and centred principal point. */
 export function intrinsicsFromFov(width: number, height: number, horizontalFovDegs: number): Intrinsics {
