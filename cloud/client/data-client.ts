@@ -276,11 +276,15 @@ export class DataClient {
     query: (Record<string, unknown> | Uint8Array)[],
     options: { useRecentData?: boolean; tabularDataSourceType?: TabularDataSourceType; pipelineId?: string } = {},
   ): Promise<Record<string, unknown>[]> {
-    const mqlBinary = query.map((stage) => (stage instanceof Uint8Array ? Buffer.from(stage) : Buffer.from(serialize(stage))));
+    // Maps travel as Structs; raw BSON stages, or values a Struct cannot hold (dates, binary), as BSON.
+    const asStructs = query.every((stage) => !(stage instanceof Uint8Array) && isJsonValue(stage));
+    const stages = asStructs
+      ? { query: query as Record<string, unknown>[], mqlBinary: [] }
+      : { query: [], mqlBinary: query.map((stage) => (stage instanceof Uint8Array ? Buffer.from(stage) : Buffer.from(serialize(stage)))) };
     const type = options.tabularDataSourceType ?? TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD;
     const res = await this.call<{ rawData: Buffer[] }>((md, cb) =>
       this.dataService.tabularDataByMql(
-        { organizationId, mqlBinary, useRecentData: options.useRecentData, dataSource: { type, pipelineId: options.pipelineId } },
+        { organizationId, ...stages, useRecentData: options.useRecentData, dataSource: { type, pipelineId: options.pipelineId } },
         md,
         cb,
       ),
@@ -473,4 +477,13 @@ export class DataClient {
     this.dataSync.close();
     this.datasets.close();
   }
+}
+
+/** True when a value survives a google.protobuf.Struct unchanged: plain JSON (no dates, buffers, undefined). */
+function isJsonValue(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.values(value as object).every(isJsonValue);
+  return false;
 }

@@ -87,8 +87,9 @@ export function addDataService(server: Server, deps: DataServiceDeps): void {
     }),
     tabularDataByMql: unary(async (req, md) => {
       authorizer.checkOrg(await caller(md), orgField(req.organizationId), { level: 'organization' });
-      if (req.mqlBinary.length === 0) throw invalidArgument('mql_binary must hold at least one aggregation stage');
-      const stages = req.mqlBinary.map((bytes, i) => {
+      if (req.query.length > 0 && req.mqlBinary.length > 0) throw invalidArgument('query and mql_binary: give the stages in one of them, not both');
+      if (req.query.length === 0 && req.mqlBinary.length === 0) throw invalidArgument('query must hold at least one aggregation stage');
+      const stages = req.query.length > 0 ? (req.query as Record<string, unknown>[]) : req.mqlBinary.map((bytes, i) => {
         try {
           return deserialize(bytes) as Record<string, unknown>;
         } catch (err) {

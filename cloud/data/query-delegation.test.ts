@@ -99,3 +99,20 @@ test.serial('without a registered engine the calls answer UNAVAILABLE naming why
     await c.close();
   }
 });
+
+test.serial('MQL stages travel as Structs, fall back to BSON for values a Struct cannot hold, and must not be empty', async (t) => {
+  const c = await cloudWith([queryExtension]);
+  try {
+    calls.length = 0;
+    await c.operator.tabularDataByMQL(c.org, [{ $match: { 'data.readings.temperature': { $gt: 20 } } }, { $limit: 5 }]);
+    t.deepEqual(calls[0][2], [{ $match: { 'data.readings.temperature': { $gt: 20 } } }, { $limit: 5 }]);
+    const since = new Date('2026-01-01T00:00:00Z');
+    await c.operator.tabularDataByMQL(c.org, [{ $match: { time_received: { $gte: since } } }]);
+    t.deepEqual(calls[1][2], [{ $match: { time_received: { $gte: since } } }]);
+    const empty = await t.throwsAsync(c.operator.tabularDataByMQL(c.org, []));
+    t.is((empty as { code?: number }).code, status.INVALID_ARGUMENT);
+    t.regex(empty!.message, /query must hold at least one aggregation stage/);
+  } finally {
+    await c.close();
+  }
+});
