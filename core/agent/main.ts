@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// platform-agent: the self-updating service manager of platform-server. See core/agent/README.md.
+// platform-agent: the self-updating service manager of platform-server. See README.md, "The agent".
 import { Agent } from './agent.js';
 import { Logger } from './agent-log.js';
 import { parseAgentArgs } from './cli.js';

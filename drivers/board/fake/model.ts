@@ -1,7 +1,7 @@
 // The `fake` board: a simulated board whose GPIO levels, PWM duty cycles and frequencies, analog readers,
 // digital interrupts and I2C devices live in memory, optionally with simulated motors whose encoders tick
 // its interrupts. It is a product feature (develop and test without hardware), documented in
-// drivers/motor/README.md, not a stand-in for the real `pi` driver.
+// the README (Motors, encoders and boards), not a stand-in for the real `pi` driver.
 import { z } from 'zod';
 import { BOARD_API } from '../../../plugins/apis/board.js';
 import { defineModel } from '../../../plugins/contract.js';
