@@ -1,9 +1,9 @@
 // Binary content lives behind BlobStore so that an S3-compatible object store can replace local files:
 // put = PutObject (which is atomic and durable once it returns), get = GetObject, delete = DeleteObject.
 // Keys are '/'-separated relative paths such as '<org id>/<binary data id>'.
-import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { dirname, join, normalize, sep } from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
+import { join, normalize, sep } from 'node:path';
+import { writeFileDurable } from '../../core/durable-file.js';
 
 export interface BlobStore {
   /** Stores content under key; resolves only once the content is durable. Overwrites atomically. */
@@ -27,25 +27,7 @@ export class FileBlobStore implements BlobStore {
   }
 
   async put(key: string, content: Uint8Array): Promise<void> {
-    const target = this.pathOf(key);
-    const folder = dirname(target);
-    await mkdir(folder, { recursive: true });
-    const temp = `${target}.tmp-${randomUUID()}`;
-    const file = await open(temp, 'w', 0o600);
-    try {
-      await file.writeFile(content);
-      await file.sync();
-    } finally {
-      await file.close();
-    }
-    await rename(temp, target);
-    // The rename is durable only once the folder entry is on disk.
-    const dir = await open(folder, 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    await writeFileDurable(this.pathOf(key), content, 0o600);
   }
 
   async get(key: string): Promise<Buffer | undefined> {
