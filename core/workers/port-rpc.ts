@@ -26,20 +26,23 @@ export function portSender(port: MessagePort, dependencyName: string) {
     const call = pending.get(response.id);
     if (!call) return;
     pending.delete(response.id);
+    if (pending.size === 0) port.unref();
     if (response.outcome.ok) call.resolve(response.outcome.value);
     else call.reject(deserializeError(response.outcome.error));
   });
   port.on('close', () => {
     for (const call of pending.values()) {
-      call.reject(new DriverError('UNAVAILABLE', `dependency ${dependencyName} went away during the call`));
+      call.reject(new DriverError('UNAVAILABLE', `${dependencyName} went away during the call (its worker ended)`));
     }
     pending.clear();
   });
-  // Callers must not keep the worker alive on their own: the kernel decides when a worker ends.
+  // An idle channel must not keep its thread alive (the kernel decides when a worker ends), but a call
+  // in flight must, or a caller with nothing else to do would exit before the answer arrives.
   port.unref();
   return (method: string, args: unknown[]): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
+      if (pending.size === 0) port.ref();
       pending.set(id, { resolve, reject });
       port.postMessage({ id, method, args } satisfies PortRequest);
     });
