@@ -34,8 +34,6 @@ export interface MachineEvents {
 /** Resource-level hooks that other parts of the runtime (modules) plug in. */
 export interface MachineHooks {
   explainMissingModel?: MissingModelExplainer;
-  /** Extra reason a resource cannot be built right now, e.g. its module is disabled or restarting. */
-  blockReason?(status: ResourceStatus): string | undefined;
   /** The log level of a resource whose model comes from a module (the module's log_level). */
   moduleLogLevel?(moduleId: string): LevelName | undefined;
 }
@@ -238,11 +236,6 @@ export class Machine extends EventEmitter<MachineEvents> {
     const { spec } = node;
     if (spec.error || !spec.model) {
       this.setState(node, 'unhealthy', spec.error ?? 'no model');
-      return;
-    }
-    const blocked = this.hooks.blockReason?.(node.status());
-    if (blocked) {
-      this.setState(node, 'unhealthy', blocked);
       return;
     }
     const unready = spec.dependencies.map((d) => this.nodes.get(d)!).filter((d) => d.state !== 'ready' || !d.worker);
