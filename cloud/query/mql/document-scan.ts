@@ -3,7 +3,7 @@
 // every column value, which matters when a pipeline scans a million readings.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../../core/grpc/status-error.js';
-import { timeoutError, toStatusError } from '../sql/limited-run.js';
+import { interruptible } from '../sql/limited-run.js';
 import { READING_FIELDS } from './reading-fields.js';
 import { sqlString } from './sql-literals.js';
 
@@ -45,12 +45,7 @@ export async function scanBatches(
   sql: string,
   limits: { timeoutMs: number; maxRows: number },
 ): Promise<DocumentBatches> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.interrupt();
-  }, limits.timeoutMs);
-  try {
+  return interruptible(conn, limits.timeoutMs, 'query', async () => {
     const result = await conn.stream(sql);
     const batches: string[] = [];
     let count = 0;
@@ -63,14 +58,8 @@ export async function scanBatches(
       }
       batches.push(`[${(chunk.getColumnValues(0) as string[]).join(',')}]`);
     }
-    if (timedOut) throw timeoutError({ timeoutMs: limits.timeoutMs, maxRows: 0, maxBytes: 0 }, 'query');
     return { batches, count };
-  } catch (err) {
-    if (timedOut) throw timeoutError({ timeoutMs: limits.timeoutMs, maxRows: 0, maxBytes: 0 }, 'query');
-    throw toStatusError(err, 'query');
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 }
 
 export async function scanDocuments(

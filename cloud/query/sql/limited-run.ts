@@ -27,12 +27,7 @@ export async function runLimitedTable(
   limits: QueryLimits,
   field = 'sql_query',
 ): Promise<LimitedResult> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    conn.interrupt();
-  }, limits.timeoutMs);
-  try {
+  return interruptible(conn, limits.timeoutMs, field, async () => {
     const result = await conn.stream(sql);
     const layout = resultColumns(result);
     const docs: Record<string, unknown>[] = [];
@@ -56,18 +51,34 @@ export async function runLimitedTable(
         docs.push(doc);
       }
     }
-    // An interrupted streaming result can end quietly instead of failing: never return it as complete.
-    if (timedOut) throw timeoutError(limits, field);
     return { columns: layout.names, docs };
+  });
+}
+
+/**
+ * Runs `body` against `conn`, interrupting DuckDB when it outlives `timeoutMs`. A run that was
+ * interrupted is a timeout error even when DuckDB ended its stream quietly instead of failing, so a
+ * cut-short result is never returned as complete; other errors become status errors naming `field`.
+ */
+export async function interruptible<T>(conn: DuckDBConnection, timeoutMs: number, field: string, body: () => Promise<T>): Promise<T> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    conn.interrupt();
+  }, timeoutMs);
+  try {
+    const value = await body();
+    if (timedOut) throw timeoutError({ timeoutMs }, field);
+    return value;
   } catch (err) {
-    if (timedOut) throw timeoutError(limits, field);
+    if (timedOut) throw timeoutError({ timeoutMs }, field);
     throw toStatusError(err, field);
   } finally {
     clearTimeout(timer);
   }
 }
 
-export const timeoutError = (limits: QueryLimits, field: string) =>
+export const timeoutError = (limits: Pick<QueryLimits, 'timeoutMs'>, field: string) =>
   invalidArgument(`${field}: the statement ran longer than the ${limits.timeoutMs} ms timeout and was interrupted`);
 
 /** DuckDB errors become client errors that keep DuckDB's explanation; engine permission errors stay denials. */
