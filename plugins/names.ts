@@ -23,11 +23,6 @@ export function parseApi(text: string, path = 'api'): Api {
   return { namespace, kind, subtype };
 }
 
-export const formatApi = (api: Api): string => `${api.namespace}:${api.kind}:${api.subtype}`;
-
-/** The full name of a resource, unique in a machine: `<api>/<name>`. */
-export const fullName = (api: string, name: string): string => `${api}/${name}`;
-
 /** Built-in models use a bare name (`fake`); modular models use `<namespace>:<module>:<model>`. */
 export function checkModelName(model: string, path = 'model'): void {
   const parts = model.split(':');
