@@ -190,5 +190,7 @@ test.serial('jobs survive a restart; a job running when the cloud is killed beco
   const job = await fx.training.getTrainingJob(id);
   t.is(job.status, TrainingStatus.TRAINING_STATUS_FAILED);
   t.regex(job.errorStatus!.message, /the cloud stopped while the job was running/);
-  t.false(isRunning(child)); // the restarted cloud ended the orphaned trainer group
+  // The restarted cloud ends the orphaned trainer group; SIGKILL takes a moment to land.
+  await waitFor('the orphaned trainer to end', () => !isRunning(child), 30_000);
+  t.false(isRunning(child));
 });
