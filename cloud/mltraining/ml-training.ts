@@ -1,7 +1,7 @@
 // The ML training service's core, independent of gRPC: submit, inspect, list, cancel and delete jobs,
 // run them through a queue, and recover them after a restart.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -111,7 +111,7 @@ export class MLTraining {
   }
 
   private async recoverInterrupted(job: TrainingJob): Promise<void> {
-    if (job.pid) killOrphan(job.pid, job.id);
+    killOrphans(job.id, job.pid);
     const canceled = job.status === 'CANCELING';
     const now = new Date().toISOString();
     const message = canceled ? 'canceled by request (the cloud restarted while the job was stopping)'
@@ -271,13 +271,47 @@ export class MLTraining {
   }
 }
 
-/** Ends the process group a crashed cloud left behind, if that pid still runs this job's trainer. */
-function killOrphan(pid: number, jobId: string): void {
+/**
+ * Ends the process groups a crashed cloud left behind for a job. The recorded pid is not enough: the
+ * trainer starts before its pid is durably saved, so a crash in between leaves no pid. Every trainer's
+ * command line names its job (its work folder is work/<job id>), so on Linux the processes are found
+ * through /proc and their whole groups are ended; elsewhere only the recorded pid's group is.
+ */
+function killOrphans(jobId: string, recordedPid: number | undefined): void {
+  const groups = new Set<number>();
+  const ownGroup = processGroupOf('self');
+  let entries: string[] | undefined;
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!cmdline.includes(jobId)) return; // the pid was reused by an unrelated process
-    process.kill(-pid, 'SIGKILL');
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
   } catch {
-    // gone already, or no /proc: nothing to end
+    if (recordedPid) groups.add(recordedPid);
+  }
+  for (const entry of entries ?? []) {
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(jobId)) continue;
+      const group = processGroupOf(entry);
+      if (group !== undefined) groups.add(group);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  for (const group of groups) {
+    if (group <= 1 || group === ownGroup) continue;
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/** The process group of a /proc entry (a pid or `self`), from field 5 of its stat line. */
+function processGroupOf(entry: string): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isInteger(group) ? group : undefined;
+  } catch {
+    return undefined;
   }
 }
