@@ -1,6 +1,6 @@
 // Every gRPC server of the platform (runtime, cloud) offers server reflection and the standard health
 // service, so that grpcurl and load balancers work against it without extra setup.
-import type { Server } from '@grpc/grpc-js';
+import type { Server, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
@@ -9,12 +9,48 @@ import { readFileSync } from 'node:fs';
 // gen/descriptors.binpb is written by `npm run gen` (buf build); dist/ carries a copy next to dist/core.
 const descriptorsUrl = new URL('../../gen/descriptors.binpb', import.meta.url);
 
-let descriptors: ReturnType<typeof loadFileDescriptorSetFromBuffer> | undefined;
+interface Registration {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+/** The services a ReflectionService would add, captured instead of added, so that they can be wrapped. */
+function capture(reflection: ReflectionService): Registration[] {
+  const added: Registration[] = [];
+  reflection.addToServer({ addService: (definition: ServiceDefinition, implementation: UntypedServiceImplementation) => added.push({ definition, implementation }) } as unknown as Server);
+  return added;
+}
+
+/**
+ * Reflection whose index is built on first use. Indexing every descriptor of the platform costs about
+ * 300 ms of the main thread, which would otherwise delay every start; the first reflection call (from
+ * grpcurl, say) pays it instead, once.
+ */
+export class LazyReflection {
+  private handlers?: Registration[];
+
+  constructor(private readonly services?: string[]) {}
+
+  private real(): Registration[] {
+    this.handlers ??= capture(new ReflectionService(loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }), this.services ? { services: this.services } : undefined));
+    return this.handlers;
+  }
+
+  addToServer(server: Server): void {
+    // An empty package gives the same service definitions (v1 and v1alpha) without indexing anything.
+    capture(new ReflectionService({})).forEach(({ definition, implementation }, i) => {
+      const lazy: UntypedServiceImplementation = {};
+      for (const method of Object.keys(implementation)) {
+        lazy[method] = ((call: unknown, callback: unknown) => (this.real()[i].implementation[method] as (c: unknown, cb: unknown) => void)(call, callback)) as never;
+      }
+      server.addService(definition, lazy);
+    });
+  }
+}
 
 /** Adds reflection (for the listed services, or all) and health to a server, and returns the health service. */
 export function addStandardServices(server: Server, services?: string[]): HealthImplementation {
-  descriptors ??= loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true });
-  new ReflectionService(descriptors, services ? { services } : undefined).addToServer(server);
+  new LazyReflection(services).addToServer(server);
   const health = new HealthImplementation({ '': 'NOT_SERVING' });
   health.addToServer(server);
   return health;

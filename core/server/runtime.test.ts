@@ -21,7 +21,7 @@ const run = promisify(execFile);
 const board = { name: 'board1', api: 'core:component:board', model: 'fake', attributes: { analogs: [{ name: 'pot', pin: '32', value: 512 }], digital_interrupts: [{ name: 'ticks', pin: '36' }] } };
 const sensor = (name: string, readings: Record<string, unknown>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
 
-test('serves readings, board pins, machine status, reflection and health', async (t) => {
+test('serves readings, board pins, machine status and health', async (t) => {
   const runtime = await spawnRuntime({ components: [board, sensor('thermo', { temperature_c: 21.5 })] });
   t.teardown(() => runtime.stop());
   const robot = new RobotServiceClient(runtime.address, insecure());
