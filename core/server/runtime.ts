@@ -45,10 +45,15 @@ export class Runtime {
       this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
     }
     this.server = await this.serve(this.loaded);
-    // Modules first: their models must be registered before the resources that use them are resolved.
-    await this.modules.apply(this.loaded.config);
-    await this.machine.apply(this.loaded.config);
-    await this.file.watch(() => void this.reload());
+    const config = this.loaded.config;
+    const initial = (async () => {
+      // Modules first: their models must be registered before the resources that use them are resolved.
+      await this.modules.apply(config);
+      await this.machine.apply(config);
+    })();
+    // The watcher gets ready while the resources start; a save it reports meanwhile queues behind them.
+    this.reloading = initial.catch(() => undefined);
+    await Promise.all([initial, this.file.watch(() => void this.reload())]);
     // A save between the first read and the watcher being ready would otherwise go unseen.
     await this.reload();
     const ready = this.machine.statuses().filter((s) => s.state === 'ready').length;

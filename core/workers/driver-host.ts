@@ -66,6 +66,7 @@ async function construct(task: ConstructTask): Promise<Outcome> {
     throw new Error(`driver module ${task.driverUrl} has no default export DriverFactory`);
   }
   driver = await module.default(context);
+  servePort(task.kernelPort, () => driver);
   parentPort?.postMessage({ type: 'log-sync' } satisfies LogSyncRecord);
   return { ok: true, value: null };
 }

@@ -14,6 +14,8 @@ export interface ConstructTask {
   attributes: unknown;
   /** One port per dependency, connected to that dependency's worker. */
   dependencies: { name: string; port: MessagePort }[];
+  /** The kernel's own channel to the driver, served once it is built (saves a task round trip per start). */
+  kernelPort: MessagePort;
   logger: string;
   logLevel: LogLevelName;
   /** Extra fields stamped on every log line, such as module_id for module drivers. */
