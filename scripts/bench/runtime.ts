@@ -1,21 +1,23 @@
 // npm run bench:runtime — the runtime kernel's speed, from the built program (dist/).
-//  1. start to serving for 1 and for 100 fake resources (target: 100 serving within 2 s)
+//  1. start to serving for 1 and for 100 fake resources (target: 100 serving within 2 s), with the
+//     floor: a process that only starts 100 empty Piscina workers with the same pool settings
 //  2. GetReadings p50/p99 over loopback gRPC through the driver's worker, and the same call served
-//     in-process as the anchor; the difference is the cost of the worker (target: <= 0.2 ms at p50)
+//     in-process as the anchor (platform-server's gRPC server and sensor API in another process, with the
+//     driver in its main thread); the difference is the cost of the worker (target: <= 0.2 ms at p50)
 //  3. saved config change to the new resource answering (target: <= 1 s)
 import 'reflect-metadata';
-import { Server, ServerCredentials, credentials } from '@grpc/grpc-js';
+import { credentials } from '@grpc/grpc-js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SensorServiceClient, SensorServiceService, type GetReadingsResponse } from '../../gen/platform/component/sensor/v1/sensor.js';
-import fakeSensor from '../../drivers/sensor/fake/driver.js';
-import type { Sensor } from '../../plugins/apis/sensor.js';
+import { SensorServiceClient, type GetReadingsResponse } from '../../gen/platform/component/sensor/v1/sensor.js';
 
 const MAIN = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
+const FLOOR = fileURLToPath(new URL('./worker-floor.js', import.meta.url));
+const ANCHOR = fileURLToPath(new URL('./in-process-server.js', import.meta.url));
 const sensor = (i: number) => ({ name: `s${i}`, api: 'core:component:sensor', model: 'fake', attributes: { readings: { temperature_c: 21.5, i } } });
 const config = (n: number, extra: object[] = []) => ({ network: { bind_address: 'localhost:0' }, components: [...Array.from({ length: n }, (_, i) => sensor(i)), ...extra] });
 
@@ -28,29 +30,33 @@ interface Started {
   configPath: string;
 }
 
-async function startRuntime(n: number): Promise<Started> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-runtime-'));
-  const configPath = join(dir, 'config.json');
-  writeFileSync(configPath, JSON.stringify(config(n)));
+/** Spawns a program and resolves once its stdout matches `ready` (group 1, if any, is the address). */
+async function startProgram(args: string[], ready: RegExp): Promise<Omit<Started, 'configPath'>> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [MAIN, '-config', configPath], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let text = '';
   const address = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       text += d.toString();
-      const match = /platform-server serving on (\S+)/.exec(text);
-      if (match) resolve(match[1]);
+      const match = ready.exec(text);
+      if (match) resolve(match[1] ?? '');
     });
-    child.once('exit', (code) => reject(new Error(`platform-server exited ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
   });
   const ms = performance.now() - t0;
   return {
     address,
     ms,
     cpuMs: processCpuMs(child.pid!),
-    configPath,
     stop: () => new Promise((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }),
   };
+}
+
+async function startRuntime(n: number): Promise<Started> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-runtime-'));
+  const configPath = join(dir, 'config.json');
+  writeFileSync(configPath, JSON.stringify(config(n)));
+  return { ...(await startProgram([MAIN, '-config', configPath], /platform-server serving on (\S+)/)), configPath };
 }
 
 /** utime + stime of a process from /proc (Linux), in milliseconds. */
@@ -67,33 +73,24 @@ function getReadings(client: SensorServiceClient, name: string): Promise<GetRead
   return new Promise((resolve, reject) => client.getReadings({ name }, (err, res) => (err ? reject(err) : resolve(res))));
 }
 
-async function latencies(client: SensorServiceClient, name: string, count: number): Promise<number[]> {
-  for (let i = 0; i < 300; i++) await getReadings(client, name);
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const t = performance.now();
-    await getReadings(client, name);
-    samples.push(performance.now() - t);
+/** Samples `count` sequential calls, in alternating blocks on each client so that both see the same load. */
+async function latencies(clients: SensorServiceClient[], name: string, count: number, block = 500): Promise<number[][]> {
+  for (const client of clients) for (let i = 0; i < 300; i++) await getReadings(client, name);
+  const samples: number[][] = clients.map(() => []);
+  for (let done = 0; done < count; done += block) {
+    for (const [k, client] of clients.entries()) {
+      for (let i = 0; i < block; i++) {
+        const t = performance.now();
+        await getReadings(client, name);
+        samples[k].push(performance.now() - t);
+      }
+    }
   }
-  return samples.sort((a, b) => a - b);
+  return samples.map((s) => s.sort((a, b) => a - b));
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-/** The anchor: the same driver and the same gRPC service, but the driver runs in the server's own thread. */
-async function inProcessServer(): Promise<{ address: string; stop(): void }> {
-  const driver = (await fakeSensor({ name: 's0', api: 'core:component:sensor', model: 'fake', attributes: { readings: { temperature_c: 21.5, i: 0 }, count_calls: false }, dependencies: { get: () => { throw new Error('none'); }, names: () => [] }, logger: { debug() {}, info() {}, warn() {}, error() {} } })) as Sensor;
-  const server = new Server();
-  server.addService(SensorServiceService, {
-    getReadings: (call: { request: { name: string } }, cb: (e: null, r: GetReadingsResponse) => void) => {
-      void Promise.resolve(driver.getReadings()).then((readings) => cb(null, { readings }));
-    },
-    doCommand: () => undefined,
-  } as never);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('localhost:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
-  return { address: `localhost:${port}`, stop: () => server.forceShutdown() };
-}
 
 async function main(): Promise<void> {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
@@ -102,7 +99,11 @@ async function main(): Promise<void> {
   console.log(`load average before: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (wall times below stretch with it; CPU times much less)\n`);
   const startOne: Started[] = [];
   const startHundred: Started[] = [];
+  const floor: Omit<Started, 'configPath'>[] = [];
   for (let r = 0; r < runs; r++) {
+    const workers = await startProgram([FLOOR, '100'], /ready/);
+    floor.push(workers);
+    await workers.stop();
     const one = await startRuntime(1);
     startOne.push(one);
     await one.stop();
@@ -110,18 +111,19 @@ async function main(): Promise<void> {
     startHundred.push(hundred);
     await hundred.stop();
   }
-  const report = (label: string, runs: Started[], target = '') =>
+  const report = (label: string, runs: Omit<Started, 'configPath'>[], target = '') =>
     console.log(`${label} median ${median(runs.map((r) => r.ms)).toFixed(0)} ms wall, ${median(runs.map((r) => r.cpuMs)).toFixed(0)} ms CPU  (wall runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')})${target}`);
   report('start to serving, 1 resource:   ', startOne);
   report('start to serving, 100 resources:', startHundred, '  target <= 2000 ms wall');
+  report('floor, 100 empty Piscina workers:', floor);
+  console.log(`  100 resources / floor: ${(median(startHundred.map((r) => r.ms)) / median(floor.map((r) => r.ms))).toFixed(2)}x wall, ${(median(startHundred.map((r) => r.cpuMs)) / median(floor.map((r) => r.cpuMs))).toFixed(2)}x CPU`);
 
   const runtime = await startRuntime(1);
-  const viaWorker = await latencies(new SensorServiceClient(runtime.address, credentials.createInsecure()), 's0', 5000);
-  const anchor = await inProcessServer();
-  const inProcess = await latencies(new SensorServiceClient(anchor.address, credentials.createInsecure()), 's0', 5000);
-  anchor.stop();
+  const anchor = await startProgram([ANCHOR], /serving on (\S+)/);
+  const [viaWorker, inProcess] = await latencies([runtime.address, anchor.address].map((a) => new SensorServiceClient(a, credentials.createInsecure())), 's0', 5000);
+  await anchor.stop();
   const added = pct(viaWorker, 0.5) - pct(inProcess, 0.5);
-  console.log(`\nGetReadings over loopback gRPC (5000 calls after 300 warm-up):`);
+  console.log(`\nGetReadings over loopback gRPC (5000 calls each after 300 warm-up, in alternating blocks of 500):`);
   console.log(`  through the driver's worker: p50 ${pct(viaWorker, 0.5).toFixed(3)} ms  p99 ${pct(viaWorker, 0.99).toFixed(3)} ms`);
   console.log(`  served in-process (anchor):  p50 ${pct(inProcess, 0.5).toFixed(3)} ms  p99 ${pct(inProcess, 0.99).toFixed(3)} ms`);
   console.log(`  ratio worker/in-process at p50: ${(pct(viaWorker, 0.5) / pct(inProcess, 0.5)).toFixed(2)}x; the worker adds ${added.toFixed(3)} ms at p50 (target <= 0.2 ms)`);

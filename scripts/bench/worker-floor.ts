@@ -1,0 +1,11 @@
+// The floor of bench:runtime's start-up figure: a process that starts N Piscina workers with the
+// runtime's pool settings, each running one empty task, and prints `ready` when all have answered.
+// A resource's start cannot cost less than its worker's, so this is what N resources cost at best here.
+import { Piscina } from 'piscina';
+
+const count = Number(process.argv[2] ?? 100);
+const filename = new URL('./empty-worker.js', import.meta.url).href;
+const pools = Array.from({ length: count }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', recordTiming: false }));
+await Promise.all(pools.map((pool) => pool.run(null)));
+process.stdout.write(`ready: ${count} workers\n`);
+process.on('SIGTERM', () => void Promise.all(pools.map((pool) => pool.destroy())).then(() => process.exit(0)));
