@@ -2,13 +2,14 @@
 // binary content (<data-dir>/blobs). DuckDB admits one writing process, and inside it we funnel every
 // write through one connection in a queue, so that transactions never conflict and the `seq` counters
 // handed out by nextSeq() stay unique without an index. Reads use a small pool of other connections and
-// see committed data only.
-import { DuckDBConnection, DuckDBInstance, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
+// see committed data only; each reader keeps its queries prepared (StatementCache).
+import { DuckDBConnection, DuckDBInstance, type DuckDBResultReader, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileBlobStore, type BlobStore } from './blob-store.js';
 import { schemaStatements } from './schema.js';
+import { StatementCache } from './statement-cache.js';
 
 export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
 export type ParamTypes = DuckDBType[] | Record<string, DuckDBType | undefined>;
@@ -20,6 +21,24 @@ export interface StoreOptions {
   /** How long to wait for another process (e.g. an admin command) to release the file. Default 10 s. */
   lockWaitMs?: number;
   readers?: number;
+}
+
+/**
+ * The rows of a result as objects of JS values, the same as reader.getRowObjectsJS(). That one converts
+ * value by value through a callback per row; converting whole columns first and then dealing them out
+ * into rows is two to three times faster on a page of 50 rows, and a quarter faster on 10 000.
+ */
+export function rowObjectsOf(reader: DuckDBResultReader): Row[] {
+  const names = reader.deduplicatedColumnNames();
+  const columns = reader.getColumnsJS();
+  const count = reader.currentRowCount;
+  const rows: Row[] = new Array<Row>(count);
+  for (let i = 0; i < count; i++) {
+    const row: Row = {};
+    for (let c = 0; c < names.length; c++) row[names[c]] = columns[c][i];
+    rows[i] = row;
+  }
+  return rows;
 }
 
 export class StoreLockedError extends Error {
@@ -34,6 +53,7 @@ export class Store {
   private readonly idleReaders: DuckDBConnection[];
   private readonly readerWaiters: ((c: DuckDBConnection) => void)[] = [];
   private readonly seqs = new Map<string, bigint>();
+  private readonly statements = new Map<DuckDBConnection, StatementCache>();
   private closed = false;
 
   private constructor(
@@ -44,6 +64,7 @@ export class Store {
     readonly blobs: BlobStore,
   ) {
     this.idleReaders = readers;
+    for (const conn of readers) this.statements.set(conn, new StatementCache(conn));
   }
 
   static databasePath(dataDir: string): string {
@@ -68,7 +89,15 @@ export class Store {
     const writer = await instance.connect();
     for (const sql of schemaStatements) await writer.run(sql);
     const readers: DuckDBConnection[] = [];
-    for (let i = 0; i < (options.readers ?? 3); i++) readers.push(await instance.connect());
+    for (let i = 0; i < (options.readers ?? 3); i++) {
+      const reader = await instance.connect();
+      // Late materialization makes a top-N (ORDER BY ... LIMIT <= 50) scan the table a second time to
+      // fetch the other columns of the winning rows. Our pages already bound the scan to the row groups
+      // that hold them, so the second pass only costs: the first page at 1M rows took 9 ms with it and
+      // 6 ms without. The setting belongs to this connection only.
+      await reader.run('SET late_materialization_max_rows = 0');
+      readers.push(reader);
+    }
     const store = new Store(dataDir, instance, writer, readers, options.blobs ?? new FileBlobStore(join(dataDir, 'blobs')));
     for (const table of ['tabular_data', 'binary_data']) {
       const rows = await store.query(`SELECT coalesce(max(seq), 0) AS m FROM ${table}`);
@@ -114,7 +143,15 @@ export class Store {
 
   /** A read query whose rows come back as JS values (BIGINT as bigint, TIMESTAMPTZ as Date, lists as arrays). */
   query(sql: string, params?: Params, types?: ParamTypes): Promise<Row[]> {
-    return this.read(async (conn) => (await conn.runAndReadAll(sql, params, types)).getRowObjectsJS());
+    return this.read(async (conn) => {
+      // What cannot be prepared on its own (several statements, or an error) runs the plain way, which
+      // also reports the error exactly as before.
+      const statement = await this.statements.get(conn)?.get(sql).catch(() => undefined);
+      if (!statement) return rowObjectsOf(await conn.runAndReadAll(sql, params, types));
+      statement.clearBindings();
+      if (params) statement.bind(params, types);
+      return rowObjectsOf(await statement.runAndReadAll());
+    });
   }
 
   /** A write statement; returns the number of rows it changed. */
@@ -142,6 +179,7 @@ export class Store {
     await this.writeChain;
     this.closed = true;
     await this.writer.run('CHECKPOINT').catch(() => undefined);
+    for (const cache of this.statements.values()) cache.clear();
     for (const conn of [this.writer, ...this.idleReaders]) conn.closeSync();
     this.instance.closeSync();
   }
