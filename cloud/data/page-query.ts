@@ -7,7 +7,7 @@
 // For the newest-first first page, the most recently inserted rows (the highest seq, which DuckDB
 // finds by row-group statistics too) usually hold the newest capture times: the page's last capture
 // time among them is a lower bound that at least `limit` matching rows reach, so a query bounded by it
-// is exact, whatever gaps the capture times have.
+// is exact, whatever gaps the capture times have. The bound and the page are one statement.
 // The table's time span and row count only size the window, never decide the result, so a cached copy
 // (refreshed every couple of seconds) is enough and spares a scan per page.
 import { timestampTZValue } from '@duckdb/node-api';
@@ -60,13 +60,16 @@ export async function readPage(
   const { lo, hi, n } = await spanOf(store, table);
   if (n < smallTable || lo === null || hi === null) return run('', []);
   if (!page.ascending && !page.cursor) {
+    // One statement, not two: the bound is a scalar subquery, which DuckDB evaluates first and pushes
+    // into the scan as a filter, so row groups are still skipped and a round trip is saved. When fewer
+    // than `limit` recent rows match, the bound is NULL, nothing is returned and the window search runs.
     const recent = store.lastSeq(table) - BigInt(page.limit) * 8n;
-    const [bound] = await store.query(
-      `SELECT epoch_us(time_requested) AS t_us FROM ${table} WHERE ${where.sql} AND seq > ?
-       ORDER BY time_requested DESC LIMIT 1 OFFSET ${page.limit - 1}`,
+    const rows = await run(
+      ` AND time_requested >= (SELECT time_requested FROM ${table} WHERE ${where.sql} AND seq > ?
+         ORDER BY time_requested DESC LIMIT 1 OFFSET ${page.limit - 1})`,
       [...where.params, recent],
     );
-    if (bound) return run(' AND time_requested >= ?', [timestampTZValue(BigInt(bound.t_us as bigint))]);
+    if (rows.length === page.limit) return rows;
   }
   const span = hi - lo;
   if (span <= 0n) return run('', []);
