@@ -40,24 +40,30 @@ export class BinaryDataStore {
     private readonly authorizer: Authorizer,
   ) {}
 
-  private async withBoxesAndContent(rows: Row[], includeBinary: boolean): Promise<BinaryData[]> {
+  private async boxesOf(rows: Row[]): Promise<Map<string, BoundingBox[]>> {
     const boxes = new Map<string, BoundingBox[]>();
-    if (rows.length > 0) {
-      const ids = rows.map((r) => String(r.binary_data_id));
-      const byId = inList('binary_data_id', ids);
-      const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id`, byId.params);
-      for (const b of boxRows) {
-        const list = boxes.get(String(b.binary_data_id)) ?? [];
-        list.push(boundingBoxOf(b));
-        boxes.set(String(b.binary_data_id), list);
-      }
+    if (rows.length === 0) return boxes;
+    const byId = inList('binary_data_id', rows.map((r) => String(r.binary_data_id)));
+    const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id`, byId.params);
+    for (const b of boxRows) {
+      const list = boxes.get(String(b.binary_data_id)) ?? [];
+      list.push(boundingBoxOf(b));
+      boxes.set(String(b.binary_data_id), list);
     }
-    return Promise.all(
-      rows.map(async (row) => ({
-        binary: includeBinary ? ((await this.store.blobs.get(String(row.blob_key))) ?? Buffer.alloc(0)) : Buffer.alloc(0),
-        metadata: binaryMetadataOf(row, boxes.get(String(row.binary_data_id)) ?? []),
-      })),
-    );
+    return boxes;
+  }
+
+  private async withBoxesAndContent(rows: Row[], includeBinary: boolean): Promise<BinaryData[]> {
+    // The boxes and the contents do not depend on each other: read them at the same time.
+    const [boxes, contents] = await Promise.all([
+      this.boxesOf(rows),
+      Promise.all(
+        rows.map(async (row) =>
+          includeBinary ? ((await this.store.blobs.get(String(row.blob_key), Number(row.file_size_bytes))) ?? Buffer.alloc(0)) : Buffer.alloc(0),
+        ),
+      ),
+    ]);
+    return rows.map((row, i) => ({ binary: contents[i], metadata: binaryMetadataOf(row, boxes.get(String(row.binary_data_id)) ?? []) }));
   }
 
   async byFilter(
