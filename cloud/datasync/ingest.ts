@@ -1,23 +1,11 @@
-// Writes uploaded data. Tabular points go in through DuckDB's appender, a data chunk (up to 2048 rows)
-// at a time, in one transaction per upload; binary content goes to the BlobStore first (durable when
-// put() returns) and its metadata row is committed after, so an acknowledged upload is always complete.
-import {
-  BIGINT,
-  BOOLEAN,
-  DuckDBDataChunk,
-  INTEGER,
-  LIST,
-  listValue,
-  TIMESTAMPTZ,
-  timestampTZValue,
-  VARCHAR,
-  type DuckDBType,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+// Writes uploaded data. Tabular points go in through tabular-ingest.ts (appender, group commit); binary
+// content goes to the BlobStore first (durable when put() returns) and its metadata row is committed
+// after, so an acknowledged upload is always complete.
+import { BIGINT, LIST, listValue, timestampTZValue, VARCHAR } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../core/grpc/status-error.js';
 import type { PartInfo } from '../data/parts.js';
-import { internalTag, tabularColumns } from '../store/schema.js';
+import { internalTag } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 
 export interface CaptureFields {
@@ -29,66 +17,9 @@ export interface CaptureFields {
   tags: string[];
 }
 
-export interface TabularPoint {
-  timeRequested: Date;
-  timeReceived: Date;
-  /** The payload, e.g. {readings: {...}}. */
-  data: Record<string, unknown>;
-}
+export { insertTabular, type TabularPoint } from './tabular-ingest.js';
 
-const tabularTypes: DuckDBType[] = [
-  BIGINT, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR, VARCHAR,
-  LIST(VARCHAR), TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, VARCHAR, BOOLEAN, INTEGER,
-];
-if (tabularTypes.length !== tabularColumns.length) throw new Error('tabularTypes must match tabularColumns');
-
-const chunkRows = 2048; // DuckDB's vector size: a data chunk holds at most this many rows.
 const tz = (date: Date) => timestampTZValue(BigInt(date.getTime()) * 1000n);
-
-/** Inserts the points of one upload and returns its upload id (the file_id answered to the caller). */
-export async function insertTabular(store: Store, capture: CaptureFields, points: TabularPoint[]): Promise<string> {
-  const uploadId = randomUUID();
-  const p = capture.part;
-  const internal = capture.tags.includes(internalTag);
-  const synced = tz(new Date());
-  const params = capture.methodParameters && Object.keys(capture.methodParameters).length > 0 ? JSON.stringify(capture.methodParameters) : null;
-  const constants: DuckDBValue[] = [
-    uploadId, p.organizationId, p.locationId, p.machineId, p.robotName, p.partId, p.partName,
-    capture.componentType, capture.componentName, capture.methodName, params, listValue(capture.tags),
-  ];
-  await store.transaction(async (conn) => {
-    const firstSeq = store.reserveSeq('tabular_data', points.length);
-    const appender = await conn.createAppender('tabular_data');
-    try {
-      for (let start = 0; start < points.length; start += chunkRows) {
-        const slice = points.slice(start, start + chunkRows);
-        const n = slice.length;
-        const seq: bigint[] = [];
-        const requested: DuckDBValue[] = [];
-        const received: DuckDBValue[] = [];
-        const data: string[] = [];
-        const sizes: number[] = [];
-        for (let i = 0; i < n; i++) {
-          const point = slice[i];
-          seq.push(firstSeq + BigInt(start + i));
-          requested.push(tz(point.timeRequested));
-          received.push(tz(point.timeReceived));
-          const json = JSON.stringify(point.data);
-          data.push(json);
-          sizes.push(Buffer.byteLength(json));
-        }
-        const same = (v: DuckDBValue) => new Array<DuckDBValue>(n).fill(v);
-        const chunk = DuckDBDataChunk.create(tabularTypes, n);
-        chunk.setColumns([seq, ...constants.map(same), requested, received, same(synced), data, same(internal), sizes]);
-        appender.appendDataChunk(chunk);
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
-  });
-  return uploadId;
-}
 
 export interface BinaryUpload extends CaptureFields {
   fileName: string;

@@ -47,12 +47,5 @@ export const schemaStatements: readonly string[] = [
      id VARCHAR NOT NULL, name VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
 ];
 
-/** Column order of tabular_data, as the appender writes it. */
-export const tabularColumns = [
-  'seq', 'upload_id', 'organization_id', 'location_id', 'robot_id', 'robot_name', 'part_id', 'part_name',
-  'component_type', 'component_name', 'method_name', 'method_parameters', 'tags', 'time_requested',
-  'time_received', 'time_synced', 'data', 'internal', 'size_bytes',
-] as const;
-
 /** Tag that marks platform-internal data (e.g. for cloud mapping), hidden unless include_internal_data. */
 export const internalTag = 'platform:internal';

@@ -41,6 +41,19 @@ export function rowObjectsOf(reader: DuckDBResultReader): Row[] {
   return rows;
 }
 
+/** Runs fn inside BEGIN/COMMIT on conn; rolls back when fn (or the commit) throws. */
+export async function inTransaction<T>(conn: DuckDBConnection, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  await conn.run('BEGIN TRANSACTION');
+  try {
+    const value = await fn(conn);
+    await conn.run('COMMIT');
+    return value;
+  } catch (err) {
+    await conn.run('ROLLBACK').catch(() => undefined);
+    throw err;
+  }
+}
+
 export class StoreLockedError extends Error {
   constructor(readonly path: string, cause: unknown) {
     super(`the database ${path} is in use by another process: ${(cause as Error).message}`);
@@ -128,17 +141,7 @@ export class Store {
 
   /** Runs fn inside BEGIN/COMMIT on the writer; rolls back when fn throws. */
   transaction<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    return this.write(async (conn) => {
-      await conn.run('BEGIN TRANSACTION');
-      try {
-        const value = await fn(conn);
-        await conn.run('COMMIT');
-        return value;
-      } catch (err) {
-        await conn.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+    return this.write((conn) => inTransaction(conn, fn));
   }
 
   /** A read query whose rows come back as JS values (BIGINT as bigint, TIMESTAMPTZ as Date, lists as arrays). */
@@ -160,8 +163,9 @@ export class Store {
   }
 
   /**
-   * Reserves n consecutive seq values of a data table and returns the first. Call it only inside
-   * write()/transaction(): that is what keeps the values unique.
+   * Reserves n consecutive seq values of a data table and returns the first. The values are unique
+   * because this runs on the one JavaScript thread; reserve them in the order the rows will commit
+   * (inside write(), or in the order writes are queued), so that later rows get higher values.
    */
   reserveSeq(table: 'tabular_data' | 'binary_data', n: number): bigint {
     const first = (this.seqs.get(table) ?? 0n) + 1n;
@@ -169,7 +173,10 @@ export class Store {
     return first;
   }
 
-  /** The highest seq handed out for a data table (rows inserted later may only have higher ones). */
+  /**
+   * The highest seq handed out for a data table. Rows inserted later may only have higher ones; the
+   * rows of the highest may still be on their way to their commit.
+   */
   lastSeq(table: 'tabular_data' | 'binary_data'): bigint {
     return this.seqs.get(table) ?? 0n;
   }

@@ -1,0 +1,188 @@
+// Tabular ingest with group commit. Each upload is turned into DuckDB data chunks as soon as it arrives
+// (while the writer may still be busy), then every upload waiting when the writer comes free is written
+// in one transaction and acknowledged once it has committed. Every acknowledged upload is durable, as
+// before; a busy writer just syncs its log once for several uploads instead of once each.
+//
+// The chunks hold only what varies from point to point (seq, the two capture times, the payload and its
+// size) and go into a temporary staging table; one INSERT ... SELECT per upload then adds the columns
+// that are the same for the whole upload (upload id, organization, ..., tags) as constants. Filling
+// those twelve columns point by point cost 5.7 ms of the main thread per 1000 points, a string at a
+// time through N-API; the INSERT does it inside DuckDB, off the main thread.
+import {
+  BIGINT,
+  DuckDBDataChunk,
+  INTEGER,
+  LIST,
+  listValue,
+  TIMESTAMPTZ,
+  timestampTZValue,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import { randomUUID } from 'node:crypto';
+import { internalTag } from '../store/schema.js';
+import { inTransaction, type Store } from '../store/store.js';
+import type { CaptureFields } from './ingest.js';
+
+export interface TabularPoint {
+  timeRequested: Date;
+  timeReceived: Date;
+  /** The payload, e.g. {readings: {...}}. */
+  data: Record<string, unknown>;
+  /** The payload already serialized as JSON (a decoder may produce it directly); stored instead of data. */
+  json?: string;
+}
+
+// A temporary table belongs to its connection and never reaches the write-ahead log.
+const stagingTable = 'tabular_staging';
+const createStaging = `CREATE TEMP TABLE IF NOT EXISTS ${stagingTable} (
+  seq BIGINT NOT NULL, time_requested TIMESTAMPTZ, time_received TIMESTAMPTZ, data VARCHAR, size_bytes INTEGER NOT NULL)`;
+const stagingTypes: DuckDBType[] = [BIGINT, TIMESTAMPTZ, TIMESTAMPTZ, VARCHAR, INTEGER];
+// DuckDB keeps insertion order through INSERT ... SELECT, so rows stay in capture order within row groups.
+const insertFromStaging = `INSERT INTO tabular_data (seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id,
+    part_name, component_type, component_name, method_name, method_parameters, tags, time_requested, time_received,
+    time_synced, data, internal, size_bytes)
+  SELECT seq, $upload, $org, $loc, $robot, $robotName, $part, $partName, $ct, $cn, $mn, $mp, $tags, time_requested,
+    time_received, $synced, data, $internal, size_bytes
+  FROM ${stagingTable} WHERE seq BETWEEN $first AND $last`;
+const constantTypes = { mp: VARCHAR, tags: LIST(VARCHAR), synced: TIMESTAMPTZ, first: BIGINT, last: BIGINT };
+
+const chunkRows = 2048; // DuckDB's vector size: a data chunk holds at most this many rows.
+const tz = (date: Date) => timestampTZValue(BigInt(date.getTime()) * 1000n);
+
+interface StagedUpload {
+  chunks: DuckDBDataChunk[];
+  /** Named parameters of insertFromStaging. */
+  constants: Record<string, DuckDBValue>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Builds the staging chunks of one upload whose points get seq firstSeq, firstSeq + 1, ... */
+function stagingChunks(points: TabularPoint[], firstSeq: bigint): DuckDBDataChunk[] {
+  const chunks: DuckDBDataChunk[] = [];
+  for (let start = 0; start < points.length; start += chunkRows) {
+    const n = Math.min(chunkRows, points.length - start);
+    const seq = new Array<bigint>(n);
+    const requested = new Array<DuckDBValue>(n);
+    const received = new Array<DuckDBValue>(n);
+    const data = new Array<string>(n);
+    const sizes = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      const point = points[start + i];
+      const json = point.json ?? JSON.stringify(point.data);
+      seq[i] = firstSeq + BigInt(start + i);
+      requested[i] = tz(point.timeRequested);
+      received[i] = tz(point.timeReceived);
+      data[i] = json;
+      sizes[i] = Buffer.byteLength(json);
+    }
+    const chunk = DuckDBDataChunk.create(stagingTypes, n);
+    chunk.setColumns([seq, requested, received, data, sizes]);
+    chunks.push(chunk);
+  }
+  return chunks;
+}
+
+class TabularWriter {
+  private pending: StagedUpload[] = [];
+  private scheduled = false;
+  private stagingReady = false;
+  private insert: DuckDBPreparedStatement | undefined;
+
+  constructor(private readonly store: Store) {}
+
+  submit(capture: CaptureFields, points: TabularPoint[]): { uploadId: string; committed: Promise<void> } {
+    const uploadId = randomUUID();
+    const p = capture.part;
+    // Reserved now, in the order the uploads are queued, which is the order they commit in.
+    const firstSeq = this.store.reserveSeq('tabular_data', points.length);
+    const params = capture.methodParameters && Object.keys(capture.methodParameters).length > 0 ? JSON.stringify(capture.methodParameters) : null;
+    const constants: Record<string, DuckDBValue> = {
+      upload: uploadId, org: p.organizationId, loc: p.locationId, robot: p.machineId, robotName: p.robotName, part: p.partId,
+      partName: p.partName, ct: capture.componentType, cn: capture.componentName, mn: capture.methodName, mp: params,
+      tags: listValue(capture.tags), synced: tz(new Date()), internal: capture.tags.includes(internalTag),
+      first: firstSeq, last: firstSeq + BigInt(points.length) - 1n,
+    };
+    const chunks = stagingChunks(points, firstSeq);
+    const committed = new Promise<void>((resolve, reject) => {
+      this.pending.push({ chunks, constants, resolve, reject });
+    });
+    this.schedule();
+    return { uploadId, committed };
+  }
+
+  /** Queues one write that, when its turn comes, commits every upload waiting by then. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.store
+      .write(async (conn) => {
+        this.scheduled = false;
+        const group = this.pending;
+        this.pending = [];
+        if (group.length === 0) return;
+        const failure = await this.commit(conn, group);
+        if (failure === undefined) return group.forEach((u) => u.resolve());
+        if (group.length === 1) return group[0].reject(failure);
+        // One bad upload must not fail the others: write each alone to find out which fail.
+        for (const upload of group) {
+          const err = await this.commit(conn, [upload]);
+          if (err === undefined) upload.resolve();
+          else upload.reject(err);
+        }
+      })
+      .catch((err: unknown) => {
+        // The store is closed: nothing of the waiting uploads was written.
+        this.scheduled = false;
+        for (const upload of this.pending.splice(0)) upload.reject(err);
+      });
+  }
+
+  /** Writes a group in one transaction; returns the error when it was rolled back. */
+  private async commit(conn: DuckDBConnection, group: StagedUpload[]): Promise<unknown> {
+    try {
+      if (!this.stagingReady) {
+        await conn.run(createStaging); // outside the transaction, so that a rollback cannot drop it
+        this.stagingReady = true;
+      }
+      this.insert ??= await conn.prepare(insertFromStaging);
+      const insert = this.insert;
+      await inTransaction(conn, async () => {
+        const appender = await conn.createAppender(stagingTable, null, 'temp');
+        try {
+          for (const upload of group) for (const chunk of upload.chunks) appender.appendDataChunk(chunk);
+          appender.flushSync();
+        } finally {
+          appender.closeSync();
+        }
+        for (const upload of group) {
+          insert.clearBindings();
+          insert.bind(upload.constants, constantTypes);
+          await insert.run();
+        }
+        await conn.run(`DELETE FROM ${stagingTable}`);
+      });
+      return undefined;
+    } catch (err) {
+      return err ?? new Error('tabular ingest failed');
+    }
+  }
+}
+
+const writers = new WeakMap<Store, TabularWriter>();
+
+/**
+ * Inserts the points of one upload and returns its upload id (the file_id answered to the caller) once
+ * they are committed.
+ */
+export async function insertTabular(store: Store, capture: CaptureFields, points: TabularPoint[]): Promise<string> {
+  let writer = writers.get(store);
+  if (!writer) writers.set(store, (writer = new TabularWriter(store)));
+  const { uploadId, committed } = writer.submit(capture, points);
+  await committed;
+  return uploadId;
+}
