@@ -66,6 +66,7 @@ export async function insertBinary(store: Store, upload: BinaryUpload): Promise<
         },
         { tags: LIST(VARCHAR), datasets: LIST(VARCHAR), seq: BIGINT, size: BIGINT, mp: VARCHAR },
       );
+      store.seqCommitted('binary_data', seq);
     });
   } catch (err) {
     await store.blobs.delete(blobKey).catch(() => undefined);

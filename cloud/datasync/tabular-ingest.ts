@@ -1,7 +1,8 @@
-// Tabular ingest with group commit. Each upload is turned into DuckDB data chunks as soon as it arrives
-// (while the writer may still be busy), then every upload waiting when the writer comes free is written
-// in one transaction and acknowledged once it has committed. Every acknowledged upload is durable, as
-// before; a busy writer just syncs its log once for several uploads instead of once each.
+// Tabular ingest with group commit on the store's insert lanes. Each upload is turned into DuckDB data
+// chunks as soon as it arrives (while the lanes may still be busy); when a lane comes free, every upload
+// waiting by then is written in one transaction on it and acknowledged once that has committed. Every
+// acknowledged upload is durable, as before; busy lanes sync the log once for several uploads, and one
+// lane's sync overlaps the other's inserting.
 //
 // The chunks hold only what varies from point to point (seq, the two capture times, the payload and its
 // size) and go into a temporary staging table; one INSERT ... SELECT per upload then adds the columns
@@ -50,10 +51,14 @@ const insertFromStaging = `INSERT INTO tabular_data (seq, upload_id, organizatio
   FROM ${stagingTable} WHERE seq BETWEEN $first AND $last`;
 const constantTypes = { mp: VARCHAR, tags: LIST(VARCHAR), synced: TIMESTAMPTZ, first: BIGINT, last: BIGINT };
 
+/** Points one transaction takes in at most (more wait for the next), which bounds the wait for an answer. */
+const maxGroupPoints = 20_000;
 const chunkRows = 2048; // DuckDB's vector size: a data chunk holds at most this many rows.
 const tz = (date: Date) => timestampTZValue(BigInt(date.getTime()) * 1000n);
 
 interface StagedUpload {
+  points: number;
+  lastSeq: bigint;
   chunks: DuckDBDataChunk[];
   /** Named parameters of insertFromStaging. */
   constants: Record<string, DuckDBValue>;
@@ -87,18 +92,22 @@ function stagingChunks(points: TabularPoint[], firstSeq: bigint): DuckDBDataChun
   return chunks;
 }
 
+/** The staging table and the prepared INSERT of one writer connection. */
+interface LaneState {
+  stagingReady: boolean;
+  insert?: DuckDBPreparedStatement;
+}
+
 class TabularWriter {
   private pending: StagedUpload[] = [];
-  private scheduled = false;
-  private stagingReady = false;
-  private insert: DuckDBPreparedStatement | undefined;
+  private running = 0;
+  private readonly lanes = new WeakMap<DuckDBConnection, LaneState>();
 
   constructor(private readonly store: Store) {}
 
   submit(capture: CaptureFields, points: TabularPoint[]): { uploadId: string; committed: Promise<void> } {
     const uploadId = randomUUID();
     const p = capture.part;
-    // Reserved now, in the order the uploads are queued, which is the order they commit in.
     const firstSeq = this.store.reserveSeq('tabular_data', points.length);
     const params = capture.methodParameters && Object.keys(capture.methodParameters).length > 0 ? JSON.stringify(capture.methodParameters) : null;
     const constants: Record<string, DuckDBValue> = {
@@ -109,48 +118,65 @@ class TabularWriter {
     };
     const chunks = stagingChunks(points, firstSeq);
     const committed = new Promise<void>((resolve, reject) => {
-      this.pending.push({ chunks, constants, resolve, reject });
+      this.pending.push({ points: points.length, lastSeq: firstSeq + BigInt(points.length) - 1n, chunks, constants, resolve, reject });
     });
-    this.schedule();
+    this.pump();
     return { uploadId, committed };
   }
 
-  /** Queues one write that, when its turn comes, commits every upload waiting by then. */
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.store
-      .write(async (conn) => {
-        this.scheduled = false;
-        const group = this.pending;
-        this.pending = [];
-        if (group.length === 0) return;
-        const failure = await this.commit(conn, group);
-        if (failure === undefined) return group.forEach((u) => u.resolve());
-        if (group.length === 1) return group[0].reject(failure);
-        // One bad upload must not fail the others: write each alone to find out which fail.
-        for (const upload of group) {
-          const err = await this.commit(conn, [upload]);
-          if (err === undefined) upload.resolve();
-          else upload.reject(err);
-        }
-      })
-      .catch((err: unknown) => {
-        // The store is closed: nothing of the waiting uploads was written.
-        this.scheduled = false;
-        for (const upload of this.pending.splice(0)) upload.reject(err);
-      });
+  /**
+   * Starts a transaction on a free insert lane for the uploads waiting, while there are uploads and
+   * free lanes. Each transaction takes every upload waiting when its turn comes (up to
+   * maxGroupPoints), so that one log sync serves them all.
+   */
+  private pump(): void {
+    while (this.pending.length > 0 && this.running < this.store.insertLaneCount) {
+      this.running++;
+      this.store
+        .insertWrite((conn) => this.commitWaiting(conn))
+        .catch((err: unknown) => {
+          // The store is closed: nothing of the waiting uploads was written.
+          for (const upload of this.pending.splice(0)) upload.reject(err);
+        })
+        .finally(() => {
+          this.running--;
+          this.pump();
+        });
+    }
+  }
+
+  private async commitWaiting(conn: DuckDBConnection): Promise<void> {
+    const group: StagedUpload[] = [];
+    let points = 0;
+    while (this.pending.length > 0 && (points === 0 || points + this.pending[0].points <= maxGroupPoints)) {
+      const upload = this.pending.shift()!;
+      points += upload.points;
+      group.push(upload);
+    }
+    if (group.length === 0) return;
+    const failure = await this.commit(conn, group);
+    if (failure === undefined) group.forEach((u) => u.resolve());
+    else if (group.length === 1) group[0].reject(failure);
+    else {
+      // One bad upload must not fail the others: write each alone to find out which fail.
+      for (const upload of group) {
+        const err = await this.commit(conn, [upload]);
+        if (err === undefined) upload.resolve();
+        else upload.reject(err);
+      }
+    }
   }
 
   /** Writes a group in one transaction; returns the error when it was rolled back. */
   private async commit(conn: DuckDBConnection, group: StagedUpload[]): Promise<unknown> {
     try {
-      if (!this.stagingReady) {
+      let lane = this.lanes.get(conn);
+      if (!lane) this.lanes.set(conn, (lane = { stagingReady: false }));
+      if (!lane.stagingReady) {
         await conn.run(createStaging); // outside the transaction, so that a rollback cannot drop it
-        this.stagingReady = true;
+        lane.stagingReady = true;
       }
-      this.insert ??= await conn.prepare(insertFromStaging);
-      const insert = this.insert;
+      const insert = (lane.insert ??= await conn.prepare(insertFromStaging));
       await inTransaction(conn, async () => {
         const appender = await conn.createAppender(stagingTable, null, 'temp');
         try {
@@ -166,6 +192,7 @@ class TabularWriter {
         }
         await conn.run(`DELETE FROM ${stagingTable}`);
       });
+      for (const upload of group) this.store.seqCommitted('tabular_data', upload.lastSeq);
       return undefined;
     } catch (err) {
       return err ?? new Error('tabular ingest failed');

@@ -1,8 +1,10 @@
 // The cloud's storage: one DuckDB file per data dir (<data-dir>/platform.duckdb) plus a BlobStore for
 // binary content (<data-dir>/blobs). DuckDB admits one writing process, and inside it we funnel every
-// write through one connection in a queue, so that transactions never conflict and the `seq` counters
-// handed out by nextSeq() stay unique without an index. Reads use a small pool of other connections and
-// see committed data only; each reader keeps its queries prepared (StatementCache).
+// write through one connection in a queue, so that transactions never conflict; the `seq` counters
+// handed out by reserveSeq() stay unique without an index. Tabular ingest, which only inserts, has two
+// more writer connections (insert lanes) so that one upload's commit overlaps the next one's insert.
+// Reads use a small pool of other connections and see committed data only; each reader keeps its
+// queries prepared (StatementCache).
 import { DuckDBConnection, DuckDBInstance, type DuckDBResultReader, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +23,15 @@ export interface StoreOptions {
   /** How long to wait for another process (e.g. an admin command) to release the file. Default 10 s. */
   lockWaitMs?: number;
   readers?: number;
+  /** Writer connections for insert-only transactions (see insertWrite). Default 2. */
+  insertLanes?: number;
+}
+
+/** A writer connection of its own with a queue, for insert-only transactions. */
+interface InsertLane {
+  conn: DuckDBConnection;
+  chain: Promise<unknown>;
+  queued: number;
 }
 
 /**
@@ -66,6 +77,7 @@ export class Store {
   private readonly idleReaders: DuckDBConnection[];
   private readonly readerWaiters: ((c: DuckDBConnection) => void)[] = [];
   private readonly seqs = new Map<string, bigint>();
+  private readonly committedSeqs = new Map<string, bigint>();
   private readonly statements = new Map<DuckDBConnection, StatementCache>();
   private closed = false;
 
@@ -74,6 +86,7 @@ export class Store {
     readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
     readers: DuckDBConnection[],
+    private readonly lanes: InsertLane[],
     readonly blobs: BlobStore,
   ) {
     this.idleReaders = readers;
@@ -111,10 +124,13 @@ export class Store {
       await reader.run('SET late_materialization_max_rows = 0');
       readers.push(reader);
     }
-    const store = new Store(dataDir, instance, writer, readers, options.blobs ?? new FileBlobStore(join(dataDir, 'blobs')));
+    const lanes: InsertLane[] = [];
+    for (let i = 0; i < (options.insertLanes ?? 2); i++) lanes.push({ conn: await instance.connect(), chain: Promise.resolve(), queued: 0 });
+    const store = new Store(dataDir, instance, writer, readers, lanes, options.blobs ?? new FileBlobStore(join(dataDir, 'blobs')));
     for (const table of ['tabular_data', 'binary_data']) {
       const rows = await store.query(`SELECT coalesce(max(seq), 0) AS m FROM ${table}`);
       store.seqs.set(table, BigInt(rows[0].m as bigint));
+      store.committedSeqs.set(table, BigInt(rows[0].m as bigint));
     }
     return store;
   }
@@ -136,6 +152,28 @@ export class Store {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
     const result = this.writeChain.then(() => fn(this.writer));
     this.writeChain = result.catch(() => undefined);
+    return result;
+  }
+
+  /** How many insert lanes there are: insertWrite runs up to this many transactions at once. */
+  get insertLaneCount(): number {
+    return this.lanes.length;
+  }
+
+  /**
+   * Runs fn on the insert lane with the shortest queue: a writer connection of its own, after the
+   * earlier writes of that lane. Only for transactions that insert rows and do nothing else: in DuckDB
+   * an insert never conflicts with another transaction, so these run beside the main writer and each
+   * other. What that buys is overlap: one lane's commit (the log sync, mostly waiting for the disk)
+   * runs while another lane inserts.
+   */
+  insertWrite<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    const lane = this.lanes.reduce((best, l) => (l.queued < best.queued ? l : best), this.lanes[0]);
+    if (!lane) return this.write(fn);
+    lane.queued++;
+    const result = lane.chain.then(() => fn(lane.conn)).finally(() => lane.queued--);
+    lane.chain = result.catch(() => undefined);
     return result;
   }
 
@@ -173,21 +211,27 @@ export class Store {
     return first;
   }
 
+  /** Records that the rows up to seq (or some of them) are committed; see lastSeq. */
+  seqCommitted(table: 'tabular_data' | 'binary_data', seq: bigint): void {
+    if (seq > (this.committedSeqs.get(table) ?? 0n)) this.committedSeqs.set(table, seq);
+  }
+
   /**
-   * The highest seq handed out for a data table. Rows inserted later may only have higher ones; the
-   * rows of the highest may still be on their way to their commit.
+   * The highest seq of a committed row of a data table, as far as writers report it with
+   * seqCommitted: the most recently written rows sit just below it. (Seqs are reserved before rows
+   * commit, and two insert lanes may commit out of order, so higher ones may be in flight.)
    */
   lastSeq(table: 'tabular_data' | 'binary_data'): bigint {
-    return this.seqs.get(table) ?? 0n;
+    return this.committedSeqs.get(table) ?? 0n;
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.writeChain;
+    await Promise.all([this.writeChain, ...this.lanes.map((l) => l.chain)]);
     this.closed = true;
     await this.writer.run('CHECKPOINT').catch(() => undefined);
     for (const cache of this.statements.values()) cache.clear();
-    for (const conn of [this.writer, ...this.idleReaders]) conn.closeSync();
+    for (const conn of [this.writer, ...this.lanes.map((l) => l.conn), ...this.idleReaders]) conn.closeSync();
     this.instance.closeSync();
   }
 }
