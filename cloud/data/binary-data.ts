@@ -175,9 +175,22 @@ export class BinaryDataStore {
     return this.removeTags(filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
   }
 
+  /**
+   * The distinct tags of the data that matches: binary and tabular alike, since both carry capture
+   * tags. A filter on mime_type, bbox_labels or dataset_id describes binary data only, so then
+   * tabular data cannot match.
+   */
   async tagsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
-    const where = filterWhere(filter, 'binary', principal, { includeInternal: false });
-    const rows = await this.store.query(`SELECT DISTINCT unnest(tags) AS tag FROM binary_data WHERE ${where.sql} ORDER BY tag`, where.params);
+    const binary = filterWhere(filter, 'binary', principal, { includeInternal: false });
+    const binaryOnly = filter !== undefined && (filter.mimeType.length > 0 || filter.bboxLabels.length > 0 || filter.datasetId !== '');
+    const tabular = binaryOnly ? undefined : filterWhere(filter, 'tabular', principal, { includeInternal: false });
+    // DISTINCT lists first: a tabular upload's points all share one tag list.
+    const sources = [`SELECT DISTINCT tags FROM binary_data WHERE ${binary.sql}`];
+    if (tabular) sources.push(`SELECT DISTINCT tags FROM tabular_data WHERE ${tabular.sql}`);
+    const rows = await this.store.query(
+      `SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) ORDER BY tag`,
+      [...binary.params, ...(tabular?.params ?? [])],
+    );
     return rows.map((r) => String(r.tag));
   }
 

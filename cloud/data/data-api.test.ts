@@ -263,6 +263,18 @@ test.serial('tags are added and removed by ids and by filter, and listed by filt
   t.is(await grpcCode(t, data.removeTagsFromBinaryDataByIds([], [a])), status.INVALID_ARGUMENT);
 });
 
+test.serial('tags by filter lists the tags of tabular data too, unless the filter describes binary data only', async (t) => {
+  await data.tabularDataCaptureUpload(readings(2), part, sensor, 'tagged-thermo', 'Readings', pairs(2), ['tab-tag', 'both']);
+  await data.binaryDataCaptureUpload(Buffer.from('t'), part, camera, 'tagged-cam', 'GetImages', '.jpg', [new Date(), new Date()], ['bin-tag', 'both']);
+  t.deepEqual(await data.tagsByFilter({ componentName: 'tagged-thermo' }), ['both', 'tab-tag']);
+  const all = await data.tagsByFilter();
+  t.true(['tab-tag', 'bin-tag', 'both'].every((tag) => all.includes(tag)));
+  t.is(all.filter((tag) => tag === 'both').length, 1);
+  const images = await data.tagsByFilter({ mimeType: ['image/jpeg'] });
+  t.true(images.includes('bin-tag'));
+  t.false(images.includes('tab-tag'));
+});
+
 test.serial('bounding boxes are validated, returned as annotations, listed by label and removed', async (t) => {
   const times: [Date, Date] = [new Date(), new Date()];
   const img = await data.binaryDataCaptureUpload(Buffer.from('i'), part, camera, 'boxcam', 'GetImages', '.jpg', times);
