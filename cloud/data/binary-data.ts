@@ -5,6 +5,7 @@ import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
+import { datasetIdsOfTags } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';
@@ -136,33 +137,48 @@ export class BinaryDataStore {
     return this.deleteRows(filterWhere(filter, 'binary', principal, { includeInternal }));
   }
 
-  // The internal marker is a tag, so tag changes keep the `internal` column in step with it.
-  private async addTags(where: Where, tags: string[]): Promise<number> {
+  // The internal marker is a tag, so tag changes keep the `internal` column in step with it; and a
+  // dataset's tag is its membership, so they keep dataset_ids in step too (see dataset-tag.ts).
+  private async addTags(principal: KeyPrincipal, where: Where, tags: string[]): Promise<number> {
+    const datasets = datasetIdsOfTags(tags);
+    if (datasets.length > 0) {
+      // As for an upload naming dataset_ids: the data joins only datasets of its own organization.
+      const byId = inList('id', datasets);
+      const rows = await this.store.query(`SELECT id FROM datasets WHERE organization_id = ? AND ${byId.sql}`, [principal.organizationId, ...byId.params]);
+      const found = new Set(rows.map((r) => String(r.id)));
+      const missing = datasets.filter((d) => !found.has(d));
+      if (missing.length > 0) throw notFound(`tags name dataset ${missing.join(', ')}, which organization ${principal.organizationId} does not have`);
+    }
     return this.store.execute(
       `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))),
-         internal = internal OR list_contains([${marks(tags.length)}], '${internalTag}') WHERE ${where.sql}`,
-      [...tags, ...tags, ...where.params],
+         internal = internal OR list_contains([${marks(tags.length)}], '${internalTag}')${
+           datasets.length > 0 ? `, dataset_ids = list_sort(list_distinct(list_concat(dataset_ids, [${marks(datasets.length)}])))` : ''
+         } WHERE ${where.sql}`,
+      [...tags, ...tags, ...datasets, ...where.params],
     );
   }
 
   private async removeTags(where: Where, tags: string[]): Promise<number> {
     const list = `[${marks(tags.length)}]`;
+    const datasets = datasetIdsOfTags(tags);
     return this.store.execute(
       `UPDATE binary_data SET tags = list_filter(tags, t -> NOT list_contains(${list}, t)),
-         internal = internal AND NOT list_contains(${list}, '${internalTag}')
+         internal = internal AND NOT list_contains(${list}, '${internalTag}')${
+           datasets.length > 0 ? `, dataset_ids = list_filter(dataset_ids, d -> NOT list_contains([${marks(datasets.length)}], d))` : ''
+         }
        WHERE (${where.sql}) AND list_has_any(tags, ${list})`,
-      [...tags, ...tags, ...where.params, ...tags],
+      [...tags, ...tags, ...datasets, ...where.params, ...tags],
     );
   }
 
   async addTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<void> {
     await this.rowsForIds(principal, ids, { role: 'owner' });
-    await this.addTags(inList('binary_data_id', ids), tags);
+    await this.addTags(principal, inList('binary_data_id', ids), tags);
   }
 
   async addTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<void> {
     this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
-    await this.addTags(filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
+    await this.addTags(principal, filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
   }
 
   async removeTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<number> {

@@ -13,8 +13,9 @@ import { BinaryDataStore, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
 import { unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
+import { datasetTag } from './dataset-tag.js';
 
-export const datasetTag = (id: string) => `PLATFORM_DATASET_${id}`;
+export { datasetTag } from './dataset-tag.js';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const datasetOf = (row: Row): Dataset => ({

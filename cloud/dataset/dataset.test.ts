@@ -54,6 +54,30 @@ test.serial('adding data tags it PLATFORM_DATASET_{id} and records the id; remov
   t.is(codeOf(await t.throwsAsync(data.addBinaryDataToDatasetByIds(['missing'], id))), status.NOT_FOUND);
 });
 
+test.serial("adding or removing a dataset's tag directly changes the membership as well", async (t) => {
+  const id = await data.createDataset('by-tag', fx.orgA);
+  const tag = `PLATFORM_DATASET_${id}`;
+  const a = await image('tag-a');
+  const b = await image('tag-b');
+  const membership = async (bin: string) => {
+    const [record] = await data.binaryDataByIds([bin], { includeBinary: false });
+    return { datasetIds: record.metadata.datasetIds, tags: record.metadata.captureMetadata!.tags };
+  };
+  await data.addTagsToBinaryDataByIds([tag], [a]);
+  t.deepEqual(await membership(a), { datasetIds: [id], tags: [tag, 'base'].sort() });
+  await data.addTagsToBinaryDataByFilter([tag], { componentName: 'tag-b' });
+  t.deepEqual((await membership(b)).datasetIds, [id]);
+  t.deepEqual((await data.binaryDataByFilter({ datasetId: id })).data.map((d) => d.metadata.binaryDataId).sort(), [a, b].sort());
+  await data.removeTagsFromBinaryDataByIds([tag], [a]);
+  t.deepEqual(await membership(a), { datasetIds: [], tags: ['base'] });
+  await data.removeTagsFromBinaryDataByFilter([tag], { componentName: 'tag-b' });
+  t.deepEqual(await membership(b), { datasetIds: [], tags: ['base'] });
+  t.deepEqual((await data.binaryDataByFilter({ datasetId: id })).data, []);
+  // A membership tag must name a dataset of the organization, as dataset_ids of an upload must.
+  t.is(codeOf(await t.throwsAsync(data.addTagsToBinaryDataByIds(['PLATFORM_DATASET_missing'], [a]))), status.NOT_FOUND);
+  t.deepEqual(await membership(a), { datasetIds: [], tags: ['base'] });
+});
+
 test.serial('uploads may name datasets, which tags them like adding does', async (t) => {
   const id = await data.createDataset('uploaded', fx.orgA);
   const bin = await data.binaryDataCaptureUpload(Buffer.from('u'), fx.machineA1.part_id, 'cam', 'u', 'GetImages', '.png', times(), [], { datasetIds: [id] });

@@ -5,6 +5,7 @@ import { BIGINT, LIST, listValue, timestampTZValue, VARCHAR } from '@duckdb/node
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../core/grpc/status-error.js';
 import type { PartInfo } from '../data/parts.js';
+import { datasetTag } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Store } from '../store/store.js';
 
@@ -45,7 +46,7 @@ export async function insertBinary(store: Store, upload: BinaryUpload): Promise<
     const missing = upload.datasetIds.filter((d) => !found.has(d));
     if (missing.length > 0) throw notFound(`dataset_ids: no dataset ${missing.join(', ')} in organization ${p.organizationId}`);
   }
-  const tags = [...new Set([...upload.tags, ...upload.datasetIds.map((d) => `PLATFORM_DATASET_${d}`)])];
+  const tags = [...new Set([...upload.tags, ...upload.datasetIds.map(datasetTag)])];
   await store.blobs.put(blobKey, upload.content);
   const params = upload.methodParameters && Object.keys(upload.methodParameters).length > 0 ? JSON.stringify(upload.methodParameters) : null;
   try {
