@@ -1,7 +1,7 @@
 // Every data operation and every SPEC.md error, through the real client against a spawned platform-cloud.
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileNotFoundError, Order, TagsFilterType, ValueError } from '../client/index.js';
@@ -261,6 +261,45 @@ test.serial('tags are added and removed by ids and by filter, and listed by filt
   t.deepEqual(await data.tagsByFilter({ componentName: 'tagcam' }), ['keep', 'y']);
   t.is(await grpcCode(t, data.addTagsToBinaryDataByIds([], [a])), status.INVALID_ARGUMENT);
   t.is(await grpcCode(t, data.removeTagsFromBinaryDataByIds([], [a])), status.INVALID_ARGUMENT);
+});
+
+test.serial('a file upload goes to disk as its chunks arrive, not at the end', async (t) => {
+  const { DataType } = await import('../../gen/platform/app/datasync/v1/data_sync.js');
+  const md = await (data as unknown as { connection: { metadata(): Promise<import('@grpc/grpc-js').Metadata> } }).connection.metadata();
+  const blobRoot = join(fx.cloud.dataDir, 'blobs');
+  const chunk = Buffer.alloc(64 * 1024, 9);
+  let answer: (v: string) => void = () => undefined;
+  let fail: (e: unknown) => void = () => undefined;
+  const done = new Promise<string>((resolve, reject) => ((answer = resolve), (fail = reject)));
+  const stream = data.dataSync.fileUpload(md, (err, res) => (err ? fail(err) : answer(res!.binaryDataId)));
+  stream.write({
+    metadata: {
+      partId: part, componentType: '', componentName: 'streamed', methodName: '', type: DataType.DATA_TYPE_FILE, fileName: 'big.bin',
+      methodParameters: undefined, fileExtension: '.bin', tags: [], datasetIds: [], mimeType: '',
+    },
+  });
+  for (let i = 0; i < 16; i++) stream.write({ fileContents: { data: chunk } });
+  // The stream is still open: the content must already be in a temp file of the blob store.
+  const written = async () => {
+    try {
+      return readdirSync(blobRoot).filter((f) => f.endsWith('.tmp')).map((f) => statSync(join(blobRoot, f)).size);
+    } catch {
+      return [];
+    }
+  };
+  let sizes: number[] = [];
+  for (let i = 0; i < 100 && !sizes.some((s) => s >= 16 * chunk.length); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    sizes = await written();
+  }
+  t.true(sizes.some((s) => s >= 16 * chunk.length), `temp files while the upload is open: ${JSON.stringify(sizes)}`);
+  stream.write({ fileContents: { data: Buffer.from('end') } });
+  stream.end();
+  const id = await done;
+  const [record] = await data.binaryDataByIds([id]);
+  t.is(record.binary.length, 16 * chunk.length + 3);
+  t.is(record.metadata.fileSizeBytes, 16 * chunk.length + 3);
+  t.deepEqual(await written(), []);
 });
 
 test.serial('tags by filter lists the tags of tabular data too, unless the filter describes binary data only', async (t) => {

@@ -17,6 +17,7 @@ import {
 import type { Authorizer } from '../auth/authorizer.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { clientStream, unary } from '../server/handlers.js';
+import { openBlobWriter, type BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
 import { insertBinary, insertTabular, type CaptureFields, type TabularPoint } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
@@ -106,7 +107,7 @@ export class DataSync {
 
   private storeBinary(
     capture: CaptureFields & { upload: UploadMetadata },
-    content: Uint8Array,
+    content: Uint8Array | BlobWriter,
     timeRequested = new Date(),
     timeReceived = timeRequested,
     declaredMime = '',
@@ -124,62 +125,92 @@ export class DataSync {
     });
   }
 
-  async fileUpload(call: ServerReadableStream<FileUploadRequest, FileUploadResponse>): Promise<FileUploadResponse> {
-    const chunks: Buffer[] = [];
-    let capture: Awaited<ReturnType<DataSync['capture']>> | undefined;
-    let size = 0;
+  /**
+   * Reads a client stream of uploads: the first message through `first` (which checks the caller and
+   * its metadata before any content arrives, so a refused upload does not transfer its data), the
+   * others through `chunk`, whose bytes go to a blob writer as they arrive rather than into memory.
+   * Returns the writer holding the content (uncommitted) and what `first` returned; on any error the
+   * writer is aborted.
+   */
+  private async receive<M, F>(
+    call: AsyncIterable<M>,
+    name: string,
+    first: (message: M) => Promise<F>,
+    chunk: (message: M, index: number) => Uint8Array,
+  ): Promise<{ head: F; writer: BlobWriter }> {
+    let head: F | undefined;
+    let writer: BlobWriter | undefined;
     let index = 0;
-    await this.deps.authorizer.authenticate(call.metadata);
-    for await (const message of call as AsyncIterable<FileUploadRequest>) {
-      if (index++ === 0) {
-        // Checked before any content arrives, so a refused upload does not transfer its data.
-        if (!message.metadata) throw invalidArgument('the first FileUpload message must carry metadata');
-        capture = await this.capture(call.metadata, message.metadata, 'metadata');
-        continue;
+    try {
+      for await (const message of call) {
+        if (index++ === 0) {
+          head = await first(message);
+          writer = await openBlobWriter(this.deps.store.blobs);
+          continue;
+        }
+        const data = chunk(message, index - 1);
+        if (writer!.size + data.byteLength > maxBinaryBytes) throw resourceExhausted(`${name} is larger than the limit of ${maxBinaryBytes} bytes`);
+        await writer!.write(data);
       }
-      if (message.metadata) throw invalidArgument(`FileUpload message ${index - 1} carries metadata again; only the first may`);
-      const data = message.fileContents?.data;
-      if (!data) throw invalidArgument(`FileUpload message ${index - 1} must carry file_contents`);
-      size += data.byteLength;
-      if (size > maxBinaryBytes) throw resourceExhausted(`file is larger than the limit of ${maxBinaryBytes} bytes`);
-      chunks.push(data);
+    } catch (err) {
+      await writer?.abort();
+      throw err;
     }
-    if (!capture) throw invalidArgument('FileUpload needs a first message with metadata');
-    const id = await this.storeBinary(capture, Buffer.concat(chunks));
+    if (head === undefined || !writer) throw invalidArgument(`${name === 'file' ? 'FileUpload' : 'StreamingDataCaptureUpload'} needs a first message with metadata`);
+    return { head, writer };
+  }
+
+  async fileUpload(call: ServerReadableStream<FileUploadRequest, FileUploadResponse>): Promise<FileUploadResponse> {
+    await this.deps.authorizer.authenticate(call.metadata);
+    const { head: capture, writer } = await this.receive(
+      call as AsyncIterable<FileUploadRequest>,
+      'file',
+      async (message) => {
+        if (!message.metadata) throw invalidArgument('the first FileUpload message must carry metadata');
+        return this.capture(call.metadata, message.metadata, 'metadata');
+      },
+      (message, index) => {
+        if (message.metadata) throw invalidArgument(`FileUpload message ${index} carries metadata again; only the first may`);
+        const data = message.fileContents?.data;
+        if (!data) throw invalidArgument(`FileUpload message ${index} must carry file_contents`);
+        return data;
+      },
+    );
+    const id = await this.storeBinary(capture, writer);
     return { fileId: id, binaryDataId: id };
   }
 
   async streamingDataCaptureUpload(
     call: ServerReadableStream<StreamingDataCaptureUploadRequest, StreamingDataCaptureUploadResponse>,
   ): Promise<StreamingDataCaptureUploadResponse> {
-    const chunks: Buffer[] = [];
-    let first: StreamingDataCaptureUploadRequest['metadata'];
-    let capture: Awaited<ReturnType<DataSync['capture']>> | undefined;
-    let size = 0;
-    let index = 0;
     await this.deps.authorizer.authenticate(call.metadata);
-    for await (const message of call as AsyncIterable<StreamingDataCaptureUploadRequest>) {
-      if (index++ === 0) {
+    const { head, writer } = await this.receive(
+      call as AsyncIterable<StreamingDataCaptureUploadRequest>,
+      'data',
+      async (message) => {
         if (!message.metadata) throw invalidArgument('the first StreamingDataCaptureUpload message must carry metadata');
-        first = message.metadata;
-        capture = await this.capture(call.metadata, first.uploadMetadata, 'metadata.upload_metadata');
+        const capture = await this.capture(call.metadata, message.metadata.uploadMetadata, 'metadata.upload_metadata');
         if (!extensionOf(capture.upload.fileExtension, capture.upload.fileName)) {
           throw invalidArgument('metadata.upload_metadata.file_extension is required: it determines the MIME type');
         }
-        continue;
-      }
-      if (message.metadata) throw invalidArgument(`StreamingDataCaptureUpload message ${index - 1} carries metadata again; only the first may`);
-      if (!message.data) throw invalidArgument(`StreamingDataCaptureUpload message ${index - 1} must carry data`);
-      size += message.data.byteLength;
-      if (size > maxBinaryBytes) throw resourceExhausted(`data is larger than the limit of ${maxBinaryBytes} bytes`);
-      chunks.push(message.data);
+        return { capture, sensor: message.metadata.sensorMetadata };
+      },
+      (message, index) => {
+        if (message.metadata) throw invalidArgument(`StreamingDataCaptureUpload message ${index} carries metadata again; only the first may`);
+        if (!message.data) throw invalidArgument(`StreamingDataCaptureUpload message ${index} must carry data`);
+        return message.data;
+      },
+    );
+    try {
+      const sensor = head.sensor;
+      const requested = sensor?.timeRequested && validTime(sensor.timeRequested, 'metadata.sensor_metadata.time_requested');
+      const received = sensor?.timeReceived && validTime(sensor.timeReceived, 'metadata.sensor_metadata.time_received');
+      const id = await this.storeBinary(head.capture, writer, requested, received, sensor?.mimeType);
+      return { fileId: id, binaryDataId: id };
+    } catch (err) {
+      await writer.abort();
+      throw err;
     }
-    if (!capture) throw invalidArgument('StreamingDataCaptureUpload needs a first message with metadata');
-    const sensor = first?.sensorMetadata;
-    const requested = sensor?.timeRequested && validTime(sensor.timeRequested, 'metadata.sensor_metadata.time_requested');
-    const received = sensor?.timeReceived && validTime(sensor.timeReceived, 'metadata.sensor_metadata.time_received');
-    const id = await this.storeBinary(capture, Buffer.concat(chunks), requested, received, sensor?.mimeType);
-    return { fileId: id, binaryDataId: id };
   }
 }
 

@@ -7,6 +7,7 @@ import { notFound } from '../../core/grpc/status-error.js';
 import type { PartInfo } from '../data/parts.js';
 import { datasetTag } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
+import type { BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
 
 export interface CaptureFields {
@@ -29,14 +30,26 @@ export interface BinaryUpload extends CaptureFields {
   datasetIds: string[];
   timeRequested: Date;
   timeReceived: Date;
-  content: Uint8Array;
+  /** The content, or a writer that already holds it (a streamed upload); the writer is committed or aborted here. */
+  content: Uint8Array | BlobWriter;
 }
 
 /** Stores the content, then its metadata row; returns the binary data id. */
 export async function insertBinary(store: Store, upload: BinaryUpload): Promise<string> {
+  const content = upload.content;
+  try {
+    return await insertBinaryOf(store, upload, content);
+  } catch (err) {
+    if (!(content instanceof Uint8Array)) await content.abort();
+    throw err;
+  }
+}
+
+async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8Array | BlobWriter): Promise<string> {
   const p = upload.part;
   const id = randomUUID();
   const blobKey = `${p.organizationId}/${id}`;
+  const size = content instanceof Uint8Array ? content.byteLength : content.size;
   if (upload.datasetIds.length > 0) {
     const rows = await store.query(
       `SELECT id FROM datasets WHERE organization_id = ? AND id IN (${upload.datasetIds.map(() => '?').join(', ')})`,
@@ -47,7 +60,8 @@ export async function insertBinary(store: Store, upload: BinaryUpload): Promise<
     if (missing.length > 0) throw notFound(`dataset_ids: no dataset ${missing.join(', ')} in organization ${p.organizationId}`);
   }
   const tags = [...new Set([...upload.tags, ...upload.datasetIds.map(datasetTag)])];
-  await store.blobs.put(blobKey, upload.content);
+  if (content instanceof Uint8Array) await store.blobs.put(blobKey, content);
+  else await content.commit(blobKey);
   const params = upload.methodParameters && Object.keys(upload.methodParameters).length > 0 ? JSON.stringify(upload.methodParameters) : null;
   try {
     await store.write(async (conn) => {
@@ -63,7 +77,7 @@ export async function insertBinary(store: Store, upload: BinaryUpload): Promise<
           partName: p.partName, ct: upload.componentType, cn: upload.componentName, mn: upload.methodName, mp: params,
           fileName: upload.fileName, ext: upload.fileExtension, mime: upload.mimeType, tags: listValue(tags),
           datasets: listValue(upload.datasetIds), tr: tz(upload.timeRequested), trc: tz(upload.timeReceived),
-          size: BigInt(upload.content.byteLength), uri: `platform://binary/${id}`, blobKey, internal: tags.includes(internalTag),
+          size: BigInt(size), uri: `platform://binary/${id}`, blobKey, internal: tags.includes(internalTag),
         },
         { tags: LIST(VARCHAR), datasets: LIST(VARCHAR), seq: BIGINT, size: BIGINT, mp: VARCHAR },
       );

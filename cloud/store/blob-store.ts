@@ -1,10 +1,11 @@
 // Binary content lives behind BlobStore so that an S3-compatible object store can replace local files:
 // put = PutObject (which is atomic and durable once it returns), get = GetObject, delete = DeleteObject.
 // Keys are '/'-separated relative paths such as '<org id>/<binary data id>'.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
-import { join, normalize, sep } from 'node:path';
-import { writeFileDurable } from '../../core/durable-file.js';
+import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname, join, normalize, sep } from 'node:path';
+import { syncDir, writeFileDurable } from '../../core/durable-file.js';
 
 export interface BlobStore {
   /** Stores content under key; resolves only once the content is durable. Overwrites atomically. */
@@ -16,6 +17,81 @@ export interface BlobStore {
   get(key: string, sizeHint?: number): Promise<Buffer | undefined>;
   /** Removes the content; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional: content that arrives in chunks is written as it comes instead of being held in memory
+   * (an S3 store would use a multipart upload). Use openBlobWriter, which falls back to put().
+   */
+  writer?(): Promise<BlobWriter>;
+}
+
+/** Content written chunk by chunk, stored under a key only by commit. */
+export interface BlobWriter {
+  /** Bytes written so far. */
+  readonly size: number;
+  write(chunk: Uint8Array): Promise<void>;
+  /** Stores what was written under key; durable when it resolves. */
+  commit(key: string): Promise<void>;
+  /** Drops what was written; safe to call after a failed commit, or twice. */
+  abort(): Promise<void>;
+}
+
+/** A writer of the store, or one that collects the chunks and puts them at commit. */
+export async function openBlobWriter(blobs: BlobStore): Promise<BlobWriter> {
+  if (blobs.writer) return blobs.writer();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  return {
+    get size() {
+      return size;
+    },
+    async write(chunk) {
+      chunks.push(chunk);
+      size += chunk.byteLength;
+    },
+    commit: (key) => blobs.put(key, Buffer.concat(chunks)),
+    async abort() {
+      chunks.length = 0;
+    },
+  };
+}
+
+/** A temp file in the store's root, renamed into place by commit. */
+class FileBlobWriter implements BlobWriter {
+  size = 0;
+  private file: FileHandle | undefined;
+
+  constructor(
+    private readonly temp: string,
+    file: FileHandle,
+    private readonly pathOf: (key: string) => string,
+  ) {
+    this.file = file;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    if (!this.file) throw new Error('the blob writer is closed');
+    await this.file.write(chunk);
+    this.size += chunk.byteLength;
+  }
+
+  async commit(key: string): Promise<void> {
+    const file = this.file;
+    if (!file) throw new Error('the blob writer is closed');
+    const path = this.pathOf(key);
+    await file.sync();
+    this.file = undefined;
+    await file.close();
+    await mkdir(dirname(path), { recursive: true });
+    await rename(this.temp, path);
+    await syncDir(dirname(path));
+  }
+
+  async abort(): Promise<void> {
+    const file = this.file;
+    this.file = undefined;
+    await file?.close().catch(() => undefined);
+    await rm(this.temp, { force: true });
+  }
 }
 
 /**
@@ -54,5 +130,12 @@ export class FileBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  /** Temp files sit in the root (the same file system as every key), named .upload-<uuid>.tmp. */
+  async writer(): Promise<BlobWriter> {
+    await mkdir(this.root, { recursive: true });
+    const temp = join(this.root, `.upload-${randomUUID()}.tmp`);
+    return new FileBlobWriter(temp, await open(temp, 'w', 0o600), (key) => this.pathOf(key));
   }
 }
