@@ -1,7 +1,7 @@
 // The direct codec reads and writes exactly the wire format of the generated code.
 import test from 'ava';
 import { DataCaptureUploadRequest, DataType } from '../../gen/platform/app/datasync/v1/data_sync.js';
-import { decodeDataCaptureUploadRequest } from './struct-codec.js';
+import { decodeDataCaptureUploadRequest, encodeDataCaptureUploadRequest } from './struct-codec.js';
 
 const request: DataCaptureUploadRequest = {
   metadata: {
@@ -21,4 +21,21 @@ test('the direct decoder reads what the generated encoder writes, exactly as the
   const generated = Buffer.from(DataCaptureUploadRequest.encode(request).finish());
   t.deepEqual(decodeDataCaptureUploadRequest(generated), DataCaptureUploadRequest.decode(generated));
   t.deepEqual(decodeDataCaptureUploadRequest(generated).sensorContents[0].struct, request.sensorContents[0].struct);
+});
+
+test('the direct encoder writes exactly what the generated encoder writes', (t) => {
+  const awkward = JSON.parse('{"__proto__": {"x": 1}, "": "empty key", "10": "index", "b": [null, [], {}, true, -0, 1e-300, "é"]}') as Record<string, unknown>;
+  const upload: DataCaptureUploadRequest = {
+    ...request,
+    sensorContents: [
+      ...request.sensorContents,
+      { metadata: undefined, struct: awkward },
+      { metadata: { timeRequested: new Date(5), timeReceived: undefined, mimeType: 'x' }, struct: { skipped: undefined, list: [undefined, 1] } },
+      { metadata: undefined, struct: {} },
+    ],
+  };
+  t.deepEqual(encodeDataCaptureUploadRequest(upload), Buffer.from(DataCaptureUploadRequest.encode(upload).finish()));
+  const unsupported = { ...request, sensorContents: [{ metadata: undefined, struct: { n: 1n } }] };
+  t.throws(() => DataCaptureUploadRequest.encode(unsupported), { message: 'Unsupported any value type: bigint' });
+  t.throws(() => encodeDataCaptureUploadRequest(unsupported), { message: 'Unsupported any value type: bigint' });
 });
