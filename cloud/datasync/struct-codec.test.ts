@@ -14,6 +14,9 @@ const request: DataCaptureUploadRequest = {
       struct: { readings: { n: 1.5, s: 'x', b: true, z: null, list: [1, 'two', [3], { four: 4 }], nested: { deep: { er: -2 } } }, empty: {} },
     },
     { metadata: { timeRequested: new Date(3000), timeReceived: new Date(4000), mimeType: '' }, binary: Buffer.from([1, 2, 3]) },
+    // Milliseconds, times before 1970, a missing time and a MIME type: the metadata decoder is direct too.
+    { metadata: { timeRequested: new Date(-1_234_567), timeReceived: undefined, mimeType: 'image/png' }, struct: { readings: {} } },
+    { metadata: { timeRequested: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 678)), timeReceived: new Date(8.64e15), mimeType: '' }, struct: {} },
   ],
 };
 
