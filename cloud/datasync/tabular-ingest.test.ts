@@ -88,3 +88,15 @@ test('an upload that fails inside a group fails alone', async (t) => {
     t.is(Number((await store.query(`SELECT count(*) AS n FROM tabular_data WHERE component_name = 'c'`))[0].n), 4);
   });
 });
+
+test('staging tables are replaced along the way without losing or repeating rows', async (t) => {
+  await withStore(async (store) => {
+    const capture = { part, componentType: 'rdk:component:sensor', componentName: 'bulk', methodName: 'Readings', tags: [] };
+    // 130 000 points: each of the two insert lanes stages more than the 50 000 rows it keeps.
+    for (let round = 0; round < 13; round += 2) {
+      await Promise.all([round, round + 1].filter((u) => u < 13).map((u) => insertTabular(store, capture, pointsOf(u, 10_000))));
+    }
+    const [row] = await store.query('SELECT count(*) AS n, count(DISTINCT seq) AS s, count(DISTINCT upload_id) AS u FROM tabular_data');
+    t.deepEqual([Number(row.n), Number(row.s), Number(row.u)], [130_000, 130_000, 13]);
+  });
+});

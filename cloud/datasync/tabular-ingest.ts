@@ -39,8 +39,10 @@ export interface TabularPoint {
 
 // A temporary table belongs to its connection and never reaches the write-ahead log.
 const stagingTable = 'tabular_staging';
-const createStaging = `CREATE TEMP TABLE IF NOT EXISTS ${stagingTable} (
+const createStaging = `CREATE OR REPLACE TEMP TABLE ${stagingTable} (
   seq BIGINT NOT NULL, time_requested TIMESTAMPTZ, time_received TIMESTAMPTZ, data VARCHAR, size_bytes INTEGER NOT NULL)`;
+/** Staged rows a lane keeps before it replaces its staging table (a few MB). */
+const stagingRowsKept = 50_000;
 const stagingTypes: DuckDBType[] = [BIGINT, TIMESTAMPTZ, TIMESTAMPTZ, VARCHAR, INTEGER];
 // DuckDB keeps insertion order through INSERT ... SELECT, so rows stay in capture order within row groups.
 const insertFromStaging = `INSERT INTO tabular_data (seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id,
@@ -94,7 +96,8 @@ function stagingChunks(points: TabularPoint[], firstSeq: bigint): DuckDBDataChun
 
 /** The staging table and the prepared INSERT of one writer connection. */
 interface LaneState {
-  stagingReady: boolean;
+  /** Rows appended to the staging table since it was (re)created. */
+  stagedRows: number;
   insert?: DuckDBPreparedStatement;
 }
 
@@ -167,34 +170,46 @@ class TabularWriter {
     }
   }
 
-  /** Writes a group in one transaction; returns the error when it was rolled back. */
+  /**
+   * Writes a group; returns the error when nothing of it was written. The staging table is temporary
+   * (never logged), so the chunks go into it outside any transaction; one upload then needs a single
+   * INSERT, which DuckDB commits (durably) on its own, and a group one transaction around its INSERTs.
+   * Staged rows are not deleted after each upload (the INSERT picks its own by seq range): the table
+   * is replaced once it holds stagingRowsKept rows, which keeps that work off most uploads' path.
+   */
   private async commit(conn: DuckDBConnection, group: StagedUpload[]): Promise<unknown> {
+    let lane = this.lanes.get(conn);
+    if (!lane) this.lanes.set(conn, (lane = { stagedRows: stagingRowsKept }));
     try {
-      let lane = this.lanes.get(conn);
-      if (!lane) this.lanes.set(conn, (lane = { stagingReady: false }));
-      if (!lane.stagingReady) {
-        await conn.run(createStaging); // outside the transaction, so that a rollback cannot drop it
-        lane.stagingReady = true;
+      if (lane.stagedRows >= stagingRowsKept) {
+        await conn.run(createStaging);
+        lane.insert?.destroySync(); // it was bound to the table just replaced
+        lane.insert = undefined;
+        lane.stagedRows = 0;
       }
       const insert = (lane.insert ??= await conn.prepare(insertFromStaging));
-      await inTransaction(conn, async () => {
-        const appender = await conn.createAppender(stagingTable, null, 'temp');
-        try {
-          for (const upload of group) for (const chunk of upload.chunks) appender.appendDataChunk(chunk);
-          appender.flushSync();
-        } finally {
-          appender.closeSync();
-        }
+      const appender = await conn.createAppender(stagingTable, null, 'temp');
+      try {
+        for (const upload of group) for (const chunk of upload.chunks) appender.appendDataChunk(chunk);
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
+      }
+      for (const upload of group) lane.stagedRows += upload.points;
+      const insertAll = async () => {
         for (const upload of group) {
           insert.clearBindings();
           insert.bind(upload.constants, constantTypes);
           await insert.run();
         }
-        await conn.run(`DELETE FROM ${stagingTable}`);
-      });
+      };
+      if (group.length === 1) await insertAll();
+      else await inTransaction(conn, insertAll);
       for (const upload of group) this.store.seqCommitted('tabular_data', upload.lastSeq);
       return undefined;
     } catch (err) {
+      // Staged rows of a failed attempt must not meet a retry of the same seqs: start the table afresh.
+      lane.stagedRows = stagingRowsKept;
       return err ?? new Error('tabular ingest failed');
     }
   }
