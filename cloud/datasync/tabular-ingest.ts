@@ -133,7 +133,7 @@ class TabularWriter {
    * maxGroupPoints), so that one log sync serves them all.
    */
   private pump(): void {
-    while (this.pending.length > 0 && this.running < this.store.insertLaneCount) {
+    while (this.pending.length > 0 && this.running < Math.max(1, this.store.insertLaneCount)) {
       this.running++;
       this.store
         .insertWrite((conn) => this.commitWaiting(conn))

@@ -155,7 +155,7 @@ export class Store {
     return result;
   }
 
-  /** How many insert lanes there are: insertWrite runs up to this many transactions at once. */
+  /** How many insert lanes there are: insertWrite runs up to this many transactions at once (none: on the writer). */
   get insertLaneCount(): number {
     return this.lanes.length;
   }
