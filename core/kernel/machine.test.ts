@@ -124,3 +124,15 @@ test.serial('the api of a call must match the resource', async (t) => {
   t.deepEqual(await h.machine.resource<{ getReadings(): unknown }>('s', 'core:component:sensor').getReadings(), { a: 1, b: 2, c: 3 });
   await h.stop();
 });
+
+test.serial('statistics report each resource state, whether its worker lives, and the calls made to it', async (t) => {
+  const h = await createHarness();
+  await h.apply({ components: [generic('a'), generic('orphan', {}, ['ghost'])] });
+  await h.machine.resource<{ describe(): unknown }>('a').describe();
+  await h.machine.resource<{ describe(): unknown }>('a').describe();
+  const stats = Object.fromEntries(h.machine.statistics().map((s) => [s.key, s]));
+  t.like(stats.a, { state: 'ready', revision: 1, workerAlive: true, calls: 2 });
+  t.like(stats.orphan, { state: 'unhealthy', workerAlive: false, calls: 0 });
+  await h.stop();
+  t.false(h.machine.statistics().some((s) => s.workerAlive));
+});

@@ -22,6 +22,16 @@ import { forEachLimited } from './limit.js';
 import { KernelOptions } from './options.js';
 import { ResourceNode, type ResourceState, type ResourceStatus } from './resource-node.js';
 
+export interface ResourceStatistics {
+  key: string;
+  state: ResourceState;
+  /** How many times the resource has been constructed. */
+  revision: number;
+  workerAlive: boolean;
+  /** Calls to the current worker through the kernel (the API layer); a rebuild starts again from 0. */
+  calls: number;
+}
+
 export type MachineState = 'initializing' | 'running' | 'stopping' | 'stopped';
 
 export interface MachineEvents {
@@ -91,6 +101,17 @@ export class Machine extends EventEmitter<MachineEvents> {
 
   statuses(): ResourceStatus[] {
     return [...this.nodes.values()].map((n) => n.status()).sort((a, b) => a.key.localeCompare(b.key));
+  }
+
+  /** What full-time data capture records of each resource; cheap enough to call every second. */
+  statistics(): ResourceStatistics[] {
+    return [...this.nodes.values()].map((n) => ({
+      key: n.key,
+      state: n.state,
+      revision: n.revision,
+      workerAlive: n.worker?.alive ?? false,
+      calls: n.worker?.calls ?? 0,
+    }));
   }
 
   status(name: string): ResourceStatus | undefined {

@@ -30,6 +30,8 @@ export class DriverWorker {
   private closing = false;
   private crashed = false;
   private logsSynced?: () => void;
+  /** Calls made through this handle (the API layer's), for diagnostics; a dependent's direct calls are not seen here. */
+  calls = 0;
   /** Calls go over a direct channel to the worker once the driver is built: a Piscina task costs more. */
   private send?: (method: string, args: unknown[]) => Promise<unknown>;
 
@@ -105,6 +107,7 @@ export class DriverWorker {
   }
 
   call(method: string, args: unknown[]): Promise<unknown> {
+    this.calls++;
     if (!this.alive) return Promise.reject(new DriverError('UNAVAILABLE', `${this.resource} is not running`));
     return this.send ? this.send(method, args) : this.run({ op: 'call', method, args });
   }
