@@ -3,10 +3,15 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { InvalidConfigError } from '../config/machine.js';
+import { CpuProfile, CpuProfileError } from '../diagnostics/cpu-profile.js';
+import { Machine } from '../kernel/machine.js';
+import { LOG_SINK } from '../logging/sink.js';
 import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
 import { dumpResources, registerInstalledModules } from './dump-resources.js';
 import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
+import { startFtdc } from './ftdc.js';
+import { networkCheck } from './network-check.js';
 import { Runtime } from './runtime.js';
 
 /** module_dir of a config file, without validating the rest (a dump must work with a broken config too). */
@@ -47,18 +52,49 @@ async function main(argv: string[]): Promise<number> {
     dumpResources(registry, dumpPath);
     return 0;
   }
+  if (flag(flags, 'network-check')) {
+    return networkCheck(stringFlag(flags, 'config'), (line) => process.stdout.write(`${line}\n`));
+  }
   const configPath = stringFlag(flags, 'config');
   if (!configPath) {
     process.stderr.write(`-config is required: the machine config file (see examples/fake.json)\n${usage()}`);
     return 2;
   }
+  // Started first, so that the profile covers start-up too.
+  let profile: CpuProfile | undefined;
+  const profilePath = stringFlag(flags, 'cpuprofile');
+  if (profilePath !== undefined) {
+    try {
+      profile = await CpuProfile.start(profilePath);
+    } catch (err) {
+      if (!(err instanceof CpuProfileError)) throw err;
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+  }
   const container = await composeRuntime(flags, configPath);
   const runtime = container.resolve(Runtime);
+  const ftdc = flag(flags, 'ftdc') ? startFtdc(container.resolve(Machine), container.resolve(LOG_SINK)) : undefined;
+  /** Every way out ends here: capture stops first (the machine is going away), the profile is written last. */
+  let written = true;
+  const finish = async (): Promise<boolean> => {
+    ftdc?.stop();
+    try {
+      await runtime.shutdown();
+    } finally {
+      await profile?.stop().catch((err: Error) => {
+        // The log sink is closed by now.
+        process.stderr.write(`-cpuprofile ${profile?.path}: the profile could not be written: ${err.message}\n`);
+        written = false;
+      });
+    }
+    return written;
+  };
   let exiting = false;
   const stop = (code: number) => {
     if (exiting) return;
     exiting = true;
-    void runtime.shutdown().then(() => process.exit(code), () => process.exit(1));
+    void finish().then((written) => process.exit(written ? code : 1), () => process.exit(1));
   };
   process.on('SIGINT', () => stop(0));
   process.on('SIGTERM', () => stop(0));
@@ -69,7 +105,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
     process.stderr.write(`invalid config:\n${err.errors.map((e) => `  ${e.message}`).join('\n')}\n`);
-    await runtime.shutdown();
+    await finish();
     return 1;
   }
   return -1; // keep running

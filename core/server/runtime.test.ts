@@ -119,7 +119,7 @@ test('an invalid config file at start is an error naming the path and the rule, 
   const dir = mkdtempSync(join(tmpdir(), 'platform-bad-'));
   const path = join(dir, 'bad.json');
   (await import('node:fs')).writeFileSync(path, JSON.stringify({ log: [{ pattern: 'x', level: 'loud' }] }));
-  const err = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', MAIN, '-config', path]));
+  const err = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', MAIN, '-config', path], { env: { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data') } }));
   t.is((err as { code?: number }).code, 1);
   t.regex((err as unknown as { stderr: string }).stderr, /log\[0\]\.level "loud": must be one of debug, info, warn, error/);
 });

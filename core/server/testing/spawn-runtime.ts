@@ -11,6 +11,8 @@ const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 export interface SpawnedRuntime {
   address: string;
   configPath: string;
+  /** Where full-time data capture writes: a temporary folder unless the test set PLATFORM_FTDC_DIR. */
+  ftdcDir: string;
   process: ChildProcess;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
@@ -35,8 +37,10 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
   const configPath = join(dir, 'config.json');
   const withPort = { ...config, network: { bind_address: 'localhost:0', ...(config.network as object | undefined) } };
   writeFileSync(configPath, JSON.stringify(withPort, null, 2));
+  // -ftdc is on by default: without this every test run would write into the real ~/.platform.
+  const env = { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data'), ...options.env };
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '-config', configPath, ...(options.args ?? [])], {
-    env: { ...process.env, ...options.env },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
@@ -61,6 +65,7 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
   return {
     address,
     configPath,
+    ftdcDir: env.PLATFORM_FTDC_DIR!,
     process: child,
     output: () => text,
     logs: () =>
