@@ -20,7 +20,12 @@ export interface ProcessSample {
   active_handles: number;
 }
 
-const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+/** The sampling timer's period. Finer costs timer wake-ups, and a delay below it is not worth diagnosing. */
+const RESOLUTION_MS = 10;
+
+// The histogram records the time between two ticks of its timer, so an idle loop reads as the period
+// itself (10 ms); the delay is what exceeds it.
+const delayMs = (ns: number) => Math.max(0, Math.round((ns / 1e6 - RESOLUTION_MS) * 100) / 100);
 
 export class ProcessSampler {
   private readonly delay: IntervalHistogram;
@@ -28,8 +33,7 @@ export class ProcessSampler {
   private lastAt = performance.now();
 
   constructor() {
-    // 10 ms resolution: finer costs timer wake-ups, and a delay below that is not worth diagnosing.
-    this.delay = monitorEventLoopDelay({ resolution: 10 });
+    this.delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
     this.delay.enable();
   }
 
@@ -49,9 +53,9 @@ export class ProcessSampler {
       heap_used_bytes: memory.heapUsed,
       heap_total_bytes: memory.heapTotal,
       external_bytes: memory.external,
-      event_loop_delay_p50_ms: measured ? ms(this.delay.percentile(50)) : 0,
-      event_loop_delay_p99_ms: measured ? ms(this.delay.percentile(99)) : 0,
-      event_loop_delay_max_ms: measured ? ms(this.delay.max) : 0,
+      event_loop_delay_p50_ms: measured ? delayMs(this.delay.percentile(50)) : 0,
+      event_loop_delay_p99_ms: measured ? delayMs(this.delay.percentile(99)) : 0,
+      event_loop_delay_max_ms: measured ? delayMs(this.delay.max) : 0,
       active_handles: process.getActiveResourcesInfo().length,
     };
     this.delay.reset();
