@@ -65,7 +65,9 @@ async function throughRuntime(): Promise<void> {
     services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } }],
   }));
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
-  const child = spawn(process.execPath, [main, '-config', configPath], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // Full-time data capture stays on, as by default, but writes into a temporary folder, not ~/.platform.
+  const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
+  const child = spawn(process.execPath, [main, '-config', configPath], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     let text = '';
     const address = await new Promise<string>((resolve, reject) => {

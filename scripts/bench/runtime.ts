@@ -33,7 +33,9 @@ interface Started {
 /** Spawns a program and resolves once its stdout matches `ready` (group 1, if any, is the address). */
 async function startProgram(args: string[], ready: RegExp): Promise<Omit<Started, 'configPath'>> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Full-time data capture stays on, as by default, but writes into a temporary folder, not ~/.platform.
+  const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let text = '';
   const address = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
