@@ -3,6 +3,12 @@
 // Programs and their driver workers run from dist/: a worker thread that had to load the tsx loader
 // would take ~100 ms to start instead of ~18 ms, and the runtime starts one worker per resource.
 // Type checking is `npm run typecheck`; this step only strips types.
+//
+// What runs inside a driver's worker is also bundled into single CommonJS files: the worker host
+// (driver-host.cjs) and each built-in driver (driver.bundle.cjs beside driver.js, which the host
+// prefers). A worker that loads only CommonJS never starts the ES module loader: 100 workers that
+// each construct the fake sensor took 34 instead of 42 ms of CPU apiece (2 cores), and
+// platform-server with 100 resources serves in 2.4 instead of 2.7 s.
 import { build } from 'esbuild';
 import { cpSync, readdirSync, rmSync, statSync, mkdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -41,6 +47,18 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+const workerBundle = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', tsconfig: join(root, 'tsconfig.json'), sourcemap: 'linked', logLevel: 'warning' };
+// Piscina is the host's only package, and it is loaded lazily (for transfers) from node_modules.
+await build({ ...workerBundle, entryPoints: [join(root, 'core/workers/driver-host.ts')], outfile: join(out, 'core/workers/driver-host.cjs'), external: ['piscina'] });
+await build({ ...workerBundle, entryPoints: [join(root, 'scripts/bench/empty-worker.ts')], outfile: join(out, 'scripts/bench/empty-worker.cjs') });
+const drivers = files.ts.filter((f) => relative(root, f).startsWith('drivers') && f.endsWith('/driver.ts'));
+await build({
+  ...workerBundle,
+  entryPoints: drivers.map((f) => ({ in: f, out: relative(root, f).slice(0, -'.ts'.length) + '.bundle' })),
+  outdir: out,
+  outExtension: { '.js': '.cjs' },
+});
+
 for (const asset of files.assets) {
   const target = join(out, relative(root, asset));
   mkdirSync(dirname(target), { recursive: true });

@@ -14,12 +14,13 @@ export interface DriverWorkerEvents {
 }
 
 /**
- * In dist/ the host is JavaScript and the worker needs no loader. Under tsx (tests) it is TypeScript:
- * Piscina loads it with require, so tsx's require hook alone is enough, and it starts faster than the
- * full tsx loader, which would add a module-hooks thread to every worker.
+ * In dist/ the host is one CommonJS bundle (scripts/build.mjs): Piscina requires it, and a worker that
+ * loads no ES module never starts the ES module loader. Under tsx (tests) it is TypeScript: Piscina
+ * loads it with require, so tsx's require hook alone is enough, and it starts faster than the full tsx
+ * loader, which would add a module-hooks thread to every worker.
  */
 function hostLocation(): { filename: string; execArgv: string[] } {
-  if (!import.meta.url.endsWith('.ts')) return { filename: new URL('./driver-host.js', import.meta.url).href, execArgv: [] };
+  if (!import.meta.url.endsWith('.ts')) return { filename: new URL('./driver-host.cjs', import.meta.url).href, execArgv: [] };
   const require = createRequire(import.meta.url);
   return { filename: new URL('./driver-host.ts', import.meta.url).href, execArgv: ['--require', require.resolve('tsx/cjs')] };
 }

@@ -4,7 +4,8 @@
 import { Piscina } from 'piscina';
 
 const count = Number(process.argv[2] ?? 100);
-const filename = new URL('./empty-worker.js', import.meta.url).href;
+// CommonJS, like the runtime's worker host: the cheapest worker Piscina can start.
+const filename = new URL('./empty-worker.cjs', import.meta.url).href;
 const pools = Array.from({ length: count }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', recordTiming: false }));
 await Promise.all(pools.map((pool) => pool.run(null)));
 process.stdout.write(`ready: ${count} workers\n`);
