@@ -18,7 +18,7 @@ let minLevel = LEVEL_VALUES.info;
 /**
  * Where a driver module is loaded from. A built-in driver built to dist/ has a single-file CommonJS
  * bundle beside it (driver.bundle.cjs, see scripts/build.mjs): loading only CommonJS spares the worker
- * the ES module loader, about 7 ms of CPU per worker. Under tsx the sources are .ts files while plugin
+ * the ES module loader, about 8 ms of CPU per worker. Under tsx the sources are .ts files while plugin
  * code names its driver `./driver.js`.
  */
 function resolveDriverUrl(href: string): string {
