@@ -2,13 +2,13 @@
 // actions behind `platform-cloud org|location|machine|key create`; they run inside the server (via the
 // admin channel) or against a directly opened store, with the same code.
 import { randomUUID } from 'node:crypto';
-import { timestampTZValue } from '@duckdb/node-api';
 import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
 import type { Role, ScopeType } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 
-const now = () => timestampTZValue(BigInt(Date.now()) * 1000n);
+const now = () => timestampValue();
 
 function requireText(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') throw invalidArgument(`${field} is required and must be a non-empty string`);

@@ -1,11 +1,11 @@
 // The saved `agent` object (and `maintenance` window) of each machine's config, as the agent service
 // hands them to platform-agent. `platform-cloud agent config set` saves them after validating them with
 // the same schema the agent uses, so a machine never receives a config it would reject.
-import { timestampTZValue } from '@duckdb/node-api';
 import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import { parseAgentConfig } from '../../core/config/agent.js';
 import { ConfigError } from '../../plugins/validation.js';
 import type { Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 
 export const machineConfigTables = [
   `CREATE TABLE IF NOT EXISTS agent_machine_configs (
@@ -58,7 +58,7 @@ export async function setMachineAgentConfig(store: Store, args: Record<string, u
       String(rows[0].organization_id),
       JSON.stringify(save.agent),
       save.maintenance ? JSON.stringify(save.maintenance) : null,
-      timestampTZValue(BigInt(Date.now()) * 1000n),
+      timestampValue(),
     ]);
   });
   return { machine_id: machineId };

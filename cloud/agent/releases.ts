@@ -1,11 +1,11 @@
 // Release channels of the agent and the runtime: which binaries exist (one row per subsystem, version
 // and platform, with URL and sha256) and which version each channel (stable, dev) points at. Filled by
 // `platform-cloud agent release add` / `agent channel set`; read by the agent service.
-import { timestampTZValue } from '@duckdb/node-api';
 import semver from 'semver';
 import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import { parseVersionSpec } from '../../core/agent/version-spec.js';
 import type { Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 
 export const AGENT_SUBSYSTEMS = ['agent', 'platform-server'] as const;
 export type AgentSubsystem = (typeof AGENT_SUBSYSTEMS)[number];
@@ -34,7 +34,7 @@ export interface ReleaseRow {
   time_created?: Date;
 }
 
-const now = () => timestampTZValue(BigInt(Date.now()) * 1000n);
+const now = () => timestampValue();
 
 export function requireSubsystem(value: unknown): AgentSubsystem {
   if (!AGENT_SUBSYSTEMS.includes(value as AgentSubsystem)) throw invalidArgument(`subsystem must be "agent" or "platform-server", got ${JSON.stringify(value)}`);

@@ -5,7 +5,7 @@ import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
-import { datasetIdsOfTags } from '../dataset/dataset-tag.js';
+import { datasetIdsOfTags, missingDatasets } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';
@@ -141,14 +141,9 @@ export class BinaryDataStore {
   // dataset's tag is its membership, so they keep dataset_ids in step too (see dataset-tag.ts).
   private async addTags(principal: KeyPrincipal, where: Where, tags: string[]): Promise<number> {
     const datasets = datasetIdsOfTags(tags);
-    if (datasets.length > 0) {
-      // As for an upload naming dataset_ids: the data joins only datasets of its own organization.
-      const byId = inList('id', datasets);
-      const rows = await this.store.query(`SELECT id FROM datasets WHERE organization_id = ? AND ${byId.sql}`, [principal.organizationId, ...byId.params]);
-      const found = new Set(rows.map((r) => String(r.id)));
-      const missing = datasets.filter((d) => !found.has(d));
-      if (missing.length > 0) throw notFound(`tags name dataset ${missing.join(', ')}, which organization ${principal.organizationId} does not have`);
-    }
+    // As for an upload naming dataset_ids: the data joins only datasets of its own organization.
+    const missing = await missingDatasets(this.store, principal.organizationId, datasets);
+    if (missing.length > 0) throw notFound(`tags name dataset ${missing.join(', ')}, which organization ${principal.organizationId} does not have`);
     return this.store.execute(
       `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))),
          internal = internal OR list_contains([${marks(tags.length)}], '${internalTag}')${

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Order } from '../../gen/platform/app/data/v1/data.js';
-import { insertTabular } from '../datasync/ingest.js';
+import { insertTabular } from '../datasync/tabular-ingest.js';
 import { Store } from '../store/store.js';
 import { readPage } from './page-query.js';
 import type { PartInfo } from './parts.js';

@@ -4,7 +4,7 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { insertTabular } from '../datasync/ingest.js';
+import { insertTabular } from '../datasync/tabular-ingest.js';
 import { Store } from '../store/store.js';
 import type { PartInfo } from './parts.js';
 import { getLatestTabularData } from './tabular-data.js';

@@ -3,7 +3,6 @@
 // rename or delete a dataset (FACTS.md "Permissions"). Membership is kept on each binary datum as
 // dataset_ids plus the tag PLATFORM_DATASET_{id}, in one transaction.
 import type { Metadata, Server } from '@grpc/grpc-js';
-import { timestampTZValue } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, invalidArgument, notFound } from '../../core/grpc/status-error.js';
 import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
@@ -13,9 +12,8 @@ import { BinaryDataStore, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
 import { unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 import { datasetTag } from './dataset-tag.js';
-
-export { datasetTag } from './dataset-tag.js';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const datasetOf = (row: Row): Dataset => ({
@@ -59,7 +57,7 @@ export class Datasets {
     this.authorizer.checkOrg(await this.caller(md), organizationId, { role: 'owner' });
     await this.checkName(name, organizationId);
     const id = randomUUID();
-    await this.store.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, name, organizationId, timestampTZValue(BigInt(Date.now()) * 1000n)]);
+    await this.store.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, name, organizationId, timestampValue()]);
     return id;
   }
 

@@ -19,8 +19,9 @@ import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { clientStream, unary } from '../server/handlers.js';
 import { openBlobWriter, type BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
-import { insertBinary, insertTabular, type CaptureFields, type TabularPoint } from './ingest.js';
+import { insertBinary, type CaptureFields } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
+import { insertTabular, type TabularPoint } from './tabular-ingest.js';
 import { decodeDataCaptureUploadRequest } from './struct-codec.js';
 
 /** Largest binary datum accepted from a stream; bigger uploads are RESOURCE_EXHAUSTED. */
@@ -127,7 +128,7 @@ export class DataSync {
 
   /**
    * Reads a client stream of uploads: the first message through `first` (which checks the caller and
-   * its metadata before any content arrives, so a refused upload does not transfer its data), the
+   * all of its metadata before any content arrives, so a refused upload does not transfer its data), the
    * others through `chunk`, whose bytes go to a blob writer as they arrive rather than into memory.
    * Returns the writer holding the content (uncommitted) and what `first` returned; on any error the
    * writer is aborted.
@@ -193,7 +194,10 @@ export class DataSync {
         if (!extensionOf(capture.upload.fileExtension, capture.upload.fileName)) {
           throw invalidArgument('metadata.upload_metadata.file_extension is required: it determines the MIME type');
         }
-        return { capture, sensor: message.metadata.sensorMetadata };
+        const sensor = message.metadata.sensorMetadata;
+        const requested = sensor?.timeRequested && validTime(sensor.timeRequested, 'metadata.sensor_metadata.time_requested');
+        const received = sensor?.timeReceived && validTime(sensor.timeReceived, 'metadata.sensor_metadata.time_received');
+        return { capture, requested, received, mimeType: sensor?.mimeType };
       },
       (message, index) => {
         if (message.metadata) throw invalidArgument(`StreamingDataCaptureUpload message ${index} carries metadata again; only the first may`);
@@ -201,16 +205,9 @@ export class DataSync {
         return message.data;
       },
     );
-    try {
-      const sensor = head.sensor;
-      const requested = sensor?.timeRequested && validTime(sensor.timeRequested, 'metadata.sensor_metadata.time_requested');
-      const received = sensor?.timeReceived && validTime(sensor.timeReceived, 'metadata.sensor_metadata.time_received');
-      const id = await this.storeBinary(head.capture, writer, requested, received, sensor?.mimeType);
-      return { fileId: id, binaryDataId: id };
-    } catch (err) {
-      await writer.abort();
-      throw err;
-    }
+    // insertBinary commits the writer, or aborts it when anything fails.
+    const id = await this.storeBinary(head.capture, writer, head.requested, head.received, head.mimeType);
+    return { fileId: id, binaryDataId: id };
   }
 }
 

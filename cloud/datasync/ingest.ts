@@ -1,14 +1,15 @@
 // Writes uploaded data. Tabular points go in through tabular-ingest.ts (appender, group commit); binary
 // content goes to the BlobStore first (durable when put() returns) and its metadata row is committed
 // after, so an acknowledged upload is always complete.
-import { BIGINT, LIST, listValue, timestampTZValue, VARCHAR } from '@duckdb/node-api';
+import { BIGINT, LIST, listValue, VARCHAR } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../core/grpc/status-error.js';
 import type { PartInfo } from '../data/parts.js';
-import { datasetTag } from '../dataset/dataset-tag.js';
+import { datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 
 export interface CaptureFields {
   part: PartInfo;
@@ -18,10 +19,6 @@ export interface CaptureFields {
   methodParameters?: Record<string, unknown>;
   tags: string[];
 }
-
-export { insertTabular, type TabularPoint } from './tabular-ingest.js';
-
-const tz = (date: Date) => timestampTZValue(BigInt(date.getTime()) * 1000n);
 
 export interface BinaryUpload extends CaptureFields {
   fileName: string;
@@ -50,15 +47,8 @@ async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8
   const id = randomUUID();
   const blobKey = `${p.organizationId}/${id}`;
   const size = content instanceof Uint8Array ? content.byteLength : content.size;
-  if (upload.datasetIds.length > 0) {
-    const rows = await store.query(
-      `SELECT id FROM datasets WHERE organization_id = ? AND id IN (${upload.datasetIds.map(() => '?').join(', ')})`,
-      [p.organizationId, ...upload.datasetIds],
-    );
-    const found = new Set(rows.map((r) => String(r.id)));
-    const missing = upload.datasetIds.filter((d) => !found.has(d));
-    if (missing.length > 0) throw notFound(`dataset_ids: no dataset ${missing.join(', ')} in organization ${p.organizationId}`);
-  }
+  const missing = await missingDatasets(store, p.organizationId, upload.datasetIds);
+  if (missing.length > 0) throw notFound(`dataset_ids: no dataset ${missing.join(', ')} in organization ${p.organizationId}`);
   const tags = [...new Set([...upload.tags, ...upload.datasetIds.map(datasetTag)])];
   if (content instanceof Uint8Array) await store.blobs.put(blobKey, content);
   else await content.commit(blobKey);
@@ -76,7 +66,7 @@ async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8
           seq, id, org: p.organizationId, loc: p.locationId, robot: p.machineId, robotName: p.robotName, part: p.partId,
           partName: p.partName, ct: upload.componentType, cn: upload.componentName, mn: upload.methodName, mp: params,
           fileName: upload.fileName, ext: upload.fileExtension, mime: upload.mimeType, tags: listValue(tags),
-          datasets: listValue(upload.datasetIds), tr: tz(upload.timeRequested), trc: tz(upload.timeReceived),
+          datasets: listValue(upload.datasetIds), tr: timestampValue(upload.timeRequested), trc: timestampValue(upload.timeReceived),
           size: BigInt(size), uri: `platform://binary/${id}`, blobKey, internal: tags.includes(internalTag),
         },
         { tags: LIST(VARCHAR), datasets: LIST(VARCHAR), seq: BIGINT, size: BIGINT, mp: VARCHAR },

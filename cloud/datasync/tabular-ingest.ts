@@ -16,7 +16,6 @@ import {
   LIST,
   listValue,
   TIMESTAMPTZ,
-  timestampTZValue,
   VARCHAR,
   type DuckDBConnection,
   type DuckDBPreparedStatement,
@@ -26,6 +25,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { internalTag } from '../store/schema.js';
 import { inTransaction, type Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
 import type { CaptureFields } from './ingest.js';
 
 export interface TabularPoint {
@@ -56,7 +56,6 @@ const constantTypes = { mp: VARCHAR, tags: LIST(VARCHAR), synced: TIMESTAMPTZ, f
 /** Points one transaction takes in at most (more wait for the next), which bounds the wait for an answer. */
 const maxGroupPoints = 20_000;
 const chunkRows = 2048; // DuckDB's vector size: a data chunk holds at most this many rows.
-const tz = (date: Date) => timestampTZValue(BigInt(date.getTime()) * 1000n);
 
 interface StagedUpload {
   points: number;
@@ -82,8 +81,8 @@ function stagingChunks(points: TabularPoint[], firstSeq: bigint): DuckDBDataChun
       const point = points[start + i];
       const json = point.json ?? JSON.stringify(point.data);
       seq[i] = firstSeq + BigInt(start + i);
-      requested[i] = tz(point.timeRequested);
-      received[i] = tz(point.timeReceived);
+      requested[i] = timestampValue(point.timeRequested);
+      received[i] = timestampValue(point.timeReceived);
       data[i] = json;
       sizes[i] = Buffer.byteLength(json);
     }
@@ -112,16 +111,17 @@ class TabularWriter {
     const uploadId = randomUUID();
     const p = capture.part;
     const firstSeq = this.store.reserveSeq('tabular_data', points.length);
+    const lastSeq = firstSeq + BigInt(points.length) - 1n;
     const params = capture.methodParameters && Object.keys(capture.methodParameters).length > 0 ? JSON.stringify(capture.methodParameters) : null;
     const constants: Record<string, DuckDBValue> = {
       upload: uploadId, org: p.organizationId, loc: p.locationId, robot: p.machineId, robotName: p.robotName, part: p.partId,
       partName: p.partName, ct: capture.componentType, cn: capture.componentName, mn: capture.methodName, mp: params,
-      tags: listValue(capture.tags), synced: tz(new Date()), internal: capture.tags.includes(internalTag),
-      first: firstSeq, last: firstSeq + BigInt(points.length) - 1n,
+      tags: listValue(capture.tags), synced: timestampValue(), internal: capture.tags.includes(internalTag),
+      first: firstSeq, last: lastSeq,
     };
     const chunks = stagingChunks(points, firstSeq);
     const committed = new Promise<void>((resolve, reject) => {
-      this.pending.push({ points: points.length, lastSeq: firstSeq + BigInt(points.length) - 1n, chunks, constants, resolve, reject });
+      this.pending.push({ points: points.length, lastSeq, chunks, constants, resolve, reject });
     });
     this.pump();
     return { uploadId, committed };
