@@ -110,6 +110,11 @@ export class InvalidConfigError extends Error {
     super(errors.map((e) => e.message).join('; '));
     this.name = 'InvalidConfigError';
   }
+
+  /** The errors as the programs print them: a heading, then one indented line each. */
+  report(): string {
+    return `invalid config:\n${this.errors.map((e) => `  ${e.message}`).join('\n')}`;
+  }
 }
 
 /** Parses the top level of a machine config. Throws InvalidConfigError listing every top-level error. */

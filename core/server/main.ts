@@ -104,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n`);
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
-    process.stderr.write(`invalid config:\n${err.errors.map((e) => `  ${e.message}`).join('\n')}\n`);
+    process.stderr.write(`${err.report()}\n`);
     await finish();
     return 1;
   }

@@ -13,7 +13,7 @@ export async function networkCheck(configPath: string | undefined, print: (line:
     config = configPath ? new ConfigFile(configPath).read().config : parseMachineConfig({});
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
-    print(`invalid config:\n${err.errors.map((e) => `  ${e.message}`).join('\n')}`);
+    print(err.report());
     return 1;
   }
   if (!configPath) print('no -config given: checking the default network settings');

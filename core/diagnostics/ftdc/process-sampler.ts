@@ -38,8 +38,10 @@ export class ProcessSampler {
   }
 
   sample(): ProcessSample {
-    const cpu = process.cpuUsage(this.lastCpu);
-    this.lastCpu = process.cpuUsage();
+    // One reading, differenced by hand: a second call would leave the time between the two uncounted.
+    const total = process.cpuUsage();
+    const cpu = { user: total.user - this.lastCpu.user, system: total.system - this.lastCpu.system };
+    this.lastCpu = total;
     const now = performance.now();
     const elapsed = now - this.lastAt;
     this.lastAt = now;
