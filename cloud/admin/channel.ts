@@ -6,7 +6,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { StatusError } from '../../core/grpc/status-error.js';
+import { StatusError } from '../../core/shared/status-error.js';
 import type { Store } from '../store/store.js';
 import type { AdminAction } from './actions.js';
 

@@ -1,8 +1,8 @@
 // The saved `agent` object (and `maintenance` window) of each machine's config, as the agent service
 // hands them to platform-agent. `platform-cloud agent config set` saves them after validating them with
 // the same schema the agent uses, so a machine never receives a config it would reject.
-import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
-import { parseAgentConfig } from '../../core/config/agent.js';
+import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { parseAgentConfig } from '../../core/shared/agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';

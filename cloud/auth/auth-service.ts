@@ -1,7 +1,7 @@
 // platform.rpc.v1.AuthService: trades an API key (or a part secret) for a signed, expiring access token.
 import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, type AuthenticateResponse } from '../../gen/platform/rpc/v1/auth.js';
 import type { Server } from '@grpc/grpc-js';
-import { invalidArgument, unauthenticated } from '../../core/grpc/status-error.js';
+import { invalidArgument, unauthenticated } from '../../core/shared/status-error.js';
 import type { Store } from '../store/store.js';
 import { unary } from '../server/handlers.js';
 import { verifySecret } from './secret-hash.js';

@@ -1,7 +1,7 @@
 // Turns a data Filter plus the caller's scope into a SQL WHERE clause over tabular_data or binary_data.
 // Fields combine with AND; the tags of a tags filter and the bbox labels match with OR (FACTS.md).
 import { listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
-import { invalidArgument, permissionDenied } from '../../core/grpc/status-error.js';
+import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { internalTag } from '../store/schema.js';

@@ -7,7 +7,7 @@ import {
   MLTrainingServiceService,
   type MLTrainingServiceServer,
 } from '../../gen/platform/app/mltraining/v1/ml_training.js';
-import { invalidArgument, notFound } from '../../core/grpc/status-error.js';
+import { invalidArgument, notFound } from '../../core/shared/status-error.js';
 import { serverStream, unary } from '../server/handlers.js';
 import { checkOrganizationId, type MLTraining } from './ml-training.js';
 import {

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../../core/grpc/status-error.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../../core/shared/status-error.js';
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { ModelArtefactStore } from './model-artefacts.js';

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { notFound } from '../../core/grpc/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/durable-file.js';
+import { notFound } from '../../core/shared/status-error.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
 export interface ModelArtefactFile {

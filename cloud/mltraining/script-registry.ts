@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { x as extractTar } from 'tar';
-import { alreadyExists, invalidArgument, notFound } from '../../core/grpc/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/durable-file.js';
+import { alreadyExists, invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
 export interface TrainingScript {

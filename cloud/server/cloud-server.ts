@@ -3,7 +3,7 @@
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import { pino, type Logger } from 'pino';
-import { addStandardServices } from '../../core/grpc/standard-services.js';
+import { addStandardServices } from '../../core/shared/standard-services.js';
 import { coreAdminActions, type AdminAction } from '../admin/actions.js';
 import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';

@@ -9,7 +9,7 @@ import type {
   ServerWritableStream,
   ServiceError,
 } from '@grpc/grpc-js';
-import { toServiceError } from '../../core/grpc/status-error.js';
+import { toServiceError } from '../../core/shared/status-error.js';
 
 export function unary<Req, Res>(fn: (request: Req, metadata: Metadata) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {

@@ -3,7 +3,7 @@
 import type { ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Remote } from '../../plugins/contract.js';
 import type { ResourceStatus } from '../kernel/resource-node.js';
-import { invalidArgument } from './status-error.js';
+import { invalidArgument } from '../shared/status-error.js';
 
 export interface ResourceAccess {
   /** The proxy of a ready resource of that api; throws NOT_FOUND or UNAVAILABLE otherwise. */

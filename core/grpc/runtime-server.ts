@@ -6,7 +6,7 @@ import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import type { ResourceAccess } from './api-adapter.js';
 import { apiAdapters } from './apis/index.js';
 import { robotService, type RobotFacts } from './apis/robot.js';
-import { addStandardServices } from './standard-services.js';
+import { addStandardServices } from '../shared/standard-services.js';
 
 export interface RuntimeServerOptions {
   bindAddress: string;

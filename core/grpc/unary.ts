@@ -3,7 +3,7 @@
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { DriverError, type DriverErrorCode } from '../../plugins/errors.js';
 import { ConfigError } from '../../plugins/validation.js';
-import { StatusError, toServiceError } from './status-error.js';
+import { StatusError, toServiceError } from '../shared/status-error.js';
 
 const CODES: Record<DriverErrorCode, status> = {
   INVALID_ARGUMENT: status.INVALID_ARGUMENT,

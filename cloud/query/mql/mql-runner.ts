@@ -1,7 +1,7 @@
 // TabularDataByMQL: checks the stages, pushes the leading ones into DuckDB SQL over the organisation's
 // readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
 import { calculateObjectSize } from 'bson';
-import { invalidArgument } from '../../../core/grpc/status-error.js';
+import { invalidArgument } from '../../../core/shared/status-error.js';
 import type { TabularDataSourceTypeName } from '../../data/query-engine.js';
 import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';

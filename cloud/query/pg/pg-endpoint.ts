@@ -7,7 +7,7 @@ import { status } from '@grpc/grpc-js';
 import { BackendError, createScramSha256Data, type ScramSha256Data } from 'pg-gateway';
 import { fromNodeSocket } from 'pg-gateway/node';
 import type { Logger } from 'pino';
-import { StatusError } from '../../../core/grpc/status-error.js';
+import { StatusError } from '../../../core/shared/status-error.js';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { DatabaseUsers } from './database-users.js';
 import { commandComplete, dataRow, emptyQueryResponse, errorResponse, PgType, readyForQuery, rowDescription } from './wire-messages.js';

@@ -2,7 +2,7 @@
 // The timeout interrupts DuckDB itself (not just the wait), so a runaway query stops using the CPU.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { calculateObjectSize } from 'bson';
-import { invalidArgument, permissionDenied, StatusError } from '../../../core/grpc/status-error.js';
+import { invalidArgument, permissionDenied, StatusError } from '../../../core/shared/status-error.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseAgentConfig, agentConfigSchema, DEFAULT_HOTSPOT_PASSWORD } from './agent.js';
+import { parseAgentConfig, agentConfigSchema, DEFAULT_HOTSPOT_PASSWORD } from './agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 
 function failure(input: unknown): ConfigError {

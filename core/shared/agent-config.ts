@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { isIPv4 } from 'node:net';
 import { parseConfig } from '../../plugins/validation.js';
-import { parseVersionSpec, VersionSpecError } from '../agent/version-spec.js';
+import { parseVersionSpec, VersionSpecError } from './version-spec.js';
 
 /** The provisioning hotspot's password when the manufacturer sets none (WPA2 needs 8 to 63 characters). */
 export const DEFAULT_HOTSPOT_PASSWORD = 'platform';
