@@ -35,9 +35,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     return None
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not LOOP.is_closed():
-        LOOP.close()
+@pytest.fixture(scope="session", autouse=True)
+def event_loop() -> Any:
+    # Set up first, so torn down last: after the clients and the cloud.
+    yield LOOP
+    LOOP.close()
 
 
 @dataclass
@@ -80,11 +82,11 @@ class Clients:
         self._tenancy = tenancy
         self._clients: Dict[str, CloudClient] = {}
 
-    def __getitem__(self, key_name: str) -> CloudClient:
+    async def get(self, key_name: str) -> CloudClient:
         if key_name not in self._clients:
             key = self._tenancy.keys[key_name]
-            self._clients[key_name] = run(
-                CloudClient.create(service_host=self._tenancy.cloud.address, api_key_id=key["id"], api_key=key["key"], insecure=True)
+            self._clients[key_name] = await CloudClient.create(
+                service_host=self._tenancy.cloud.address, api_key_id=key["id"], api_key=key["key"], insecure=True
             )
         return self._clients[key_name]
 
@@ -102,4 +104,4 @@ def clients(tenancy: Tenancy) -> Any:
 
 @pytest.fixture(scope="session")
 def owner(clients: Clients) -> CloudClient:
-    return clients["owner_a"]
+    return run(clients.get("owner_a"))

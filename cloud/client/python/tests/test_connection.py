@@ -50,5 +50,5 @@ async def test_async_context_manager_closes_the_channel(tenancy):
         service_host=tenancy.cloud.address, api_key_id=key["id"], api_key=key["key"], insecure=True
     ) as client:
         assert await client.data_client.list_datasets_by_organization_id(tenancy.org_a) is not None
-    with pytest.raises(Exception):
+    with pytest.raises(grpc.aio.UsageError, match="closed"):
         await client.data_client.list_datasets_by_organization_id(tenancy.org_a)
