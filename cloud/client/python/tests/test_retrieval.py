@@ -180,7 +180,7 @@ async def test_get_latest_tabular_data_and_none_for_a_silent_source(tenancy, own
     await upload_points(tenancy, owner, name, 3)
     latest = await owner.data_client.get_latest_tabular_data(tenancy.part_a, name, SENSOR, "Readings")
     assert latest.payload == {"readings": {"i": 2, "temperature": 20.2}}
-    assert latest.time_captured == pairs(3)[2][1] or latest.time_captured == pairs(3)[2][0]
+    assert latest.time_captured == pairs(3)[2][0]  # the capture's request time
     assert latest.time_synced > latest.time_captured
     assert await owner.data_client.get_latest_tabular_data(tenancy.part_a, unique("silent"), SENSOR, "Readings") is None
 
@@ -220,3 +220,32 @@ async def test_tags_and_bounding_box_labels_by_filter(tenancy, owner):
         Filter(component_name=name, tags_filter=TagsFilter(type=TagsFilterType.TAGS_FILTER_TYPE_UNTAGGED)), count_only=True
     )
     assert untagged[1] == 0
+
+
+async def test_internal_data_is_hidden_unless_asked_for(tenancy, owner):
+    name = unique("internal")
+    await owner.data_client.tabular_data_capture_upload(
+        [{"readings": {"v": 1}}] * 2, tenancy.part_a, SENSOR, name, "Readings", pairs(2), tags=["platform:internal"]
+    )
+    await owner.data_client.binary_data_capture_upload(b"map", tenancy.part_a, CAMERA, name, "GetImages", ".png", tags=["platform:internal"])
+    assert (await owner.data_client.tabular_data_by_filter(Filter(component_name=name), count_only=True))[1] == 0
+    assert (await owner.data_client.tabular_data_by_filter(Filter(component_name=name), count_only=True, include_internal_data=True))[1] == 2
+    assert (await owner.data_client.binary_data_by_filter(Filter(component_name=name), count_only=True))[1] == 0
+    assert (await owner.data_client.binary_data_by_filter(Filter(component_name=name), count_only=True, include_internal_data=True))[1] == 1
+
+
+async def test_mql_source_types(tenancy, owner):
+    from platform_sdk import TabularDataSourceType
+
+    name = unique("hot")
+    await upload_points(tenancy, owner, name, 2)
+    stages = [{"$match": {"component_name": name}}, {"$count": "n"}]
+    hot = await owner.data_client.tabular_data_by_mql(
+        tenancy.org_a, stages, tabular_data_source_type=TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE
+    )
+    assert hot == [{"n": 2}]
+    assert await owner.data_client.tabular_data_by_mql(tenancy.org_a, stages, use_recent_data=True) == [{"n": 2}]
+    with raises_grpc(grpc.StatusCode.INVALID_ARGUMENT, match="pipeline_id"):
+        await owner.data_client.tabular_data_by_mql(
+            tenancy.org_a, stages, tabular_data_source_type=TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK
+        )
