@@ -6,8 +6,8 @@
 // The generated modules import each other as `platform.app...`, which the standard library's
 // `platform` module would shadow, so the imports are rewritten to `platform_sdk._gen.platform...`.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /** The protos the Python client speaks. */
 const files = [
@@ -18,12 +18,18 @@ const files = [
   'platform/app/mltraining/v1/ml_training.proto',
 ];
 
-function findTool(name) {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
+/** The executable `name` on the search path, or undefined. */
+export function findTool(name, searchPath = process.env.PATH ?? '') {
+  for (const dir of searchPath.split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
   }
+  return undefined;
 }
 
 function rewriteImports(dir) {
@@ -41,9 +47,13 @@ function rewriteImports(dir) {
   writeFileSync(join(dir, '__init__.py'), '');
 }
 
-export function generatePython(root, descriptorSet) {
-  const protoc = findTool('protoc');
-  const plugin = findTool('grpc_python_plugin');
+/**
+ * Writes the code into `out` (default: the package's _gen folder), swapping it in whole. Returns false,
+ * after saying why, when the compiler or the plugin is not on `searchPath`.
+ */
+export function generatePython(root, descriptorSet, out = join(root, 'cloud', 'client', 'python', 'platform_sdk', '_gen'), searchPath = process.env.PATH ?? '') {
+  const protoc = findTool('protoc', searchPath);
+  const plugin = findTool('grpc_python_plugin', searchPath);
   if (!protoc || !plugin) {
     console.warn(
       'gen: skipping the Python client code (cloud/client/python): protoc or grpc_python_plugin is missing; ' +
@@ -51,10 +61,8 @@ export function generatePython(root, descriptorSet) {
     );
     return false;
   }
-  const pkg = join(root, 'cloud', 'client', 'python', 'platform_sdk');
-  const out = join(pkg, '_gen');
-  const next = join(pkg, `_gen.next-${process.pid}`);
-  const old = join(pkg, `_gen.old-${process.pid}`);
+  const next = `${out}.next-${process.pid}`;
+  const old = `${out}.old-${process.pid}`;
   rmSync(next, { recursive: true, force: true });
   mkdirSync(next, { recursive: true });
   execFileSync(
