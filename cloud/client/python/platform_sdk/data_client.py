@@ -228,7 +228,7 @@ class DataClient:
         tags: Optional[List[str]] = None,
     ) -> str:
         """Uploads a file from disk under its own name and extension; FileNotFoundError before any call when missing."""
-        if not os.path.isfile(filepath):
+        if not os.path.exists(filepath):
             raise FileNotFoundError(errno.ENOENT, "file_upload_from_path: no such file", filepath)
         with open(filepath, "rb") as f:
             content = f.read()
