@@ -44,3 +44,14 @@ def test_filters_become_the_proto_filter():
     assert not filter_to_proto(None).HasField("interval")
     with pytest.raises(ValueError, match="filter must be a platform_sdk.Filter"):
         filter_to_proto({"component_name": "cam"})
+
+
+def test_id_lists_must_be_lists_of_strings():
+    from platform_sdk import BinaryID
+    from platform_sdk.data_client import _split_ids
+
+    assert _split_ids(["a", BinaryID("f", "o", "l")], "binary_ids")["binary_data_ids"] == ["a"]
+    with pytest.raises(ValueError, match="binary_ids must be a list"):
+        _split_ids("a", "binary_ids")
+    with pytest.raises(ValueError, match=r"binary_ids\[1\] must be a binary data id string"):
+        _split_ids(["a", 7], "binary_ids")

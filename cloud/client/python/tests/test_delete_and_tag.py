@@ -101,3 +101,11 @@ async def test_bounding_boxes_are_added_removed_and_checked(tenancy, owner):
     await owner.data_client.remove_bounding_box_from_image_by_id(bbox_id, image)
     (record,) = await owner.data_client.binary_data_by_ids([image])
     assert record.metadata.annotations.bboxes == []
+
+
+async def test_delete_older_than_days_must_be_a_non_negative_integer(tenancy, owner):
+    import pytest
+
+    for bad in (-1, 1.5, "30", True):
+        with pytest.raises(ValueError, match="delete_older_than_days must be a non-negative integer"):
+            await owner.data_client.delete_tabular_data(tenancy.org_a, bad)
