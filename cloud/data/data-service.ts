@@ -17,7 +17,7 @@ import { serverStream, unary } from '../server/handlers.js';
 import type { Store } from '../store/store.js';
 import { BinaryDataStore, checkTagList, idsOf } from './binary-data.js';
 import type { PartDirectory } from './parts.js';
-import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from './query-engine.js';
+import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from './query-engine-slot.js';
 import { pageOf } from './rows.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 

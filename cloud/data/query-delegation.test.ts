@@ -11,7 +11,7 @@ import { TabularDataSourceType } from '../client/data-client.js';
 import { startCloud } from '../server/cloud-server.js';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { removeDataDir, tempDataDir } from '../testing/spawn-cloud.js';
-import type { QueryEngine } from './query-engine.js';
+import type { QueryEngine } from './query-engine-slot.js';
 
 const calls: unknown[][] = [];
 const engine: QueryEngine = {

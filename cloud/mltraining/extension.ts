@@ -14,14 +14,7 @@ import { CloudTrainingDataSource } from './cloud-data-source.js';
 import { MLTraining } from './ml-training.js';
 import { addMLTrainingService } from './ml-training-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
-
-function envNumber(name: string, fallback: number | undefined, min: number): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got '${raw}'`);
-  return value;
-}
+import { envNumber } from '../../core/shared/env.js';
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).

@@ -19,16 +19,9 @@ import { PgEndpoint } from './pg/pg-endpoint.js';
 import { addDataPipelinesService } from './pipelines/data-pipelines-service.js';
 import { PipelineScheduler } from './pipelines/pipeline-scheduler.js';
 import { PipelineStore } from './pipelines/pipeline-store.js';
-import { PlatformQueryEngine } from './query-engine.js';
+import { PlatformQueryEngine } from './platform-query-engine.js';
 import { SqlSandbox } from './sql/sql-sandbox.js';
-
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got '${raw}'`);
-  return value;
-}
+import { envNumber } from '../../core/shared/env.js';
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).

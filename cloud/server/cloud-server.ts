@@ -9,8 +9,8 @@ import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { TokenSigner } from '../auth/token.js';
-import { addDataServices } from '../data/data-services.js';
-import { QueryEngineSlot } from '../data/query-engine.js';
+import { addDataServices } from '../data/add-data-services.js';
+import { QueryEngineSlot } from '../data/query-engine-slot.js';
 import { Store } from '../store/store.js';
 import { registerExtensions, type CloudContext, type CloudExtension } from './extension-contract.js';
 

@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { AdminAction } from '../admin/actions.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import type { QueryEngine } from '../data/query-engine.js';
+import type { QueryEngine } from '../data/query-engine-slot.js';
 import type { Store } from '../store/store.js';
 
 export interface CloudContext {
