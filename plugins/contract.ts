@@ -12,7 +12,6 @@ import { ConfigError, parseConfig } from './validation.js';
 
 export type { Dependencies, DriverContext, DriverFactory, DriverLogger, Remote, Resource } from './driver.js';
 export { defineDriver } from './driver.js';
-import type { DriverFactory } from './driver.js';
 
 export interface ModelDefinition<S extends z.ZodType = z.ZodType> {
   /** `<namespace>:<kind>:<subtype>`, e.g. `core:component:sensor`. */

@@ -40,18 +40,10 @@ function ensureNodeModules() {
     run('npm', ['run', '--silent', 'build']);
     return;
   }
-  try {
-    // Quiet unless it works: a refused lock file prints npm's whole usage text.
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'] }); // prepare generates and builds
-  } catch {
-    // npm leaves other platforms' optional packages (buf's and DuckDB's prebuilt binaries for macOS,
-    // Windows, arm) out of the lock file when node_modules already exists (npm/cli#4828), and `npm ci`
-    // then refuses the lock as out of sync. `npm install` keeps every version the lock records and fills
-    // in the missing entries.
-    console.warn('setup: npm ci refused the lock file; installing with npm install (same pinned versions)');
-    run('npm', ['install', '--no-audit', '--no-fund']);
-  }
-  writeFileSync(stamp, readFileSync(join(root, 'package-lock.json')).equals(lock) ? digest : createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex'));
+  // package-lock.json records every platform's optional packages (`npm run lock`, scripts/lock.mjs), so
+  // `npm ci` accepts it on any machine; prepare generates and builds.
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+  writeFileSync(stamp, digest);
 }
 
 if (process.argv.includes('--system')) ensureSystemPackages();

@@ -147,7 +147,7 @@ export async function resolveRelease(store: Store, subsystem: AgentSubsystem, sp
   const byVersion = new Map<string, ReleaseRow>();
   for (const r of rows) if (!byVersion.has(r.version) || r.platform !== ANY_PLATFORM) byVersion.set(r.version, r);
   const versions = [...byVersion.keys()];
-  let version: string | null = null;
+  let version: string | null;
   if (parsed.kind === 'channel') {
     const ch = await store.query('SELECT version FROM agent_release_channels WHERE subsystem = ? AND channel = ?', [subsystem, parsed.channel]);
     if (ch.length) version = String(ch[0].version);

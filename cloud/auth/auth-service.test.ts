@@ -57,7 +57,7 @@ test('the key is stored only as a hash', async (t) => {
   const { join } = await import('node:path');
   // The WAL or the database file would hold the plain key if it were stored.
   for (const file of ['platform.duckdb', 'platform.duckdb.wal']) {
-    let content = '';
+    let content: string;
     try {
       content = readFileSync(join(cloud.dataDir, file)).toString('latin1');
     } catch {

@@ -10,7 +10,7 @@ import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';
 import { readPage } from './page-query.js';
-import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, pageOf, type Page } from './rows.js';
+import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, type Page } from './rows.js';
 
 const binaryColumns = `seq, epoch_us(time_requested) AS t_us, binary_data_id, ${captureColumns}, mime_type, file_name, file_ext, uri,
   dataset_ids, time_requested, time_received, file_size_bytes, blob_key`;

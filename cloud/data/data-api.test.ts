@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FileNotFoundError, Order, TagsFilterType, ValueError } from '../client/index.js';
 import type { DataClient } from '../client/data-client.js';
-import { codeOf, startFixture, type CloudFixture } from '../testing/cloud-fixture.js';
+import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 
 let fx: CloudFixture;
 let data: DataClient;

@@ -2,7 +2,7 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
 import type { DataClient } from '../client/data-client.js';
-import { codeOf, startFixture, type CloudFixture } from '../testing/cloud-fixture.js';
+import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 
 let fx: CloudFixture;
 let data: DataClient;

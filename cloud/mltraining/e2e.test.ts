@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MLTrainingClient, ModelFramework, ModelType, TrainingStatus } from '../client/ml-training-client.js';
 import { centroidTraining } from './testing/centroid-script.js';
-import { cloudFixture, type CloudFixture } from './testing/cloud-fixture.js';
+import { cloudFixture, type CloudFixture } from './testing/training-fixture.js';
 import { detectionRecall, multiLabelExactMatch, runOnnx, singleLabelAccuracy } from './testing/onnx-check.js';
 import { isRunning } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, stubbornScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from './testing/wait-for.js';
+import { waitFor } from '../../core/shared/testing/eventually.js';
 
 // The spawned cloud inherits these: three jobs at once, one PyTorch thread each (CI has two cores).
 process.env.PLATFORM_TRAINING_CONCURRENCY = '3';

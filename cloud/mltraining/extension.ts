@@ -9,47 +9,43 @@
 //   PLATFORM_TRAINING_CUSTOM_MEMORY_MB address-space limit of a custom job (default 8192)
 //   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default 20)
 import { join } from 'node:path';
-import type { CloudExtension } from '../server/extensions.js';
+import type { CloudExtension } from '../server/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
 import { MLTraining } from './ml-training.js';
 import { addMLTrainingService } from './ml-training-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
+import { envNumber } from '../../core/shared/env.js';
 
-function envNumber(name: string, fallback: number | undefined, min: number): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got '${raw}'`);
-  return value;
+// A factory, not a module-level object: what start() opens belongs to this one cloud (see
+// cloud/server/extension-contract.ts).
+export function createMlTrainingExtension(): CloudExtension {
+  let running: MLTraining | undefined;
+  return {
+    name: 'mltraining',
+    async start(ctx) {
+      const customMemoryMb = envNumber('PLATFORM_TRAINING_CUSTOM_MEMORY_MB', 8192, 64)!;
+      const training = new MLTraining({
+        root: join(ctx.dataDir, 'mltraining'),
+        dataSource: new CloudTrainingDataSource(ctx.store),
+        concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', 1, 1)!),
+        python: process.env.PLATFORM_TRAINING_PYTHON || undefined,
+        trainerThreads: process.env.PLATFORM_TRAINING_THREADS ? Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 1, 1)!) : undefined,
+        builtinLimits: { wallSeconds: envNumber('PLATFORM_TRAINING_TIMEOUT_S', 21_600, 1) },
+        customLimits: {
+          wallSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_TIMEOUT_S', 7_200, 1),
+          cpuSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_CPU_S', undefined, 1),
+          memoryBytes: customMemoryMb * 2 ** 20,
+        },
+        builtinDefaults: { epochs: String(Math.floor(envNumber('PLATFORM_TRAINING_EPOCHS', 20, 1)!)) },
+        logger: ctx.logger.child({ extension: 'mltraining' }),
+      });
+      await training.start();
+      addMLTrainingService(ctx.server, training, authorizerTrainingAuth(ctx.authorizer));
+      running = training;
+    },
+    async stop() {
+      await running?.stop();
+      running = undefined;
+    },
+  };
 }
-
-let running: MLTraining | undefined;
-
-export const mlTrainingExtension: CloudExtension = {
-  name: 'mltraining',
-  async start(ctx) {
-    const customMemoryMb = envNumber('PLATFORM_TRAINING_CUSTOM_MEMORY_MB', 8192, 64)!;
-    const training = new MLTraining({
-      root: join(ctx.dataDir, 'mltraining'),
-      dataSource: new CloudTrainingDataSource(ctx.store),
-      concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', 1, 1)!),
-      python: process.env.PLATFORM_TRAINING_PYTHON || undefined,
-      trainerThreads: process.env.PLATFORM_TRAINING_THREADS ? Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 1, 1)!) : undefined,
-      builtinLimits: { wallSeconds: envNumber('PLATFORM_TRAINING_TIMEOUT_S', 21_600, 1) },
-      customLimits: {
-        wallSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_TIMEOUT_S', 7_200, 1),
-        cpuSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_CPU_S', undefined, 1),
-        memoryBytes: customMemoryMb * 2 ** 20,
-      },
-      builtinDefaults: { epochs: String(Math.floor(envNumber('PLATFORM_TRAINING_EPOCHS', 20, 1)!)) },
-      logger: ctx.logger.child({ extension: 'mltraining' }),
-    });
-    await training.start();
-    addMLTrainingService(ctx.server, training, authorizerTrainingAuth(ctx.authorizer));
-    running = training;
-  },
-  async stop() {
-    await running?.stop();
-    running = undefined;
-  },
-};

@@ -4,6 +4,7 @@
 // leader exits, whatever it left in its group is killed as well.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { isLevelName } from '../../core/shared/log-levels.js';
 
 export interface ProcessLimits {
   /** Wall-clock limit; past it the group is ended and the job fails with DEADLINE_EXCEEDED. */
@@ -48,7 +49,6 @@ export interface TrainerOutcome {
 }
 
 const stderrTailLines = 15;
-const levels = new Set(['debug', 'info', 'warn', 'error']);
 
 /** Parses one stdout line of the protocol in python/platform_training/protocol.py. */
 export function parseTrainerLine(line: string): TrainerEvent {
@@ -69,8 +69,7 @@ export function parseTrainerLine(line: string): TrainerEvent {
         return { kind: 'metrics', metrics };
       }
       if (value.event === 'log' && typeof value.message === 'string') {
-        const level = typeof value.level === 'string' && levels.has(value.level) ? value.level : 'info';
-        return { kind: 'log', level: level as 'info', message: value.message };
+        return { kind: 'log', level: isLevelName(value.level) ? value.level : 'info', message: value.message };
       }
     } catch {
       // Not protocol JSON: kept as a plain log line below.

@@ -4,15 +4,15 @@ import { Server, ServerCredentials } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { addStandardServices } from '../../core/shared/standard-services.js';
-import { coreAdminActions, type AdminAction } from '../admin/actions.js';
+import { coreAdminActions } from '../admin/actions.js';
 import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { TokenSigner } from '../auth/token.js';
-import { addDataServices } from '../data/data-services.js';
-import type { QueryEngine } from '../data/query-engine.js';
+import { addDataServices } from '../data/add-data-services.js';
+import { QueryEngineSlot } from '../data/query-engine-slot.js';
 import { Store } from '../store/store.js';
-import type { CloudContext, CloudExtension } from './extensions.js';
+import { registerExtensions, type CloudContext, type CloudExtension } from './extension-contract.js';
 
 export interface CloudServerOptions {
   dataDir: string;
@@ -32,11 +32,6 @@ export interface RunningCloud {
   stop(): Promise<void>;
 }
 
-/** The slot that cloud/query fills; until then the four SQL/MQL RPCs answer UNAVAILABLE. */
-export class QueryEngineSlot {
-  engine?: QueryEngine;
-}
-
 export async function startCloud(options: CloudServerOptions): Promise<RunningCloud> {
   const logger = options.logger ?? pino({ name: 'platform-cloud' }, pino.destination(2));
   const host = options.host ?? '127.0.0.1';
@@ -49,7 +44,8 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   addDataServices(server, { store, authorizer, queryEngine, logger });
 
   const started: CloudExtension[] = [];
-  const actions: Record<string, AdminAction> = { ...coreAdminActions };
+  // Throws before anything starts when two extensions share a name or an admin action.
+  const actions = registerExtensions(options.extensions ?? [], coreAdminActions);
   const ctx: CloudContext = {
     server,
     store,
@@ -87,7 +83,6 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     for (const ext of options.extensions ?? []) {
       await ext.start(ctx);
       started.push(ext);
-      Object.assign(actions, ext.adminActions ?? {});
       logger.info({ extension: ext.name }, 'extension started');
     }
     const health = addStandardServices(server);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // platform-cloud: the cloud service and its admin commands.
-import { extensions } from './extensions.js';
+import { createExtensions } from './extensions.js';
 import { buildProgram } from './program.js';
 
-await buildProgram(extensions).parseAsync(process.argv);
+await buildProgram(createExtensions()).parseAsync(process.argv);

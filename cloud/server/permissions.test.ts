@@ -5,7 +5,7 @@ import test, { type ExecutionContext } from 'ava';
 import { DataClient } from '../client/data-client.js';
 import type { CloudConnection } from '../client/connection.js';
 import { TokenSigner } from '../auth/token.js';
-import { codeOf, startFixture, type CloudFixture } from '../testing/cloud-fixture.js';
+import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 
 let fx: CloudFixture;
 let owner: DataClient;

@@ -3,10 +3,10 @@
 import { Command, Option } from 'commander';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { coreAdminActions, type AdminAction } from '../admin/actions.js';
+import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { startCloud } from './cloud-server.js';
-import type { AdminRunner, CloudExtension } from './extensions.js';
+import { registerExtensions, type AdminRunner, type CloudExtension } from './extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
 
@@ -16,8 +16,7 @@ export function buildProgram(extensions: CloudExtension[]): Command {
   const program = new Command('platform-cloud')
     .description('The platform cloud: organizations and API keys, data sync, data queries and datasets')
     .showHelpAfterError();
-  const actions: Record<string, AdminAction> = { ...coreAdminActions };
-  for (const ext of extensions) Object.assign(actions, ext.adminActions ?? {});
+  const actions = registerExtensions(extensions, coreAdminActions);
 
   program
     .command('serve')

@@ -1,11 +1,12 @@
 // Test helper: runs the real platform-cloud program (from source, through tsx) on a free port in a
 // fresh data dir, and runs its admin commands.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
 
 const main = fileURLToPath(new URL('../server/main.ts', import.meta.url));
 const run = promisify(execFile);
@@ -24,33 +25,13 @@ export function tempDataDir(): string {
 }
 
 export async function spawnCloud(dataDir = tempDataDir(), extraArgs: string[] = []): Promise<SpawnedCloud> {
-  const child = spawn(process.execPath, ['--import', 'tsx', main, 'serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const address = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /serving (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`platform-cloud exited with ${code} before serving: ${stderr}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const program = await spawnServing(main, ['serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], { name: 'platform-cloud', nodeFlags: ['--import', 'tsx'], timeoutMs: 180_000 });
   return {
-    address,
+    address: program.address,
     dataDir,
-    child,
-    stop: async () => {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-    kill9: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
+    child: program.child,
+    stop: async () => void (await program.stop()),
+    kill9: async () => void (await program.kill9()),
   };
 }
 

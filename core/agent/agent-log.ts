@@ -3,9 +3,10 @@
 // it runs on every machine for months and must stay small (bench:agent-rss), and pino with its
 // transports costs about 5 MB of resident memory for features the agent does not use.
 import { writeSync } from 'node:fs';
+import { LEVEL_VALUES } from '../shared/log-levels.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50, silent: Infinity };
+const LEVELS: Record<LogLevel, number> = { ...LEVEL_VALUES, silent: Infinity };
 
 type LogFn = {
   (msg: string): void;

@@ -10,12 +10,12 @@ import type { DeviceAgentConfigResponse, UpdateInfo } from '../../gen/platform/a
 import type { AgentConfig } from '../shared/agent-config.js';
 import { AGENT_VERSION } from './agent-version.js';
 import { BinaryCache } from './binary-cache.js';
-import type { AgentCloudClient } from './cloud-client.js';
+import type { AgentCloudClient } from './agent-service-client.js';
 import { effectiveAgentConfig, readDefaultsLayer, type Layer } from './config-layers.js';
 import { credentialsFileContent, credentialsFromEnv, loadMachineSource, machineSourceOf, type MachineSource } from './credentials.js';
 import { writeFileDurable } from '../shared/durable-file.js';
 import type { Subsystem } from './errors.js';
-import type { MaintenanceGate } from './maintenance.js';
+import type { MaintenanceGate } from './maintenance-window.js';
 import { maintenanceConfigOf, type MaintenanceConfig } from './maintenance-config.js';
 import type { AgentPaths } from './paths.js';
 import { RuntimeSupervisor } from './runtime-supervisor.js';
@@ -121,7 +121,7 @@ export class Agent {
       this.setMaintenance(this.source.machineConfig.maintenance);
     } else {
       // gRPC is loaded only when needed: an offline agent stays smaller (see bench:agent-rss).
-      const { AgentCloudClient } = await import('./cloud-client.js');
+      const { AgentCloudClient } = await import('./agent-service-client.js');
       this.cloud = new AgentCloudClient(this.source.credentials);
       this.configLayer = this.state.cloud?.agentConfig ?? {};
       this.setMaintenance(this.state.cloud?.maintenance);
@@ -331,7 +331,7 @@ export class Agent {
     if (this.gateTimer) clearTimeout(this.gateTimer);
     this.gateTimer = undefined;
     const address = this.supervisor.state === 'serving' ? this.supervisor.current?.servingAt : undefined;
-    if (this.maintenance && !this.gate) this.gate = new (await import('./maintenance.js')).MaintenanceGate();
+    if (this.maintenance && !this.gate) this.gate = new (await import('./maintenance-window.js')).MaintenanceGate();
     const verdict = this.gate ? await this.gate.check(this.maintenance, address) : { allowed: true as const, reason: 'no maintenance window configured' };
     if (this.stopped) return;
     if (!verdict.allowed) {

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { effectiveAgentConfig, mergeLayers, readDefaultsLayer } from './config-layers.js';
 import { ConfigError } from '../../plugins/validation.js';
-import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
-import { readRuntimeLog, writeFakeRuntime } from './test-support/fake-runtime.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
+import { readRuntimeLog, writeFakeRuntime } from './testing/fake-runtime.js';
 
 test('later layers override field by field; maps merge by key; arrays are replaced', (t) => {
   const merged = mergeLayers(

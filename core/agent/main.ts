@@ -39,7 +39,6 @@ async function main(): Promise<number> {
     logger.error((err as Error).message);
     return 1;
   }
-  let exitCode: number | undefined;
   const finished = new Promise<number>((resolve) => {
     const agent = new Agent({
       paths,
@@ -64,8 +63,7 @@ async function main(): Promise<number> {
       void agent.stop().then(() => resolve(1));
     });
   });
-  exitCode = await finished;
-  return exitCode;
+  return await finished;
 }
 
 main().then(

@@ -6,7 +6,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
 
 const serverMain = fileURLToPath(new URL('../server/main.ts', import.meta.url));
 

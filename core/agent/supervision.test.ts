@@ -2,8 +2,8 @@
 // platform_server_env restarts (and no restart for other changes), disable_platform_server.
 import test from 'ava';
 import { pathToFileURL } from 'node:url';
-import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
-import { readRuntimeLog, writeFakeRuntime } from './test-support/fake-runtime.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
+import { readRuntimeLog, writeFakeRuntime } from './testing/fake-runtime.js';
 
 function machine(runtime: string, agent: Record<string, unknown> = {}, advanced: Record<string, unknown> = {}) {
   return {

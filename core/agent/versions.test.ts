@@ -5,8 +5,8 @@ import { readFileSync, readlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
-import { readRuntimeLog, writeFakeRuntime } from './test-support/fake-runtime.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
+import { readRuntimeLog, writeFakeRuntime } from './testing/fake-runtime.js';
 import { AGENT_NODE_FLAGS } from './service-install.js';
 
 const machine = (runtimeVersion: string, agentVersion = 'stable') => ({

@@ -1,15 +1,11 @@
 // How an API is served: a generated service definition plus handlers built over a ResourceAccess.
 // The gRPC layer reaches drivers only through proxies; it never sees workers or the kernel's internals.
 import type { ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
-import type { Remote } from '../../plugins/contract.js';
-import type { ResourceStatus } from '../kernel/resource-node.js';
+import type { ResourceAccess } from '../kernel/resource-access.js';
 import { invalidArgument } from '../shared/status-error.js';
 
-export interface ResourceAccess {
-  /** The proxy of a ready resource of that api; throws NOT_FOUND or UNAVAILABLE otherwise. */
-  resource<T>(name: string, api: string): Remote<T>;
-  statuses(): ResourceStatus[];
-}
+// Re-exported so that adapters import everything they build on from this one file.
+export type { ResourceAccess };
 
 export interface ApiAdapter {
   /** The fully qualified service name, for reflection and health. */

@@ -35,9 +35,9 @@ test('all checks pass: a free bind address, and a cloud address that resolves an
   const port = (cloud.address() as AddressInfo).port;
   const { code, stdout } = await networkCheck({ network: { bind_address: '127.0.0.1:0' }, cloud: { id: 'p', secret: 's', app_address: `http://localhost:${port}` } });
   t.is(code, 0, stdout);
-  t.regex(line(stdout, 'bind 127.0.0.1:0'), /^ok .* ms  network\.bind_address: bound 127\.0\.0\.1:\d+$/);
-  t.regex(line(stdout, 'dns localhost'), /^ok .* ms  cloud\.app_address: /);
-  t.regex(line(stdout, `tcp localhost:${port}`), new RegExp(`^ok .* ms  cloud\\.app_address: connected to 127\\.0\\.0\\.1:${port}$`));
+  t.regex(line(stdout, 'bind 127.0.0.1:0'), /^ok .* ms {2}network\.bind_address: bound 127\.0\.0\.1:\d+$/);
+  t.regex(line(stdout, 'dns localhost'), /^ok .* ms {2}cloud\.app_address: /);
+  t.regex(line(stdout, `tcp localhost:${port}`), new RegExp(`^ok .* ms {2}cloud\\.app_address: connected to 127\\.0\\.0\\.1:${port}$`));
   t.regex(stdout, /network check passed\n$/);
 });
 
@@ -48,7 +48,7 @@ test('an unresolvable cloud host and a bind address in use fail with exit status
   const { code, stdout } = await networkCheck({ network: { bind_address: bind }, cloud: { id: 'p', secret: 's', app_address: 'https://nonexistent.invalid:443' } });
   t.is(code, 1, stdout);
   t.regex(line(stdout, `bind ${bind}`), /^FAILED .*EADDRINUSE/);
-  t.regex(line(stdout, 'dns nonexistent.invalid'), /^FAILED .* ms  cloud\.app_address: getaddrinfo ENOTFOUND nonexistent\.invalid$/);
+  t.regex(line(stdout, 'dns nonexistent.invalid'), /^FAILED .* ms {2}cloud\.app_address: getaddrinfo ENOTFOUND nonexistent\.invalid$/);
   t.regex(line(stdout, 'tcp nonexistent.invalid:443'), /^FAILED .*ENOTFOUND/);
   t.regex(stdout, /network check FAILED\n$/);
 });

@@ -6,7 +6,7 @@ import { describeChanges, diffConfigs } from '../config/diff.js';
 import { InvalidConfigError } from '../config/machine.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
-import { checkMaintenance } from '../kernel/maintenance.js';
+import { checkMaintenance } from '../kernel/maintenance-check.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
 import { platformVersion } from '../version.js';

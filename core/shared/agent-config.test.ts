@@ -216,6 +216,7 @@ test('the agent object itself must be an object, and errors follow the base path
     } catch (e) {
       return e as ConfigError;
     }
+    return undefined;
   })();
   t.is(err?.path, 'config.agent.advanced_settings.debug');
 });

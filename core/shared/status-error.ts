@@ -23,10 +23,28 @@ export const unimplemented = (message: string) => new StatusError(status.UNIMPLE
 export const deadlineExceeded = (message: string) => new StatusError(status.DEADLINE_EXCEEDED, message);
 export const resourceExhausted = (message: string) => new StatusError(status.RESOURCE_EXHAUSTED, message);
 
-/** Converts anything thrown by a handler into a grpc-js ServiceError. Unknown errors become INTERNAL. */
-export function toServiceError(err: unknown): Partial<ServiceError> {
-  if (err instanceof StatusError) return { code: err.code, details: err.message, metadata: new Metadata() };
-  const code = typeof (err as { code?: unknown })?.code === 'number' ? (err as { code: status }).code : status.INTERNAL;
+const STATUS_NAMES = new Map(Object.entries(status).filter((entry): entry is [string, status] => typeof entry[1] === 'number'));
+const STATUS_CODES = new Set(STATUS_NAMES.values());
+
+/**
+ * The one mapping from anything a handler throws to a gRPC status, for the runtime's and the cloud's
+ * servers alike: a StatusError keeps its code; an error whose `code` is a gRPC status (a number, as a
+ * downstream call's ServiceError has) or a status name (as DriverError has, also after crossing a
+ * thread as a plain object) gets that status; a ConfigError is INVALID_ARGUMENT; anything else is
+ * INTERNAL. Matching by name keeps this file free of plugins/ imports, so the cloud can use it.
+ */
+export function toStatusError(err: unknown): StatusError {
+  if (err instanceof StatusError) return err;
+  const code = (err as { code?: unknown } | null | undefined)?.code;
   const message = err instanceof Error ? err.message : String(err);
+  if (typeof code === 'number' && STATUS_CODES.has(code)) return new StatusError(code, message);
+  if (typeof code === 'string' && STATUS_NAMES.has(code)) return new StatusError(STATUS_NAMES.get(code)!, message);
+  if (err instanceof Error && err.name === 'ConfigError') return new StatusError(status.INVALID_ARGUMENT, message);
+  return new StatusError(status.INTERNAL, message);
+}
+
+/** toStatusError in grpc-js's ServiceError shape, for callbacks and stream errors. */
+export function toServiceError(err: unknown): Partial<ServiceError> {
+  const { code, message } = toStatusError(err);
   return { code, details: message, metadata: new Metadata() };
 }

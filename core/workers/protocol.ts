@@ -2,8 +2,10 @@
 // between two driver hosts (a dependent calling its dependency over a MessagePort).
 import type { MessagePort } from 'node:worker_threads';
 import type { SerializedError } from '../../plugins/errors.js';
+import type { LevelName } from '../shared/log-levels.js';
 
-export type LogLevelName = 'debug' | 'info' | 'warn' | 'error';
+export { LEVEL_VALUES } from '../shared/log-levels.js';
+export type LogLevelName = LevelName;
 
 export interface ConstructTask {
   op: 'construct';
@@ -77,4 +79,3 @@ export interface PortResponse {
   outcome: Outcome;
 }
 
-export const LEVEL_VALUES: Record<LogLevelName, number> = { debug: 20, info: 30, warn: 40, error: 50 };

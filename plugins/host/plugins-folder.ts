@@ -29,7 +29,7 @@ export function scanPluginsFolder(folder: string): FoundFolder[] {
   try {
     entries = readdirSync(folder).sort();
   } catch (err) {
-    throw new Error(`cannot read the plugins folder ${folder}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new Error(`cannot read the plugins folder ${folder}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const found: FoundFolder[] = [];
   for (const entry of entries) {

@@ -14,7 +14,7 @@
 // million uploads of content would measure the disk, not the query path); their content is shared
 // among 100 blobs. Targets: >= 50k points/s ingest, <= 20 ms first page at 1M rows.
 import { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
-import { spawn } from 'node:child_process';
+import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,18 +57,8 @@ function pointsOf(batch: number): { data: Record<string, unknown>[]; times: [Dat
 }
 
 async function startService(): Promise<{ address: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [main, 'serve', '--data-dir', serviceDir, '--port', '0'], { stdio: ["ignore", "pipe", "ignore"] });
-  const address = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /serving (\S+)/.exec(out);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`platform-cloud exited with ${code}`)));
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return { address, stop: async () => (child.kill('SIGTERM'), await exited) };
+  const cloud = await spawnServing(main, ['serve', '--data-dir', serviceDir, '--port', '0'], { name: 'platform-cloud' });
+  return { address: cloud.address, stop: async () => void (await cloud.stop()) };
 }
 
 async function admin<T>(action: string, args: Record<string, unknown>): Promise<T> {

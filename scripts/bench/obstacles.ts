@@ -10,7 +10,8 @@
 // Both wall time and CPU time are reported: on a shared machine the wall time includes waiting for a
 // core, while the CPU time of this single-threaded process is the work itself.
 // Target: <= 33 ms per frame (30 fps), i.e. >= 30x faster than the anchor; RSS flat.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
 import { credentials } from '@grpc/grpc-js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
@@ -24,8 +25,9 @@ import type { PointCloud } from '../../drivers/camera/pointcloud/point-cloud.js'
 import { parseObstaclesDepthAttributes } from '../../drivers/vision/obstacles-depth/attributes.js';
 import { Segmenter } from '../../drivers/vision/obstacles-depth/segmenter/segmenter.js';
 import { syntheticCase } from '../../drivers/vision/obstacles-depth/segmenter/synthetic-scenes.js';
+import { pcdDataPath } from '../../drivers/testing/pcd-data.js';
 
-const DATA = fileURLToPath(new URL('../../../../shared/data/pcd/', import.meta.url));
+const DATA = pcdDataPath();
 const ANCHOR = fileURLToPath(new URL('./obstacles-open3d.py', import.meta.url));
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 60);
 const RSS_FRAMES = 1000;
@@ -67,17 +69,9 @@ async function throughRuntime(): Promise<void> {
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
   // Full-time data capture stays on, as by default, but writes into a temporary folder, not ~/.platform.
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
-  const child = spawn(process.execPath, [main, '-config', configPath], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const runtime = await spawnServing(main, ['-config', configPath], { name: 'platform-server', env, servingLine: /platform-server serving on (\S+)/ });
   try {
-    let text = '';
-    const address = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        text += d.toString();
-        const match = /platform-server serving on (\S+)/.exec(text);
-        if (match) resolve(match[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`platform-server exited ${code}`)));
-    });
+    const address = runtime.address;
     const vision = new VisionServiceClient(address, credentials.createInsecure());
     const sensor = new SensorServiceClient(address, credentials.createInsecure());
     const segment = () => new Promise<number>((resolve, reject) =>
@@ -99,7 +93,7 @@ async function throughRuntime(): Promise<void> {
     console.log(`  GetObjectPointClouds median ${median(calls).toFixed(1)} ms (capture, transfer, segment, PCD encoding, gRPC)`);
     console.log(`  GetReadings of a sensor on the same server: median ${median(idle).toFixed(2)} ms idle, ${median(during).toFixed(2)} ms while segmentations run back to back`);
   } finally {
-    child.kill('SIGTERM');
+    void runtime.stop();
   }
 }
 

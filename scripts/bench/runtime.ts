@@ -7,7 +7,7 @@
 //  3. saved config change to the new resource answering (target: <= 1 s)
 import 'reflect-metadata';
 import { credentials } from '@grpc/grpc-js';
-import { spawn } from 'node:child_process';
+import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
@@ -35,22 +35,14 @@ async function startProgram(args: string[], ready: RegExp): Promise<Omit<Started
   const t0 = performance.now();
   // Full-time data capture stays on, as by default, but writes into a temporary folder, not ~/.platform.
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let text = '';
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString();
-      const match = ready.exec(text);
-      if (match) resolve(match[1] ?? '');
-    });
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
-  });
+  const [script, ...rest] = args;
+  const program = await spawnServing(script, rest, { name: script, env, servingLine: ready });
   const ms = performance.now() - t0;
   return {
-    address,
+    address: program.address,
     ms,
-    cpuMs: processCpuMs(child.pid!),
-    stop: () => new Promise((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }),
+    cpuMs: processCpuMs(program.child.pid!),
+    stop: async () => void (await program.stop()),
   };
 }
 

@@ -5,7 +5,7 @@ import { aggregate } from 'mingo';
 import { MqlRunner } from './mql-runner.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown } from './pushdown.js';
-import { createTabularFixture, type TabularFixture, type Reading } from '../test-support/tabular-fixture.js';
+import { createTabularFixture, type TabularFixture, type Reading } from '../testing/tabular-fixture.js';
 import type { Stage } from './stages.js';
 
 let seed = 20260601;

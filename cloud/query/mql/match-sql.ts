@@ -138,7 +138,7 @@ function jsonPrefilter(kind: string, col: string, subPath: string, op: string, v
     if (typeof v === 'boolean' && cmp === '=') return nz(`json_type(${col}, ${leaf}) = 'BOOLEAN' AND json_extract_string(${col}, ${leaf}) = ${sqlString(String(v))}`);
     return null;
   };
-  let leafTest: string | null = null;
+  let leafTest: string | null;
   if (op === '$in') {
     if (!Array.isArray(value) || value.length === 0) return null;
     const tests = value.map((v) => test(v, '='));

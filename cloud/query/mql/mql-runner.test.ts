@@ -2,7 +2,7 @@ import test from 'ava';
 import { status } from '@grpc/grpc-js';
 import { MqlRunner } from './mql-runner.js';
 import { MingoPool } from './mingo-pool.js';
-import { createTabularFixture, type TabularFixture } from '../test-support/tabular-fixture.js';
+import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
 import { StatusError } from '../../../core/shared/status-error.js';
 
 let fx: TabularFixture;

@@ -2,7 +2,7 @@
 // readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
 import { calculateObjectSize } from 'bson';
 import { invalidArgument } from '../../../core/shared/status-error.js';
-import type { TabularDataSourceTypeName } from '../../data/query-engine.js';
+import type { TabularDataSourceTypeName } from '../../data/query-engine-slot.js';
 import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
 import { readingsScope } from '../sql/readings-view.js';

@@ -87,7 +87,6 @@ function pushStages(stages: readonly Stage[]): PushdownPlan {
       const fields = projectedFields(spec);
       if (!fields) break;
       plan.fields = fields;
-      phase = 3;
       i++;
       break;
     }

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createTabularFixture, type TabularFixture } from '../test-support/tabular-fixture.js';
+import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
 import { SqlSandbox } from '../sql/sql-sandbox.js';
 import { DatabaseUsers, databaseUsername } from './database-users.js';
 import { PgEndpoint } from './pg-endpoint.js';

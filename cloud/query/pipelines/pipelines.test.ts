@@ -1,6 +1,6 @@
 import test from 'ava';
 import { status } from '@grpc/grpc-js';
-import { createTabularFixture, type TabularFixture } from '../test-support/tabular-fixture.js';
+import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
 import { MingoPool } from '../mql/mingo-pool.js';
 import { MqlRunner } from '../mql/mql-runner.js';
 import { PipelineStore } from './pipeline-store.js';

@@ -1,10 +1,15 @@
 // Test helper: runs the real platform-server (from source, through tsx) on a free port with a config
 // file in a temporary folder, and hands back its address and a way to rewrite the config.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { spawnServing } from '../../shared/testing/spawn-serving.js';
+
+// One polling helper for every test; re-exported here, where the runtime's tests have always found it.
+export { eventually } from '../../shared/testing/eventually.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
@@ -39,37 +44,22 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
   writeFileSync(configPath, JSON.stringify(withPort, null, 2));
   // -ftdc is on by default: without this every test run would write into the real ~/.platform.
   const env = { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data'), ...options.env };
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '-config', configPath, ...(options.args ?? [])], {
+  const program = await spawnServing(MAIN, ['-config', configPath, ...(options.args ?? [])], {
+    name: 'platform-server',
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    nodeFlags: ['--import', 'tsx'],
+    servingLine: /platform-server serving on (\S+)/,
+    timeoutMs: options.timeoutMs,
   });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`platform-server did not print its serving line in time:\n${text}`)), options.timeoutMs ?? 90_000);
-    const check = () => {
-      const match = /platform-server serving on (\S+)/.exec(text);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout!.on('data', check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`platform-server exited with ${code} before serving:\n${text}`));
-    });
-  });
+  const { address, child, exited, output: text } = program;
   return {
     address,
     configPath,
     ftdcDir: env.PLATFORM_FTDC_DIR!,
     process: child,
-    output: () => text,
+    output: text,
     logs: () =>
-      text
+      text()
         .split('\n')
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>),
@@ -79,26 +69,7 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
       renameSync(temp, configPath);
     },
     exited,
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
-    },
+    stop: program.stop,
   };
 }
 
-/** Polls until `predicate` holds (it may be async), or fails after `timeoutMs`. */
-export async function eventually<T>(probe: () => Promise<T> | T, predicate: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      last = await probe();
-      if (predicate(last)) return last;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`condition not met in ${timeoutMs} ms; last value ${JSON.stringify(last)}${lastError ? `, last error ${String(lastError)}` : ''}`);
-}

@@ -4,6 +4,7 @@ import { intrinsicsFromFov } from '../depth/intrinsics.js';
 import { depthToPointCloud } from '../depth/projection.js';
 import { readPcd } from '../pointcloud/pcd-reader.js';
 import { fitIntrinsics } from './intrinsics-fit.js';
+import { pcdDataPath } from '../../testing/pcd-data.js';
 
 test('recovers the intrinsics a depth map was projected with', (t) => {
   const k = { ...intrinsicsFromFov(320, 240, 70), ppx: 150.25, fy: 250 };
@@ -14,7 +15,7 @@ test('recovers the intrinsics a depth map was projected with', (t) => {
 });
 
 test('the Kinect clouds were made with fx = fy = 525 and a centred principal point', (t) => {
-  const cloud = readPcd(readFileSync(new URL('../../../../shared/data/pcd/milk_cartoon_all_small_clorox.pcd', import.meta.url)));
+  const cloud = readPcd(readFileSync(pcdDataPath('milk_cartoon_all_small_clorox.pcd')));
   const fit = fitIntrinsics(cloud)!;
   t.true(Math.abs(fit.fx - 525) < 0.01 && Math.abs(fit.fy - 525) < 0.01);
   t.true(Math.abs(fit.ppx - 319.5) < 0.01 && Math.abs(fit.ppy - 239.5) < 0.01);

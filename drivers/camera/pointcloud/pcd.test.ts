@@ -5,8 +5,7 @@ import { PcdError } from './pcd-header.js';
 import { readPcd } from './pcd-reader.js';
 import { writePcd } from './pcd-writer.js';
 import { countValid, type PointCloud } from './point-cloud.js';
-
-const DATA = new URL('../../../../shared/data/pcd/', import.meta.url);
+import { pcdDataPath } from '../../testing/pcd-data.js';
 
 test('reads the three real binary_compressed 640x480 clouds: grid, valid counts, millimetres, colour', (t) => {
   const expected: Record<string, number> = {
@@ -15,7 +14,7 @@ test('reads the three real binary_compressed 640x480 clouds: grid, valid counts,
     'office1.pcd': 254456,
   };
   for (const [file, valid] of Object.entries(expected)) {
-    const cloud = readPcd(readFileSync(new URL(file, DATA)));
+    const cloud = readPcd(readFileSync(pcdDataPath(file)));
     t.is(cloud.width, 640, file);
     t.is(cloud.height, 480, file);
     t.is(countValid(cloud), valid, file);

@@ -5,9 +5,9 @@ import { readPcd } from '../../../camera/pointcloud/pcd-reader.js';
 import { parseObstaclesDepthAttributes } from '../attributes.js';
 import { tiltFromIdealDegs } from './plane.js';
 import { Segmenter } from './segmenter.js';
+import { pcdDataPath } from '../../../testing/pcd-data.js';
 
-const DATA = new URL('../../../../../shared/data/pcd/', import.meta.url);
-const load = (file: string) => readPcd(readFileSync(new URL(file, DATA)));
+const load = (file: string) => readPcd(readFileSync(pcdDataPath(file)));
 const run = (file: string, attrs: Record<string, unknown> = {}) => {
   const { camera_name: _, ...params } = parseObstaclesDepthAttributes({ camera_name: 'kinect', ...attrs });
   return new Segmenter(params).segment(load(file));

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Authorizer } from '../auth/authorizer.js';
 import { addDatasetService } from '../dataset/dataset-service.js';
 import { addDataSyncService } from '../datasync/data-sync-service.js';
-import type { QueryEngineSlot } from '../server/cloud-server.js';
+import type { QueryEngineSlot } from './query-engine-slot.js';
 import type { Store } from '../store/store.js';
 import { addDataService } from './data-service.js';
 import { PartDirectory } from './parts.js';

@@ -7,8 +7,8 @@ import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.
 import { EncoderServiceClient, PositionType } from '../../gen/platform/component/encoder/v1/encoder.js';
 import { MotorServiceClient } from '../../gen/platform/component/motor/v1/motor.js';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
-import { call, insecure } from '../../core/server/testing/grpc.js';
-import { eventually, spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
+import { call, insecure } from './testing/grpc.js';
+import { eventually, spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
 
 const MOTOR = 'core:component:motor';
 const TOLERANCE = 0.05; // revolutions

@@ -1,4 +1,4 @@
-// The agent service end to end: platform-cloud with release channels filled by the admin commands, and
+// The cloud's agent service end to end (here, beside the agent, because cloud/ may not import core/agent): platform-cloud with release channels filled by the admin commands, and
 // the real platform-agent resolving stable and pinned versions through it (with sha256 checks).
 import test from 'ava';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
@@ -9,13 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { AgentDeviceServiceClient, type DeviceAgentConfigResponse } from '../../gen/platform/app/agent/v1/agent.js';
 import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
-import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../testing/spawn-cloud.js';
-import { AgentProgram, agentSandbox } from '../../core/agent/test-support/agent-program.js';
-import { readRuntimeLog, writeFakeRuntime } from '../../core/agent/test-support/fake-runtime.js';
-import { sha256File } from '../../core/agent/binary-cache.js';
-import { AGENT_NODE_FLAGS } from '../../core/agent/service-install.js';
+import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
+import { readRuntimeLog, writeFakeRuntime } from './testing/fake-runtime.js';
+import { sha256File } from './binary-cache.js';
+import { AGENT_NODE_FLAGS } from './service-install.js';
 
-const cloudMain = fileURLToPath(new URL('../server/main.ts', import.meta.url));
+const cloudMain = fileURLToPath(new URL('../../cloud/server/main.ts', import.meta.url));
 const run = promisify(execFile);
 const admin = (dataDir: string, args: string[]) => run(process.execPath, ['--import', 'tsx', cloudMain, ...args, '--data-dir', dataDir]);
 

@@ -3,7 +3,7 @@
 // ConfigureDatabaseUser) and then delegate here. cloud/query implements it and registers it through
 // its CloudExtension with ctx.setQueryEngine(engine). Until then those four RPCs answer UNAVAILABLE.
 //
-// Implementations throw StatusError (core/grpc/status-error.ts) for bad input, e.g. invalidArgument
+// Implementations throw StatusError (core/shared/status-error.ts) for bad input, e.g. invalidArgument
 // for a non-SELECT statement; the handler passes the code through.
 export type TabularDataSourceTypeName = 'STANDARD' | 'HOT_STORAGE' | 'PIPELINE_SINK';
 
@@ -18,4 +18,10 @@ export interface QueryEngine {
   ): Promise<Record<string, unknown>[]>;
   getDatabaseConnection(organizationId: string): Promise<{ hostname: string; uri: string; hasDatabaseUser: boolean }>;
   configureDatabaseUser(organizationId: string, password: string): Promise<void>;
+}
+
+/** The slot that cloud/query fills; until then the four SQL/MQL RPCs answer UNAVAILABLE. It lives here,
+ * beside the interface, so that the data service and the server assembling it share it without a cycle. */
+export class QueryEngineSlot {
+  engine?: QueryEngine;
 }

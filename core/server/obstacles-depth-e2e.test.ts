@@ -1,17 +1,17 @@
 // obstacles_depth and the cameras end to end: the real platform-server, the real gRPC clients.
 import test from 'ava';
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { fileURLToPath } from 'node:url';
-import { CameraServiceClient } from '../../../gen/platform/component/camera/v1/camera.js';
-import { ResourceState, RobotServiceClient } from '../../../gen/platform/robot/v1/robot.js';
-import { VisionServiceClient } from '../../../gen/platform/service/vision/v1/vision.js';
-import { call, insecure } from '../../../core/server/testing/grpc.js';
-import { spawnRuntime, type SpawnedRuntime } from '../../../core/server/testing/spawn-runtime.js';
-import { decodeDepthPng } from '../../camera/depth/depth-png.js';
-import { readPcd } from '../../camera/pointcloud/pcd-reader.js';
-import { countValid } from '../../camera/pointcloud/point-cloud.js';
+import { CameraServiceClient } from '../../gen/platform/component/camera/v1/camera.js';
+import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
+import { call, insecure } from './testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
+import { decodeDepthPng } from '../../drivers/camera/depth/depth-png.js';
+import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import { countValid } from '../../drivers/camera/pointcloud/point-cloud.js';
+import { pcdDataPath } from '../../drivers/testing/pcd-data.js';
 
-const MUG = fileURLToPath(new URL('../../../../shared/data/pcd/table_scene_mug_stereo_textured.pcd', import.meta.url));
+const MUG = pcdDataPath('table_scene_mug_stereo_textured.pcd');
 
 const config = {
   components: [

@@ -3,11 +3,11 @@ import test from 'ava';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AgentProgram, agentSandbox } from './test-support/agent-program.js';
-import { readRuntimeLog } from './test-support/fake-runtime.js';
+import { AgentProgram, agentSandbox } from './testing/agent-program.js';
+import { readRuntimeLog } from './testing/fake-runtime.js';
 import { maintenanceConfigOf, sensorResourceName } from './maintenance-config.js';
 
-const fake = fileURLToPath(new URL('./test-support/fake-grpc-runtime.ts', import.meta.url));
+const fake = fileURLToPath(new URL('./testing/fake-grpc-runtime.ts', import.meta.url));
 
 test('maintenance config parsing and sensor names', (t) => {
   t.deepEqual(maintenanceConfigOf(undefined), {});

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { DriverError } from '../../plugins/errors.js';
-import { checkMaintenance } from './maintenance.js';
+import { checkMaintenance } from './maintenance-check.js';
 
 const window = { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'ok' };
 const access = (read: () => Record<string, unknown>) => ({

@@ -3,7 +3,7 @@
 // blocks it.
 import { SENSOR_API, type Sensor } from '../../plugins/apis/sensor.js';
 import type { Maintenance } from '../config/machine.js';
-import type { ResourceAccess } from '../grpc/api-adapter.js';
+import type { ResourceAccess } from './resource-access.js';
 
 export interface MaintenanceVerdict {
   allowed: boolean;

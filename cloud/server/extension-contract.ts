@@ -1,0 +1,76 @@
+// The contract between platform-cloud and its extensions: what an extension gets (CloudContext,
+// AdminRunner), what it provides (CloudExtension), and the one registration check (registerExtensions).
+// Extensions import only this file, never cloud/server/extensions.ts (the list of them), so no extension
+// and the server form an import cycle.
+//
+// An extension registers gRPC services in start(ctx), may add admin subcommands in commands(program,
+// admin) and admin actions that those subcommands run (adminActions, see cloud/admin/actions.ts), and is
+// stopped in reverse order. An extension keeps no module-level state: whatever it opens in start() lives
+// in a closure or object created there (see createAgentExtension), so two clouds in one process, as tests
+// start them, never share a database handle or a timer.
+import type { Server } from '@grpc/grpc-js';
+import type { Command } from 'commander';
+import type { Logger } from 'pino';
+import type { AdminAction } from '../admin/actions.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import type { QueryEngine } from '../data/query-engine-slot.js';
+import type { Store } from '../store/store.js';
+
+export interface CloudContext {
+  /** The gRPC server, not yet bound: add services with server.addService(...). Reflection covers them. */
+  server: Server;
+  /** DuckDB access (store.query / store.execute / store.transaction; one writer, pooled readers) and store.blobs. */
+  store: Store;
+  /** Verifies `authorization: Bearer` tokens and checks org/location/machine scope and owner/operator role. */
+  authorizer: Authorizer;
+  /** The --data-dir of this cloud; put extension files in a subfolder named after the extension. */
+  dataDir: string;
+  logger: Logger;
+  /** Registers the engine behind TabularDataBySQL/ByMQL, GetDatabaseConnection, ConfigureDatabaseUser. */
+  setQueryEngine(engine: QueryEngine): void;
+}
+
+/**
+ * Runs a named admin action (core or any extension's) via the running server's admin channel, or
+ * against the store opened directly when no server runs. Give your subcommands a `--data-dir` option
+ * (default: defaultDataDir) and pass it through.
+ */
+export interface AdminRunner {
+  run(action: string, args: Record<string, unknown>, dataDir?: string): Promise<unknown>;
+  /** PLATFORM_CLOUD_DATA_DIR or ~/.platform/cloud. */
+  defaultDataDir: string;
+}
+
+export interface CloudExtension {
+  name: string;
+  /** Called before the server binds; create tables (CREATE TABLE IF NOT EXISTS) and add services here. */
+  start(ctx: CloudContext): Promise<void> | void;
+  stop?(): Promise<void> | void;
+  /** Adds admin subcommands to the platform-cloud program (commander). */
+  commands?(program: Command, admin: AdminRunner): void;
+  /** Admin actions by name (e.g. 'agent.channel.set'), run with admin.run(name, args). */
+  adminActions?: Record<string, AdminAction>;
+}
+
+/**
+ * Checks a list of extensions before any starts and returns every admin action by name, the core's
+ * first. A misuse throws here, at registration, rather than later: two extensions with one name, or an
+ * admin action that an extension or the core already defines.
+ */
+export function registerExtensions(extensions: readonly CloudExtension[], coreActions: Record<string, AdminAction>): Record<string, AdminAction> {
+  const names = new Set<string>();
+  const actions: Record<string, AdminAction> = { ...coreActions };
+  const owner = new Map<string, string>(Object.keys(coreActions).map((action) => [action, 'the core admin actions']));
+  for (const ext of extensions) {
+    if (!ext.name) throw new Error('cloud extension: name is required');
+    if (names.has(ext.name)) throw new Error(`cloud extension ${ext.name}: the name is already registered; extension names must be unique`);
+    names.add(ext.name);
+    for (const [action, run] of Object.entries(ext.adminActions ?? {})) {
+      const previous = owner.get(action);
+      if (previous) throw new Error(`cloud extension ${ext.name}: admin action ${action} is already defined by ${previous}; admin action names must be unique`);
+      owner.set(action, `extension ${ext.name}`);
+      actions[action] = run;
+    }
+  }
+  return actions;
+}

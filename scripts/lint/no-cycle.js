@@ -1,0 +1,105 @@
+// ESLint rule `platform/no-cycle`: no import cycle between the project's files, type-only imports
+// included. eslint-plugin-import-x's no-cycle skips `import type`, yet a type cycle is still a design
+// cycle (DESIGN.md: "no import cycles, type-only ones included"), so this rule builds its own graph.
+//
+// The graph of the files on disk is read once per process with a light scan of their import and export
+// specifiers; the file being linted contributes the edges of its own syntax tree, so an edit is judged
+// before it is saved. Only relative specifiers are followed: packages and gen/ cannot import our files.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const ROOTS = ['core', 'plugins', 'drivers', 'cloud', 'scripts'];
+const SOURCE = /\.(ts|js|mjs)$/;
+const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** Maps a relative specifier to the source file it names (`./x.js` is `./x.ts` before the build). */
+export function resolveSpecifier(fromFile, specifier) {
+  const target = resolve(dirname(fromFile), specifier);
+  const candidates = target.endsWith('.js') ? [target.slice(0, -3) + '.ts', target] : [target, `${target}.ts`, join(target, 'index.ts')];
+  return candidates.find((file) => existsSync(file) && statSync(file).isFile());
+}
+
+function listSources(dir, out) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) listSources(path, out);
+    else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+const graphs = new Map();
+/** file -> set of files it imports, for every source file under `root`. */
+function diskGraph(root) {
+  let graph = graphs.get(root);
+  if (graph) return graph;
+  graph = new Map();
+  for (const top of ROOTS) {
+    if (!existsSync(join(root, top))) continue;
+    for (const file of listSources(join(root, top), [])) {
+      const text = readFileSync(file, 'utf8');
+      const edges = new Set();
+      for (const match of text.matchAll(SPECIFIER)) {
+        const target = resolveSpecifier(file, match[1]);
+        if (target) edges.add(target);
+      }
+      graph.set(file, edges);
+    }
+  }
+  graphs.set(root, graph);
+  return graph;
+}
+
+/** The shortest import path from `start` back to `goal`, or undefined. */
+function pathBack(graph, start, goal) {
+  const previous = new Map([[start, undefined]]);
+  const queue = [start];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    if (file === goal) {
+      const path = [];
+      for (let at = file; at !== undefined; at = previous.get(at)) path.unshift(at);
+      return path;
+    }
+    for (const next of graph.get(file) ?? []) {
+      if (!previous.has(next)) { previous.set(next, file); queue.push(next); }
+    }
+  }
+  return undefined;
+}
+
+export default {
+  meta: {
+    type: 'problem',
+    docs: { description: 'forbid import cycles between project files, type-only imports included' },
+    schema: [],
+    messages: { cycle: 'import cycle (type-only imports count too; DESIGN.md): {{path}}. Move the shared part into a file both can import.' },
+  },
+  create(context) {
+    const file = context.filename;
+    const root = context.cwd;
+    const imports = [];
+    const collect = (node) => {
+      const source = node.source;
+      if (source && typeof source.value === 'string' && source.value.startsWith('.')) imports.push({ node, specifier: source.value });
+    };
+    return {
+      ImportDeclaration: collect,
+      ExportNamedDeclaration: collect,
+      ExportAllDeclaration: collect,
+      ImportExpression: collect,
+      'Program:exit'() {
+        if (imports.length === 0) return;
+        const graph = new Map(diskGraph(root));
+        const resolved = imports.map((entry) => ({ ...entry, target: resolveSpecifier(file, entry.specifier) }));
+        graph.set(file, new Set(resolved.map((entry) => entry.target).filter(Boolean)));
+        for (const { node, target } of resolved) {
+          if (!target || target === file) continue;
+          const path = pathBack(graph, target, file);
+          if (path) context.report({ node, messageId: 'cycle', data: { path: [file, ...path].map((p) => relative(root, p)).join(' -> ') } });
+        }
+      },
+    };
+  },
+};
