@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import type { InjectionToken } from 'tsyringe';
 import type { DriverLogger } from '../../plugins/contract.js';
 import { Deduplicator } from './dedup.js';
-import { LEVEL_NAMES, type LevelName } from './levels.js';
+import { LEVEL_NAMES, type LevelName } from '../shared/log-levels.js';
 
 export interface SinkRecord {
   level: LevelName;

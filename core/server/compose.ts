@@ -9,7 +9,7 @@ import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
 import { defaultModuleOptions, ModuleOptions } from '../modules/options.js';
-import { ModelRegistry } from '../resource/registry.js';
+import { ModelRegistry } from '../shared/model-registry.js';
 import { flag, stringFlag, type Flags } from './flags.js';
 import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
 

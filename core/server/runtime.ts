@@ -3,7 +3,7 @@
 import { inject, injectable, type InjectionToken } from 'tsyringe';
 import { ConfigFile, type LoadedConfig } from '../config/config-file.js';
 import { describeChanges, diffConfigs } from '../config/diff.js';
-import { InvalidConfigError } from '../config/machine.js';
+import { InvalidConfigError } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance.js';
