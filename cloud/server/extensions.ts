@@ -13,6 +13,7 @@ import type { QueryEngine } from '../data/query-engine.js';
 import type { Store } from '../store/store.js';
 import { agentExtension } from '../agent/extension.js';
 import { mlTrainingExtension } from '../mltraining/extension.js';
+import { partsExtension } from '../parts/extension.js';
 import { queryExtension } from '../query/extension.js';
 
 export interface CloudContext {
@@ -54,5 +55,6 @@ export interface CloudExtension {
 export const extensions: CloudExtension[] = [
   agentExtension,
   mlTrainingExtension,
+  partsExtension,
   queryExtension,
 ];
