@@ -1,6 +1,6 @@
 // platform.app.v1.RobotService: the machine API. platform-server fetches its part's config, follows
 // new revisions, uploads its log lines and reports its status here.
-import type { Metadata, Server } from '@grpc/grpc-js';
+import { Metadata as GrpcMetadata, type Metadata, type Server } from '@grpc/grpc-js';
 import {
   RobotServiceService,
   type ConfigRequest,
@@ -40,6 +40,8 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
     config: unary(async (req: ConfigRequest, md: Metadata) => configOf(store, (await machine(md, req.id)).id)),
     watchConfig: serverStream<WatchConfigRequest, ConfigResponse>(async (call) => {
       const part = await machine(call.metadata, call.request.id);
+      // Headers now: the machine learns that its stream is accepted before any revision arrives.
+      call.sendMetadata(new GrpcMetadata());
       let sent = call.request.knownRevision;
       let sending = Promise.resolve();
       // Revisions are read from the table, never from the event, so that a burst of saves ends with

@@ -257,6 +257,9 @@ export class Machine extends EventEmitter<MachineEvents> {
     const { spec } = node;
     if (spec.error || !spec.model) {
       this.setState(node, 'unhealthy', spec.error ?? 'no model');
+      // Logged as well as shown in the status: an online machine ships this line to the cloud, where a
+      // config that this machine cannot run (a module not installed here) becomes visible.
+      this.log.error('resource cannot be built from its config', { resource: node.key, error: node.error });
       return;
     }
     const unready = spec.dependencies.map((d) => this.nodes.get(d)!).filter((d) => d.state !== 'ready' || !d.worker);
