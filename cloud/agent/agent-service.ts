@@ -14,7 +14,7 @@ import { describePrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 import { unary } from '../server/handlers.js';
 import { AGENT_SUBSYSTEMS, ReleaseResolutionError, resolveRelease } from './releases.js';
-import { getMachineAgentConfig } from './machine-agent-config.js';
+import { getPartAgentConfig } from './machine-agent-config.js';
 import { VersionSpecError } from '../../core/shared/version-spec.js';
 
 /** How often agents check in: the agent's default, so that one cloud can slow every agent down later. */
@@ -33,7 +33,7 @@ export async function deviceAgentConfig(store: Store, authorizer: Authorizer, re
   } else {
     authorizer.check(principal, { organizationId: String(part.organization_id), locationId: String(part.location_id), machineId: String(part.machine_id) });
   }
-  const saved = await getMachineAgentConfig(store, String(part.machine_id));
+  const saved = await getPartAgentConfig(store, req.partId);
   const savedVersions = parseAgentConfig(saved.agent).version_control;
   const updateInfo: Record<string, UpdateInfo> = {};
   const errors: Record<string, string> = {};

@@ -1,20 +1,16 @@
-// The saved `agent` object (and `maintenance` window) of each machine's config, as the agent service
-// hands them to platform-agent. `platform-cloud agent config set` saves them after validating them with
-// the same schema the agent uses, so a machine never receives a config it would reject.
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+// The `agent` object (and `maintenance` window) of each part's saved machine config, as the agent
+// service hands them to platform-agent. They live in the part's machine config (cloud/parts), the one
+// source of truth per part: `platform-cloud agent config set` saves a new revision of the machine's main
+// part with them, after validating them with the same schema the agent uses.
+import { invalidArgument } from '../../core/shared/status-error.js';
 import { parseAgentConfig } from '../../core/shared/agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import { ensurePartConfigTables, latestPartConfig, mainPartOf, savePartConfig } from '../parts/part-configs.js';
 
-export const machineConfigTables = [
-  `CREATE TABLE IF NOT EXISTS agent_machine_configs (
-     machine_id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, agent_config VARCHAR NOT NULL,
-     maintenance VARCHAR, time_updated TIMESTAMPTZ NOT NULL)`,
-];
-
+/** Kept for the extension's start-up; the agent config now lives in the part's machine config. */
 export async function ensureMachineConfigTables(store: Store): Promise<void> {
-  for (const sql of machineConfigTables) await store.execute(sql);
+  await ensurePartConfigTables(store);
 }
 
 export interface SavedAgentConfig {
@@ -34,8 +30,6 @@ export async function setMachineAgentConfig(store: Store, args: Record<string, u
   await ensureMachineConfigTables(store);
   const machineId = args.machine;
   if (typeof machineId !== 'string' || !machineId) throw invalidArgument('machine is required');
-  const rows = await store.query('SELECT organization_id FROM machines WHERE id = ?', [machineId]);
-  if (rows.length === 0) throw notFound(`machine ${machineId} does not exist`);
   const doc = args.config;
   if (!isObject(doc)) throw invalidArgument('config must be a JSON object');
   const agent = isObject(doc.agent) ? doc.agent : 'agent' in doc ? undefined : doc;
@@ -50,26 +44,26 @@ export async function setMachineAgentConfig(store: Store, args: Record<string, u
   if (maintenance !== undefined && (!isObject(maintenance) || typeof maintenance.sensor_name !== 'string' || typeof maintenance.maintenance_allowed_key !== 'string')) {
     throw invalidArgument('maintenance needs sensor_name and maintenance_allowed_key strings');
   }
-  const save = agent === doc ? { agent } : { agent, maintenance };
-  await store.transaction(async (conn) => {
-    await conn.run('DELETE FROM agent_machine_configs WHERE machine_id = ?', [machineId]);
-    await conn.run('INSERT INTO agent_machine_configs VALUES (?, ?, ?, ?, ?)', [
-      machineId,
-      String(rows[0].organization_id),
-      JSON.stringify(save.agent),
-      save.maintenance ? JSON.stringify(save.maintenance) : null,
-      timestampValue(),
-    ]);
-  });
+  const part = await mainPartOf(store, machineId);
+  const current = (await latestPartConfig(store, part.id))?.config ?? {};
+  const next: Record<string, unknown> = { ...current, agent };
+  if (agent !== doc) {
+    if (maintenance === undefined) delete next.maintenance;
+    else next.maintenance = maintenance;
+  }
+  await savePartConfig(store, part.id, next, 'admin (agent config set)');
   return { machine_id: machineId };
 }
 
 export async function getMachineAgentConfig(store: Store, machineId: string): Promise<SavedAgentConfig> {
-  await ensureMachineConfigTables(store);
-  const rows = await store.query('SELECT agent_config, maintenance FROM agent_machine_configs WHERE machine_id = ?', [machineId]);
-  if (rows.length === 0) return { agent: {} };
+  return getPartAgentConfig(store, (await mainPartOf(store, machineId)).id);
+}
+
+/** The `agent` and `maintenance` objects of a part's newest saved machine config: one source of truth per part. */
+export async function getPartAgentConfig(store: Store, partId: string): Promise<SavedAgentConfig> {
+  const config = (await latestPartConfig(store, partId))?.config ?? {};
   return {
-    agent: JSON.parse(String(rows[0].agent_config)) as Record<string, unknown>,
-    ...(rows[0].maintenance ? { maintenance: JSON.parse(String(rows[0].maintenance)) as Record<string, unknown> } : {}),
+    agent: isObject(config.agent) ? config.agent : {},
+    ...(isObject(config.maintenance) ? { maintenance: config.maintenance } : {}),
   };
 }

@@ -5,6 +5,7 @@
 import type { CloudExtension } from './extension-contract.js';
 import { agentExtension } from '../agent/extension.js';
 import { createMlTrainingExtension } from '../mltraining/extension.js';
+import { partsExtension } from '../parts/extension.js';
 import { createQueryExtension } from '../query/extension.js';
 
 /** A new set of extensions for one cloud: extensions that hold resources are factories. */
@@ -12,6 +13,7 @@ export function createExtensions(): CloudExtension[] {
   return [
     agentExtension,
     createMlTrainingExtension(),
+    partsExtension,
     createQueryExtension(),
   ];
 }

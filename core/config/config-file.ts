@@ -2,7 +2,7 @@
 import { watch, type FSWatcher } from 'chokidar';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from './machine.js';
+import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from '../shared/machine-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 
 export interface LoadedConfig {

@@ -8,13 +8,13 @@ import { inject, injectable } from 'tsyringe';
 import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
-import type { MachineConfig } from '../config/machine.js';
-import { parseResourceEntries } from '../config/resource-entry.js';
-import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../logging/levels.js';
+import type { MachineConfig } from '../shared/machine-config.js';
+import { parseResourceEntries } from '../shared/resource-entry.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
-import { analyzeGraph, dependentsOf, type GraphNode } from '../resource/graph.js';
-import { ModelRegistry } from '../resource/registry.js';
-import { resolveResources, type MissingModelExplainer } from '../resource/resolve.js';
+import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
+import { ModelRegistry } from '../shared/model-registry.js';
+import { resolveResources, type MissingModelExplainer } from '../shared/resolve-resources.js';
 import { DriverWorker } from '../workers/driver-worker.js';
 import type { LogRecord } from '../workers/protocol.js';
 import { createRemote } from '../workers/remote.js';
@@ -257,6 +257,9 @@ export class Machine extends EventEmitter<MachineEvents> {
     const { spec } = node;
     if (spec.error || !spec.model) {
       this.setState(node, 'unhealthy', spec.error ?? 'no model');
+      // Logged as well as shown in the status: an online machine ships this line to the cloud, where a
+      // config that this machine cannot run (a module not installed here) becomes visible.
+      this.log.error('resource cannot be built from its config', { resource: node.key, error: node.error });
       return;
     }
     const unready = spec.dependencies.map((d) => this.nodes.get(d)!).filter((d) => d.state !== 'ready' || !d.worker);

@@ -6,7 +6,7 @@ import pino, { type Logger } from 'pino';
 import type { InjectionToken } from 'tsyringe';
 import type { DriverLogger } from '../../plugins/contract.js';
 import { Deduplicator } from './dedup.js';
-import { LEVEL_NAMES, type LevelName } from './levels.js';
+import { LEVEL_NAMES, type LevelName } from '../shared/log-levels.js';
 
 export interface SinkRecord {
   level: LevelName;
@@ -34,6 +34,7 @@ export class LogSink {
   private readonly dedup = new Deduplicator();
   private readonly sweeper: NodeJS.Timeout;
   private deduplicate: boolean;
+  private taps: ((record: SinkRecord, time: number) => void)[] = [];
 
   private constructor(
     private readonly root: Logger,
@@ -61,23 +62,39 @@ export class LogSink {
     this.deduplicate = on;
   }
 
+  /**
+   * Also hands every line written from now on to `fn` (after deduplication), e.g. to ship it to the
+   * cloud. `fn` must not throw and must not log synchronously.
+   */
+  tap(fn: (record: SinkRecord, time: number) => void): void {
+    this.taps.push(fn);
+  }
+
+  private emit(record: SinkRecord): void {
+    this.root[record.level]({ logger: record.logger, ...record.fields }, record.message);
+    if (this.taps.length) {
+      const now = Date.now();
+      for (const fn of this.taps) fn(record, now);
+    }
+  }
+
   /** Writes a record whose level was already checked against its logger's threshold. */
   write(record: SinkRecord): void {
     if (this.deduplicate) {
       const verdict = this.dedup.check(JSON.stringify([record.logger, record.level, record.message]), Date.now());
       if (verdict.action === 'drop') return;
       if (verdict.action === 'notice') {
-        this.root[record.level]({ logger: record.logger, deduplicated: true }, `suppressing repeats of a noisy message (logged 3 times in 10 s): ${record.message}`);
+        this.emit({ level: record.level, logger: record.logger, fields: { deduplicated: true }, message: `suppressing repeats of a noisy message (logged 3 times in 10 s): ${record.message}` });
         return;
       }
     }
-    this.root[record.level]({ logger: record.logger, ...record.fields }, record.message);
+    this.emit(record);
   }
 
   private reportSuppressed(now: number): void {
     for (const { key, count } of this.dedup.sweep(now)) {
       const [logger, level, message] = JSON.parse(key) as [string, LevelName, string];
-      this.root[level]({ logger, deduplicated: true, suppressed: count }, `${message} (repeated ${count} more times in the last 10 s)`);
+      this.emit({ level, logger, fields: { deduplicated: true, suppressed: count }, message: `${message} (repeated ${count} more times in the last 10 s)` });
     }
   }
 

@@ -4,7 +4,7 @@ import test from 'ava';
 import { defineModel } from '../../plugins/contract.js';
 import { createHarness, generic } from '../kernel/fixtures/harness.js';
 import { genericAttributes, genericModel } from '../kernel/fixtures/generic-model.js';
-import type { LevelName } from '../logging/levels.js';
+import type { LevelName } from '../shared/log-levels.js';
 
 const modular = (model: string) => defineModel({ api: 'test:component:generic', model, attributes: genericAttributes, driver: genericModel.driver });
 const entry = (name: string, model: string, extra: Record<string, unknown> = {}) => ({ ...generic(name, { label: name }), model, ...extra });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { parseMachineConfig } from '../config/machine.js';
+import { parseMachineConfig } from '../shared/machine-config.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
 import { defaultKernelOptions } from '../kernel/options.js';
 import { LogSink } from '../logging/sink.js';

@@ -8,8 +8,9 @@ import { Machine } from '../kernel/machine.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
+import { ONLINE_MACHINE, OnlineMachine } from '../online/online-machine.js';
 import { defaultModuleOptions, ModuleOptions } from '../modules/options.js';
-import { ModelRegistry } from '../resource/registry.js';
+import { ModelRegistry } from '../shared/model-registry.js';
 import { flag, stringFlag, type Flags } from './flags.js';
 import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
 
@@ -24,7 +25,10 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   const sink = await LogSink.create({ logFile: stringFlag(flags, 'log-file') });
   container.register(LOG_SINK, { useValue: sink });
   container.register(RUNTIME_FLAGS, { useValue: flags });
-  container.register(CONFIG_FILE, { useValue: new ConfigFile(configPath) });
+  const file = new ConfigFile(configPath);
+  const online = OnlineMachine.forFile(file, sink, { allowInsecureCreds: flag(flags, 'allow-insecure-creds') });
+  container.register(CONFIG_FILE, { useValue: online?.config ?? file });
+  if (online) container.register(ONLINE_MACHINE, { useValue: online });
   container.register(KernelOptions, { useValue: defaultKernelOptions({ debug: flag(flags, 'debug') }) });
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
   container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });

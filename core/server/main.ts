@@ -2,9 +2,10 @@
 // platform-server: the machine runtime.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
-import { InvalidConfigError } from '../config/machine.js';
+import { InvalidConfigError } from '../shared/machine-config.js';
 import { CpuProfile, CpuProfileError } from '../diagnostics/cpu-profile.js';
 import { Machine } from '../kernel/machine.js';
+import { ONLINE_MACHINE } from '../online/online-machine.js';
 import { LOG_SINK } from '../logging/sink.js';
 import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
@@ -74,6 +75,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const container = await composeRuntime(flags, configPath);
   const runtime = container.resolve(Runtime);
+  const online = container.isRegistered(ONLINE_MACHINE) ? container.resolve(ONLINE_MACHINE) : undefined;
   const ftdc = flag(flags, 'ftdc') ? startFtdc(container.resolve(Machine), container.resolve(LOG_SINK)) : undefined;
   /** Every way out ends here: capture stops first (the machine is going away), the profile is written last. */
   let written = true;
@@ -81,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
     ftdc?.stop();
     try {
       await runtime.shutdown();
+      await online?.close();
     } finally {
       await profile?.stop().catch((err: Error) => {
         // The log sink is closed by now.
@@ -99,7 +102,10 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGINT', () => stop(0));
   process.on('SIGTERM', () => stop(0));
   try {
+    // Online: the cached config, and one attempt at the cloud's, before the runtime starts with it.
+    await online?.init();
     const address = await runtime.start(() => stop(0));
+    online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n`);
   } catch (err) {

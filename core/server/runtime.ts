@@ -1,9 +1,10 @@
 // platform-server's lifecycle: load the config, serve gRPC, start the resources, print the `serving`
 // line, follow config changes (gated by the maintenance window), and shut down in order.
 import { inject, injectable, type InjectionToken } from 'tsyringe';
-import { ConfigFile, type LoadedConfig } from '../config/config-file.js';
+import type { LoadedConfig } from '../config/config-file.js';
+import type { ConfigSource } from '../config/config-source.js';
 import { describeChanges, diffConfigs } from '../config/diff.js';
-import { InvalidConfigError } from '../config/machine.js';
+import { InvalidConfigError } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
@@ -13,7 +14,8 @@ import { platformVersion } from '../version.js';
 import { flag, pendingFlags, type Flags } from './flags.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
-export const CONFIG_FILE: InjectionToken<ConfigFile> = 'ConfigFile';
+/** The local config file, or the cloud for an online machine. */
+export const CONFIG_FILE: InjectionToken<ConfigSource> = 'ConfigFile';
 
 /** How often a config held back by the maintenance window is tried again. */
 const MAINTENANCE_RETRY_MS = 1000;
@@ -31,7 +33,7 @@ export class Runtime {
     @inject(Machine) private readonly machine: Machine,
     @inject(LOG_SINK) private readonly sink: LogSink,
     @inject(RUNTIME_FLAGS) private readonly flags: Flags,
-    @inject(CONFIG_FILE) private readonly file: ConfigFile,
+    @inject(CONFIG_FILE) private readonly file: ConfigSource,
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
     this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
@@ -41,8 +43,8 @@ export class Runtime {
   async start(onShutdownRequest: () => void): Promise<string> {
     this.loaded = this.file.read();
     for (const name of pendingFlags(this.flags)) this.log.warn(`-${name} is accepted but not supported yet in this version; it has no effect`);
-    if (this.loaded.config.cloud) {
-      this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
+    if (this.loaded.config.cloud && !this.file.problem) {
+      this.log.warn('the config holds cloud credentials and a local machine config: it runs the local config (a file with only cloud credentials, and network, fetches its config from the cloud)');
     }
     this.server = await this.serve(this.loaded);
     const config = this.loaded.config;
@@ -64,13 +66,23 @@ export class Runtime {
 
   private onShutdownRequest: () => void = () => undefined;
 
+  /** Why the newest config is not running: invalid, or none to be had (GetMachineStatus.config_error). */
+  get configProblem(): string | undefined {
+    return this.configError ?? this.file.problem?.();
+  }
+
+  /** The config running now (after the first read). */
+  get config(): LoadedConfig | undefined {
+    return this.loaded;
+  }
+
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
     const { network } = loaded.config;
     const tls = !flag(this.flags, 'no-tls') && network.tls_cert_file && network.tls_key_file ? { certFile: network.tls_cert_file, keyFile: network.tls_key_file } : undefined;
     return startRuntimeServer(this.machine, {
       version: platformVersion(),
       machineState: () => this.machine.state,
-      configError: () => this.configError,
+      configError: () => this.configProblem,
       shutdown: () => this.onShutdownRequest(),
     }, { bindAddress: network.bind_address, tls });
   }

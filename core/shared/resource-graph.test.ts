@@ -1,5 +1,5 @@
 import test from 'ava';
-import { analyzeGraph, dependentsOf } from './graph.js';
+import { analyzeGraph, dependentsOf } from './resource-graph.js';
 
 const node = (name: string, ...dependencies: string[]) => ({ name, dependencies });
 

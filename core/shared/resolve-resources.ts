@@ -3,9 +3,9 @@
 // error of the resource it touches; the other resources are unaffected.
 import { validateAttributes } from '../../plugins/contract.js';
 import { ConfigError } from '../../plugins/validation.js';
-import type { ResourceEntry } from '../config/resource-entry.js';
-import { analyzeGraph } from './graph.js';
-import type { ModelRegistry, RegisteredModel } from './registry.js';
+import type { ResourceEntry } from './resource-entry.js';
+import { analyzeGraph } from './resource-graph.js';
+import type { ModelRegistry, RegisteredModel } from './model-registry.js';
 
 export interface ResolvedResource {
   /** Unique among resources: the name, or `name@path` for an entry that duplicates a name. */

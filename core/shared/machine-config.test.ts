@@ -1,5 +1,5 @@
 import test from 'ava';
-import { InvalidConfigError, parseMachineConfig, parseMachineConfigText } from './machine.js';
+import { InvalidConfigError, parseMachineConfig, parseMachineConfigText } from './machine-config.js';
 import { parseResourceEntries } from './resource-entry.js';
 
 const errorsOf = (input: unknown): string[] => {

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { checkModelName, parseApi } from '../../plugins/names.js';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
-import { LEVEL_NAMES, type LevelName } from '../logging/levels.js';
+import { LEVEL_NAMES, type LevelName } from './log-levels.js';
 
 export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 

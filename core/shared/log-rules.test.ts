@@ -1,5 +1,5 @@
 import test from 'ava';
-import { compileLogPattern, levelFor, type LogRule } from './levels.js';
+import { compileLogPattern, levelFor, type LogRule } from './log-rules.js';
 
 const rules = (...pairs: [string, LogRule['level']][]): LogRule[] => pairs.map(([p, level]) => ({ pattern: compileLogPattern(p), level }));
 

@@ -4,8 +4,8 @@
 import semver from 'semver';
 import { z } from 'zod';
 import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
-import { compileLogPattern, LEVEL_NAMES } from '../logging/levels.js';
-import { agentConfigSchema } from '../shared/agent-config.js';
+import { compileLogPattern, LEVEL_NAMES } from './log-rules.js';
+import { agentConfigSchema } from './agent-config.js';
 
 export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
 

@@ -1,9 +1,9 @@
 // Which level applies to a logger (SPEC.md "Limits"): `log` rules are processed top to bottom and the
 // last matching one applies; a resource's own level (log_configuration, or its module's log_level)
 // beats the rules; debug mode (-debug or `debug: true`) overrides everything. The default is info.
-import type { LevelName } from '../shared/log-levels.js';
+import type { LevelName } from './log-levels.js';
 
-export { LEVEL_NAMES, type LevelName } from '../shared/log-levels.js';
+export { LEVEL_NAMES, type LevelName } from './log-levels.js';
 
 export interface LogRule {
   pattern: RegExp;

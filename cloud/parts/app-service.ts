@@ -1,0 +1,82 @@
+// platform.app.v1.AppService: a part's machine config, its revisions, and its logs, for users.
+import type { Metadata, Server } from '@grpc/grpc-js';
+import {
+  AppServiceService,
+  type GetRobotPartHistoryRequest,
+  type GetRobotPartLogsRequest,
+  type GetRobotPartRequest,
+  type LogEntry,
+  type RobotPart,
+  type TailRobotPartLogsRequest,
+  type TailRobotPartLogsResponse,
+  type UpdateRobotPartRequest,
+} from '../../gen/platform/app/v1/robot_part.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { describePrincipal } from '../auth/principal.js';
+import { serverStream, unary } from '../server/handlers.js';
+import type { Store } from '../store/store.js';
+import { latestPartConfig, partConfigHistory, savePartConfig, type PartRow } from './part-configs.js';
+import { authorizeUser } from './part-access.js';
+import { partEvents } from './part-events.js';
+import { checkLevels, type PartLogs, type StoredLogEntry } from './part-logs.js';
+import type { PartStatusBook } from './part-status.js';
+
+export const logEntryOut = (e: StoredLogEntry): LogEntry => ({ time: e.time, level: e.level, loggerName: e.loggerName, message: e.message, fields: e.fields });
+
+export async function robotPartOf(store: Store, status: PartStatusBook, part: PartRow): Promise<RobotPart> {
+  const latest = await latestPartConfig(store, part.id);
+  const s = status.get(part.id);
+  return {
+    id: part.id,
+    name: part.name,
+    machineId: part.machineId,
+    locationId: part.locationId,
+    robotConfig: latest?.config ?? {},
+    configRevision: latest?.revision ?? 0,
+    lastAccess: s.lastAccess,
+    online: s.online,
+    runtimeVersion: s.report?.runtimeVersion ?? '',
+    lastStatus: s.report,
+  };
+}
+
+export function addAppService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
+  server.addService(AppServiceService, {
+    getRobotPart: unary(async (req: GetRobotPartRequest, md: Metadata) => {
+      const { part } = await authorizeUser(store, authorizer, md, req.id);
+      return { part: await robotPartOf(store, status, part) };
+    }),
+    updateRobotPart: unary(async (req: UpdateRobotPartRequest, md: Metadata) => {
+      const { part, principal } = await authorizeUser(store, authorizer, md, req.id, 'owner');
+      await savePartConfig(store, part.id, req.robotConfig, describePrincipal(principal));
+      return { part: await robotPartOf(store, status, part) };
+    }),
+    getRobotPartHistory: unary(async (req: GetRobotPartHistoryRequest, md: Metadata) => {
+      const { part } = await authorizeUser(store, authorizer, md, req.id);
+      const history = await partConfigHistory(store, part.id);
+      return { history: history.map((h) => ({ revision: h.revision, time: h.time, savedBy: h.savedBy, robotConfig: h.config })) };
+    }),
+    getRobotPartLogs: unary(async (req: GetRobotPartLogsRequest, md: Metadata) => {
+      const { part } = await authorizeUser(store, authorizer, md, req.id);
+      const page = await logs.query(part.id, { levels: req.levels, start: req.start, end: req.end, filter: req.filter, pageToken: req.pageToken, limit: req.limit });
+      return { logs: page.logs.map(logEntryOut), nextPageToken: page.nextPageToken };
+    }),
+    tailRobotPartLogs: serverStream<TailRobotPartLogsRequest, TailRobotPartLogsResponse>(async (call) => {
+      const { part } = await authorizeUser(store, authorizer, call.metadata, call.request.id);
+      const levels = checkLevels(call.request.levels);
+      const events = partEvents(store);
+      await new Promise<void>((resolve) => {
+        const onLogs = (partId: string, entries: StoredLogEntry[]) => {
+          if (partId !== part.id) return;
+          const wanted = levels.length ? entries.filter((e) => levels.includes(e.level)) : entries;
+          if (wanted.length) call.write({ logs: wanted.map(logEntryOut) });
+        };
+        events.on('logs', onLogs);
+        call.once('cancelled', () => {
+          events.off('logs', onLogs);
+          resolve();
+        });
+      });
+    }),
+  });
+}

@@ -1,0 +1,184 @@
+// The log entries that machines upload, per part. Entries are kept 30 days (SPEC.md "Limits"): older
+// ones are never returned, are refused at upload, and are deleted by a sweep (at start and hourly).
+// There is no other way to delete logs. The clock is injected so that retention can be tested.
+import { invalidArgument } from '../../core/shared/status-error.js';
+import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
+import type { Store } from '../store/store.js';
+import { timestampValue } from '../store/timestamp.js';
+import { partEvents } from './part-events.js';
+
+export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
+export const DEFAULT_LOG_PAGE = 100;
+export const MAX_LOG_PAGE = 10_000;
+
+export const partLogTables = [
+  // seq orders entries of the same time, so that pages never skip or repeat one.
+  `CREATE TABLE IF NOT EXISTS part_logs (
+     part_id VARCHAR NOT NULL, time TIMESTAMPTZ NOT NULL, seq BIGINT NOT NULL, level VARCHAR NOT NULL,
+     logger_name VARCHAR NOT NULL, message VARCHAR NOT NULL, fields VARCHAR NOT NULL)`,
+];
+
+export interface StoredLogEntry {
+  time: Date;
+  level: string;
+  loggerName: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+export interface LogQuery {
+  levels?: string[];
+  start?: Date;
+  end?: Date;
+  filter?: string;
+  pageToken?: string;
+  limit?: number;
+}
+
+export interface LogPage {
+  logs: StoredLogEntry[];
+  nextPageToken: string;
+}
+
+const LEVELS: readonly string[] = LEVEL_NAMES;
+
+export function checkLevels(levels: readonly string[] | undefined, field = 'levels'): string[] {
+  const out = (levels ?? []).map((l) => l.toLowerCase());
+  out.forEach((l, i) => {
+    if (!LEVELS.includes(l)) throw invalidArgument(`${field}[${i}] "${levels![i]}": must be one of ${LEVEL_NAMES.join(', ')}`);
+  });
+  return out;
+}
+
+interface Cursor {
+  t: number; // microseconds
+  s: string; // seq
+}
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c)).toString('base64url');
+}
+
+function decodeCursor(token: string): Cursor {
+  try {
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Cursor;
+    if (typeof c.t === 'number' && typeof c.s === 'string' && /^\d+$/.test(c.s)) return c;
+  } catch {
+    // reported below
+  }
+  throw invalidArgument('page_token: must be the next_page_token of a previous page');
+}
+
+export class PartLogs {
+  private seq?: bigint;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: Store,
+    /** Milliseconds since the epoch; tests move it forward. */
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  static async open(store: Store, now?: () => number): Promise<PartLogs> {
+    for (const sql of partLogTables) await store.execute(sql);
+    return new PartLogs(store, now);
+  }
+
+  /** Deletes expired entries now and then every hour. */
+  startSweeping(intervalMs = 3600_000): void {
+    void this.sweep();
+    this.sweeper = setInterval(() => void this.sweep(), intervalMs);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private cutoff(): Date {
+    return new Date(this.now() - LOG_RETENTION_MS);
+  }
+
+  /** Deletes the entries older than 30 days; returns how many. */
+  sweep(): Promise<number> {
+    return this.store.execute('DELETE FROM part_logs WHERE time < ?', [timestampValue(this.cutoff())]);
+  }
+
+  /** Stores a batch durably (one appender flush); entries already past retention are dropped. Returns how many were stored. */
+  async append(partId: string, entries: readonly StoredLogEntry[]): Promise<number> {
+    const cutoff = this.cutoff().getTime();
+    const kept = entries.filter((e) => e.time.getTime() >= cutoff);
+    if (kept.length === 0) return 0;
+    await this.store.insertWrite(async (conn) => {
+      if (this.seq === undefined) {
+        const reader = await conn.runAndReadAll('SELECT coalesce(max(seq), 0) AS m FROM part_logs');
+        this.seq = BigInt(reader.getRowObjects()[0].m as bigint);
+      }
+      const appender = await conn.createAppender('part_logs');
+      try {
+        for (const e of kept) {
+          appender.appendVarchar(partId);
+          appender.appendTimestampTZ(timestampValue(e.time));
+          appender.appendBigInt((this.seq += 1n));
+          appender.appendVarchar(e.level);
+          appender.appendVarchar(e.loggerName);
+          appender.appendVarchar(e.message);
+          appender.appendVarchar(JSON.stringify(e.fields));
+          appender.endRow();
+        }
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
+      }
+    });
+    partEvents(this.store).emit('logs', partId, kept);
+    return kept.length;
+  }
+
+  /** A page of entries, newest first, by level, time window and text. */
+  async query(partId: string, q: LogQuery): Promise<LogPage> {
+    const levels = checkLevels(q.levels);
+    const limit = q.limit && q.limit > 0 ? q.limit : DEFAULT_LOG_PAGE;
+    if (limit > MAX_LOG_PAGE) throw invalidArgument(`limit ${limit}: must be at most ${MAX_LOG_PAGE}`);
+    const where = ['part_id = ?', 'time >= ?'];
+    const params: (string | number | bigint | ReturnType<typeof timestampValue>)[] = [partId, timestampValue(this.cutoff())];
+    if (levels.length) {
+      where.push(`level IN (${levels.map(() => '?').join(', ')})`);
+      params.push(...levels);
+    }
+    if (q.start) {
+      where.push('time >= ?');
+      params.push(timestampValue(q.start));
+    }
+    if (q.end) {
+      where.push('time < ?');
+      params.push(timestampValue(q.end));
+    }
+    if (q.filter) {
+      // contains() is a plain substring test: no pattern characters to escape.
+      where.push('(contains(lower(message), ?) OR contains(lower(logger_name), ?))');
+      params.push(q.filter.toLowerCase(), q.filter.toLowerCase());
+    }
+    if (q.pageToken) {
+      const c = decodeCursor(q.pageToken);
+      where.push('(epoch_us(time) < ? OR (epoch_us(time) = ? AND seq < ?))');
+      params.push(BigInt(c.t), BigInt(c.t), BigInt(c.s));
+    }
+    const rows = await this.store.query(
+      `SELECT epoch_us(time) AS us, seq, level, logger_name, message, fields FROM part_logs WHERE ${where.join(' AND ')} ORDER BY time DESC, seq DESC LIMIT ${limit + 1}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      logs: page.map((r) => ({
+        time: new Date(Number(r.us as bigint) / 1000),
+        level: String(r.level),
+        loggerName: String(r.logger_name),
+        message: String(r.message),
+        fields: JSON.parse(String(r.fields)) as Record<string, unknown>,
+      })),
+      nextPageToken: rows.length > limit && last ? encodeCursor({ t: Number(last.us as bigint), s: String(last.seq) }) : '',
+    };
+  }
+}

@@ -1,0 +1,89 @@
+// platform.app.v1.RobotService: the machine API. platform-server fetches its part's config, follows
+// new revisions, uploads its log lines and reports its status here.
+import { Metadata as GrpcMetadata, type Metadata, type Server } from '@grpc/grpc-js';
+import {
+  RobotServiceService,
+  type ConfigRequest,
+  type ConfigResponse,
+  type LogRequest,
+  type ReportStatusRequest,
+  type WatchConfigRequest,
+} from '../../gen/platform/app/v1/robot_part.js';
+import { invalidArgument } from '../../core/shared/status-error.js';
+import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { serverStream, unary } from '../server/handlers.js';
+import type { Store } from '../store/store.js';
+import { latestPartConfig } from './part-configs.js';
+import { authorizeMachine } from './part-access.js';
+import { partEvents } from './part-events.js';
+import type { PartLogs, StoredLogEntry } from './part-logs.js';
+import type { PartStatusBook } from './part-status.js';
+
+/** At most this many entries per upload, so that one call stays a bounded amount of work. */
+export const MAX_LOG_BATCH = 10_000;
+
+async function configOf(store: Store, partId: string): Promise<ConfigResponse> {
+  const latest = await latestPartConfig(store, partId);
+  return { config: latest?.config ?? {}, revision: latest?.revision ?? 0, time: latest?.time };
+}
+
+const LEVELS: readonly string[] = LEVEL_NAMES;
+
+export function addRobotService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
+  const machine = async (md: Metadata, partId: string) => {
+    const { part } = await authorizeMachine(store, authorizer, md, partId);
+    status.touch(part.id);
+    return part;
+  };
+  server.addService(RobotServiceService, {
+    config: unary(async (req: ConfigRequest, md: Metadata) => configOf(store, (await machine(md, req.id)).id)),
+    watchConfig: serverStream<WatchConfigRequest, ConfigResponse>(async (call) => {
+      const part = await machine(call.metadata, call.request.id);
+      // Headers now: the machine learns that its stream is accepted before any revision arrives.
+      call.sendMetadata(new GrpcMetadata());
+      let sent = call.request.knownRevision;
+      let sending = Promise.resolve();
+      // Revisions are read from the table, never from the event, so that a burst of saves ends with
+      // the newest one sent and none sent twice.
+      const sendNewer = () => {
+        sending = sending.then(async () => {
+          const current = await configOf(store, part.id);
+          if (current.revision > sent) {
+            sent = current.revision;
+            call.write(current);
+          }
+        }).catch(() => undefined);
+      };
+      const events = partEvents(store);
+      const onConfig = (partId: string) => {
+        if (partId === part.id) sendNewer();
+      };
+      events.on('config', onConfig);
+      sendNewer();
+      await new Promise<void>((resolve) => {
+        call.once('cancelled', () => {
+          events.off('config', onConfig);
+          resolve();
+        });
+      });
+    }),
+    log: unary(async (req: LogRequest, md: Metadata) => {
+      const part = await machine(md, req.id);
+      if (req.logs.length > MAX_LOG_BATCH) throw invalidArgument(`logs: at most ${MAX_LOG_BATCH} entries per call, got ${req.logs.length}`);
+      const entries: StoredLogEntry[] = req.logs.map((e, i) => {
+        if (!e.time) throw invalidArgument(`logs[${i}].time is required`);
+        const level = e.level.toLowerCase();
+        if (!LEVELS.includes(level)) throw invalidArgument(`logs[${i}].level "${e.level}": must be one of ${LEVEL_NAMES.join(', ')}`);
+        return { time: e.time, level, loggerName: e.loggerName, message: e.message, fields: e.fields ?? {} };
+      });
+      await logs.append(part.id, entries);
+      return {};
+    }),
+    reportStatus: unary(async (req: ReportStatusRequest, md: Metadata) => {
+      const part = await machine(md, req.id);
+      await status.report(part.id, req);
+      return {};
+    }),
+  });
+}

@@ -1,0 +1,232 @@
+// Online machines end to end: the real platform-cloud and the real platform-server started from a
+// credentials file. The runtime gets its config from the cloud, follows changes, keeps serving from its
+// cache while the cloud is down, reports its status and ships its logs.
+import test from 'ava';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AgentProgram, agentSandbox } from '../agent/testing/agent-program.js';
+import { join } from 'node:path';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
+import { call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
+import { call, insecure } from '../server/testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
+
+type Machine = { machine_id: string; part_id: string; part_secret: string };
+
+const sensor = (name: string, readings: Record<string, number>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}: ${String(last)}`);
+}
+
+async function readings(runtime: SpawnedRuntime, name: string): Promise<Record<string, unknown>> {
+  const client = new SensorServiceClient(runtime.address, insecure());
+  try {
+    return ((await call(client, 'getReadings', { name })) as { readings: Record<string, unknown> }).readings;
+  } finally {
+    client.close();
+  }
+}
+
+async function machineStatus(runtime: SpawnedRuntime): Promise<{ configError: string; resources: { name?: { name: string }; state: ResourceState; error: string }[] }> {
+  const client = new RobotServiceClient(runtime.address, insecure());
+  try {
+    return await call(client, 'getMachineStatus', {});
+  } finally {
+    client.close();
+  }
+}
+
+let cloud: SpawnedCloud;
+let dataDir: string;
+let port: string;
+let rover: Machine;
+let owner: PartClients;
+const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
+const env = { PLATFORM_ONLINE_DIR: onlineDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
+const runtimes: SpawnedRuntime[] = [];
+const credentialsOf = (m: Machine, address: string) => ({ cloud: { id: m.part_id, secret: m.part_secret, app_address: address } });
+const started = new Date(Date.now() - 1000);
+
+test.before(async () => {
+  dataDir = tempDataDir();
+  cloud = await spawnCloud(dataDir);
+  port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
+  const org = await adminJson(dataDir, ['org', 'create', 'acme']);
+  rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
+  owner = await partClients(cloud.address, await adminJson(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']) as { id: string; key: string });
+});
+
+test.after.always(async () => {
+  for (const r of runtimes) await r.stop();
+  owner?.close();
+  await cloud?.stop();
+  removeDataDir(dataDir);
+  removeDataDir(onlineDir);
+});
+
+test.serial('a config set in the cloud is served, and a change in the cloud is served', async (t) => {
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 })] } }, owner.md);
+  const runtime = await spawnRuntime(credentialsOf(rover, cloud.address), { env });
+  runtimes.push(runtime);
+  t.deepEqual(await readings(runtime, 'thermometer'), { celsius: 21 });
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 })] } }, owner.md);
+  t.deepEqual(await until('the new resource', () => readings(runtime, 'hygrometer')), { rh: 40 });
+  // The cloud shows the part online, with its version and the revision it runs.
+  const part = await until('a status report of revision 2', async () => {
+    const { part } = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md);
+    return part?.online && part.lastStatus?.configRevision === 2 ? part : undefined;
+  });
+  t.regex(part.runtimeVersion, /^\d+\.\d+\.\d+/);
+  t.is(part.lastStatus?.machineState, 'running');
+});
+
+test.serial('a config this machine cannot run shows per-resource errors in GetMachineStatus and in the cloud logs', async (t) => {
+  const runtime = runtimes[0];
+  const config = { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 }), { name: 'station', api: 'acme:component:sensor', model: 'acme:weather:station' }] };
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: config }, owner.md);
+  const station = await until('the station error', async () => (await machineStatus(runtime)).resources.find((r) => r.name?.name === 'station' && r.error));
+  t.is(station.state, ResourceState.RESOURCE_STATE_UNHEALTHY);
+  t.regex(station.error, /components\[2\]\.model "acme:weather:station"/);
+  const logs = await until('the error in the cloud logs', async () => {
+    const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: ['error'], filter: 'cannot be built', pageToken: '', limit: 0 }, owner.md);
+    return page.logs.length ? page.logs : undefined;
+  });
+  t.is(logs[0].fields?.resource, 'station');
+  t.is(logs[0].loggerName, 'platform.kernel');
+  const { part } = await until('the status report naming station', async () => {
+    const r = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md);
+    return r.part?.lastStatus?.notReady.some((n) => n.name === 'station') ? r : undefined;
+  });
+  t.regex(part!.lastStatus!.notReady.find((n) => n.name === 'station')!.error, /acme:weather:station/);
+});
+
+test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
+  const query = (q: { levels?: string[]; filter?: string; start?: Date; end?: Date }) =>
+    cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: q.levels ?? [], filter: q.filter ?? '', start: q.start, end: q.end, pageToken: '', limit: 1000 }, owner.md);
+  const revisions = await until('the revision lines', async () => {
+    const page = await query({ levels: ['info'], filter: 'NEW CONFIG REVISION', start: started });
+    return page.logs.length >= 3 ? page.logs : undefined;
+  });
+  t.true(revisions.every((l) => l.level === 'info' && /new config revision/.test(l.message) && l.loggerName === 'platform.online'));
+  t.deepEqual(revisions.map((l) => l.fields?.revision).slice(0, 3), [3, 2, 1]);
+  t.is((await query({ levels: ['warn'], filter: 'new config revision' })).logs.length, 0);
+  t.is((await query({ filter: 'new config revision', end: started })).logs.length, 0);
+  const serving = await query({ filter: 'serving' });
+  t.true(serving.logs.some((l) => l.loggerName === 'platform.server' && l.message === 'serving'));
+});
+
+test.serial('with the cloud killed the runtime keeps serving; restarted while the cloud is down it serves from its cache; when the cloud comes back a newer revision is applied', async (t) => {
+  await cloud.kill9();
+  const first = runtimes[0];
+  t.deepEqual(await readings(first, 'hygrometer'), { rh: 40 });
+  await first.stop();
+  runtimes.shift();
+  const again = await spawnRuntime(credentialsOf(rover, cloud.address), { env });
+  runtimes.push(again);
+  t.deepEqual(await readings(again, 'thermometer'), { celsius: 21 });
+  t.deepEqual(await readings(again, 'hygrometer'), { rh: 40 });
+  t.is((await machineStatus(again)).configError, '');
+  // Saved while the cloud is down (the admin command opens the data dir directly), then the cloud returns.
+  const file = join(onlineDir, 'next.json');
+  writeFileSync(file, JSON.stringify({ components: [sensor('thermometer', { celsius: 22 })] }));
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../cloud/server/main.ts', import.meta.url)), 'part', 'config', 'set', '--part', rover.part_id, file, '--data-dir', dataDir]);
+  // Back on the same port, and now also on the non-loopback address the insecure-creds test uses.
+  cloud = await spawnCloud(dataDir, ['--port', port, '--host', '0.0.0.0']);
+  t.deepEqual(await until('revision 4', async () => {
+    const r = await readings(again, 'thermometer');
+    return r.celsius === 22 ? r : undefined;
+  }), { celsius: 22 });
+  const gone = await until('hygrometer removed', async () => ((await machineStatus(again)).resources.some((r) => r.name?.name === 'hygrometer') ? undefined : true));
+  t.true(gone);
+  // Lines logged while the cloud was down were queued on disk and shipped once it came back.
+  owner.close();
+  owner = await partClients(cloud.address, { partId: rover.part_id, secret: rover.part_secret }).then(async (p) => {
+    p.close();
+    const org = await adminJson<{ id: string; name: string }[]>(dataDir, ['org', 'list']);
+    return partClients(cloud.address, await adminJson(dataDir, ['key', 'create', '--org', org[0].id, '--role', 'owner']) as { id: string; key: string });
+  });
+  const cached = await until('the cache line of the restarted runtime', async () => {
+    const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: [], filter: 'cached cloud config found', pageToken: '', limit: 10 }, owner.md);
+    return page.logs.length ? page.logs : undefined;
+  });
+  t.is(cached[0].fields?.revision, 3);
+});
+
+test.serial('with no cache and a wrong secret the runtime serves nothing, says why, and keeps retrying', async (t) => {
+  const runtime = await spawnRuntime({ cloud: { id: rover.part_id, secret: 'wrong', app_address: cloud.address } }, { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } });
+  runtimes.push(runtime);
+  const status = await machineStatus(runtime);
+  t.deepEqual(status.resources, []);
+  t.regex(status.configError, /no machine config: the cloud refused the machine credentials \(wrong part secret or API key\?\)/);
+  const refusals = await until('two refusals', async () => {
+    const lines = runtime.logs().filter((l) => /the cloud refused the machine credentials/.test(String(l.msg)));
+    return lines.length >= 2 ? lines : undefined;
+  });
+  t.is(refusals[0].level, 50); // error
+  t.is(runtime.process.exitCode, null);
+  await runtime.stop();
+  runtimes.pop();
+});
+
+test.serial('credentials go in plaintext to a non-loopback address only with -allow-insecure-creds', async (t) => {
+  const ip = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  if (!ip) return t.fail('this machine has no non-loopback IPv4 address to test with');
+  const creds = credentialsOf(rover, `${ip}:${port}`);
+  const fresh = () => ({ ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-insecure-')) });
+  const refused = await spawnRuntime(creds, { env: fresh() });
+  runtimes.push(refused);
+  const status = await machineStatus(refused);
+  t.regex(status.configError, new RegExp(`refusing to send the machine credentials in plaintext to ${ip.replace(/\./g, '\\.')}.*pass -allow-insecure-creds`));
+  t.deepEqual(status.resources, []);
+  t.true(refused.logs().some((l) => l.level === 50 && /-allow-insecure-creds/.test(String(l.msg))));
+  await refused.stop();
+  runtimes.pop();
+  const allowed = await spawnRuntime(creds, { env: fresh(), args: ['-allow-insecure-creds'] });
+  runtimes.push(allowed);
+  t.deepEqual(await readings(allowed, 'thermometer'), { celsius: 22 });
+  await allowed.stop();
+  runtimes.pop();
+});
+
+test.serial('platform-agent runs that runtime online from the same credentials file, with its agent config from the part config', async (t) => {
+  for (const r of runtimes.splice(0)) await r.stop();
+  const box = agentSandbox(0.02);
+  const serverMain = fileURLToPath(new URL('../server/main.ts', import.meta.url));
+  const wrapper = join(box.dir, 'platform-server.sh');
+  writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' --import tsx '${serverMain}' "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), {
+    id: rover.part_id,
+    robotConfig: {
+      network: { bind_address: '127.0.0.1:0' },
+      components: [sensor('thermometer', { celsius: 30 })],
+      agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
+    },
+  }, owner.md);
+  box.writeConfig(credentialsOf(rover, cloud.address));
+  const agent = new AgentProgram(['--dev-mode', '-c', box.config], { ...box.env, ...env, PLATFORM_ONLINE_DIR: join(box.dir, 'online') });
+  t.teardown(() => agent.stop());
+  const line = await agent.waitFor((l) => typeof l.text === 'string' && /^platform-server serving on /.test(l.text), 0, 120_000);
+  const address = String(line.text).replace('platform-server serving on ', '');
+  const sensorClient = new SensorServiceClient(address, insecure());
+  t.teardown(() => sensorClient.close());
+  const got = (await call(sensorClient, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> };
+  t.deepEqual(got.readings, { celsius: 30 });
+});

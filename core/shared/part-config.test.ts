@@ -1,0 +1,52 @@
+import test from 'ava';
+import { builtinModels } from '../../drivers/index.js';
+import { ModelRegistry } from './model-registry.js';
+import { checkPartConfig } from './part-config.js';
+
+function registry(): ModelRegistry {
+  const r = new ModelRegistry();
+  for (const m of builtinModels) r.register(m);
+  return r;
+}
+
+const errorsOf = (doc: unknown): string[] => {
+  const result = checkPartConfig(doc, registry());
+  return result.ok ? [] : result.errors;
+};
+
+test('a valid config passes and comes back parsed with defaults', (t) => {
+  const result = checkPartConfig({ components: [{ name: 's', api: 'core:component:sensor', model: 'fake' }] }, registry());
+  t.true(result.ok);
+  if (result.ok) t.is(result.config.network.bind_address, 'localhost:8080');
+});
+
+test('top-level errors name the path and rule', (t) => {
+  t.deepEqual(errorsOf({ debug: 'yes' }), ['debug "yes": must be true or false']);
+  t.regex(errorsOf({ colour: 1 }).join('\n'), /colour/);
+});
+
+test('every per-resource error the runtime would report is refused', (t) => {
+  const errors = errorsOf({
+    components: [
+      { name: 'a', api: 'core:widget:motor', model: 'fake' },
+      { name: 'b', api: 'core:component:sensor', model: 'fake' },
+      { name: 'b', api: 'core:component:sensor', model: 'fake' },
+      { name: 'c', api: 'core:component:sensor', model: 'nosuch' },
+      { name: 'd', api: 'core:component:sensor', model: 'fake', depends_on: ['e'] },
+      { name: 'e', api: 'core:component:sensor', model: 'fake', depends_on: ['d'] },
+      { name: 'f', api: 'core:component:board', model: 'fake', attributes: { analogs: 'x' } },
+    ],
+  });
+  const text = errors.join('\n');
+  t.regex(text, /components\[0\]\.api "core:widget:motor": kind must be component or service/);
+  t.regex(text, /components\[2\]\.name "b": duplicate name, already used by components\[1\]/);
+  t.regex(text, /components\[3\]\.model "nosuch": unknown model for core:component:sensor/);
+  t.regex(text, /components\[4\] "d": dependency cycle: d -> e -> d/);
+  t.regex(text, /components\[6\]\.attributes\.analogs/);
+  t.is(errors.length, 6);
+});
+
+test('a modular model is left to the machine, and cloud credentials are refused', (t) => {
+  t.deepEqual(errorsOf({ components: [{ name: 'w', api: 'acme:component:sensor', model: 'acme:weather:station' }] }), []);
+  t.deepEqual(errorsOf({ cloud: { id: 'p', secret: 's' } }), ['cloud: must not be saved in the cloud: a machine\'s credentials stay in its own file']);
+});

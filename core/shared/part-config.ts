@@ -1,0 +1,39 @@
+// A machine part's config as the cloud stores it: the same JSON as a local config file, without `cloud`.
+// The cloud validates it on save with the runtime's own code (top-level schema, resource entries, model
+// registry, dependency graph), so a saved config gets exactly the messages the runtime would log. Only
+// what depends on the machine itself is left to the machine: models that come from modules, since
+// which modules are installed is known only there.
+import { ConfigError } from '../../plugins/validation.js';
+import { InvalidConfigError, parseMachineConfig, type MachineConfig } from './machine-config.js';
+import type { ModelRegistry } from './model-registry.js';
+import { resolveResources } from './resolve-resources.js';
+import { parseResourceEntries } from './resource-entry.js';
+
+/** A modular model (`<namespace>:<module>:<model>`) is resolved on the machine, where its module lives. */
+const isModularModel = (model: string): boolean => model.split(':').length === 3;
+
+export type PartConfigCheck = { ok: true; config: MachineConfig } | { ok: false; errors: string[] };
+
+/**
+ * Validates a part config against the built-in models of `registry`: every error (top-level and
+ * per-resource), each naming its path and rule, or the parsed config.
+ */
+export function checkPartConfig(doc: unknown, registry: ModelRegistry): PartConfigCheck {
+  let config: MachineConfig;
+  try {
+    config = parseMachineConfig(doc);
+  } catch (err) {
+    if (err instanceof InvalidConfigError) return { ok: false, errors: err.errors.map((e) => e.message) };
+    throw err;
+  }
+  const errors: string[] = [];
+  if (config.cloud) errors.push(new ConfigError('cloud', "must not be saved in the cloud: a machine's credentials stay in its own file").message);
+  for (const resource of resolveResources(parseResourceEntries(config.components, config.services), registry)) {
+    if (!resource.error) continue;
+    // The model is unknown here because it comes from a module: whether that module is installed is
+    // the machine's to judge (it reports the resource's error in its status and logs).
+    if (!resource.model && !resource.entry.error && isModularModel(resource.entry.model)) continue;
+    errors.push(resource.error);
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, config };
+}
