@@ -11,5 +11,7 @@ process.on('message', (message: { id: number; task: MingoTask }) => {
   }
   process.send!(reply);
 });
+// Messages that arrive before a listener exists are lost: the parent sends nothing until this arrives.
+process.send!({ ready: true });
 // The parent going away (killed, crashed) must not leave this process behind.
 process.on('disconnect', () => process.exit(0));

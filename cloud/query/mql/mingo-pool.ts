@@ -31,8 +31,6 @@ export interface MingoPoolOptions {
   processes?: number;
   /** V8 heap cap of each child (--max-old-space-size), in MiB. Default 512. */
   maxHeapMb?: number;
-  /** An idle child exits after this long, giving its memory back. Default 30 s. */
-  idleMs?: number;
   /** @deprecated the name from the worker-thread pool; same as processes. */
   threads?: number;
 }
@@ -44,25 +42,27 @@ interface Job {
   reject: (err: unknown) => void;
 }
 
+/** Resolves once a child listens for tasks. */
+const readiness = new WeakMap<ChildProcess, Promise<void>>();
+
 interface Slot {
   child?: ChildProcess;
   busy: boolean;
-  idleTimer?: NodeJS.Timeout;
 }
 
 export class MingoPool {
   readonly maxHeapMb: number;
   private readonly slots: Slot[];
   private readonly queue: Job[] = [];
-  private readonly idleMs: number;
   private nextId = 1;
   private closed = false;
 
   constructor(options: MingoPoolOptions = {}) {
     this.maxHeapMb = options.maxHeapMb ?? 512;
-    this.idleMs = options.idleMs ?? 30_000;
     const n = Math.max(1, options.processes ?? options.threads ?? 2);
-    this.slots = Array.from({ length: n }, () => ({ busy: false }));
+    // Children are started ahead of need and replaced as soon as one ends: starting Node and loading
+    // mingo takes a while (seconds under the tsx loader), and that must not eat into a query's time limit.
+    this.slots = Array.from({ length: n }, () => ({ busy: false, child: this.spawn() }));
   }
 
   run(task: MingoTask, signal: AbortSignal): Promise<Record<string, unknown>[]> {
@@ -100,15 +100,30 @@ export class MingoPool {
 
   private spawn(): ChildProcess {
     const { path, execArgv } = childLocation();
-    return fork(path, [], {
+    const child = fork(path, [], {
       execArgv: [...execArgv, `--max-old-space-size=${this.maxHeapMb}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
+    readiness.set(child, new Promise<void>((resolve) => {
+      const onReady = (m: { ready?: boolean }) => {
+        if (!m?.ready) return;
+        child.off('message', onReady);
+        resolve();
+      };
+      child.on('message', onReady);
+    }));
+    // One that dies while idle is replaced. (Its IPC channel keeps this process alive: close() the pool.)
+    child.stderr?.resume();
+    child.once('exit', () => {
+      for (const slot of this.slots ?? []) {
+        if (slot.child === child && !slot.busy) slot.child = this.closed ? undefined : this.spawn();
+      }
+    });
+    return child;
   }
 
   private start(slot: Slot, job: Job): void {
-    clearTimeout(slot.idleTimer);
     slot.busy = true;
     const child = (slot.child ??= this.spawn());
     const id = this.nextId++;
@@ -125,7 +140,7 @@ export class MingoPool {
       job.signal.removeEventListener('abort', onAbort);
       slot.busy = false;
       settle();
-      if (slot.child) slot.idleTimer = setTimeout(() => void this.kill(slot), this.idleMs).unref();
+      if (!slot.child && !this.closed) slot.child = this.spawn();
       this.dispatch();
     };
     const onMessage = (reply: { id: number; docs?: Record<string, unknown>[]; error?: string }) => {
@@ -152,13 +167,15 @@ export class MingoPool {
     child.on('message', onMessage);
     child.once('exit', onExit);
     job.signal.addEventListener('abort', onAbort, { once: true });
-    child.send({ id, task: job.task }, (err) => {
-      if (err && slot.busy) onExit(null, null);
+    void readiness.get(child)!.then(() => {
+      if (done || child.exitCode !== null || child.signalCode !== null) return;
+      child.send({ id, task: job.task }, (err) => {
+        if (err && !done) onExit(null, null);
+      });
     });
   }
 
   private async kill(slot: Slot): Promise<void> {
-    clearTimeout(slot.idleTimer);
     const child = slot.child;
     slot.child = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -1,5 +1,6 @@
 // TabularDataByMQL: checks the stages, pushes the leading ones into DuckDB SQL over the organisation's
 // readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
+import { status } from '@grpc/grpc-js';
 import { calculateObjectSize } from 'bson';
 import { invalidArgument, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
 import type { QueryAdmission } from '../admission.js';
@@ -84,6 +85,10 @@ export class MqlRunner {
     const conn = await this.connect();
     try {
       return await scanBatches(conn, sql, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows, memory: this.limits.memory });
+    } catch (err) {
+      // The scan had what was left of the query's time; the error names the query's whole limit.
+      if (err instanceof StatusError && err.code === status.DEADLINE_EXCEEDED) throw timeoutError(this.limits, 'query');
+      throw err;
     } finally {
       conn.closeSync();
     }

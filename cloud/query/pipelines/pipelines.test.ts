@@ -27,7 +27,7 @@ test.before(async () => {
   pool = new MingoPool({ threads: 1 });
   store = new PipelineStore(fx.store);
   await store.init();
-  mql = new MqlRunner(fx.connect, pool, (org, id) => store.readSink(org, id));
+  mql = new MqlRunner(fx.connect, pool, (org, id) => store.readSink(org, id), { limits: { timeoutMs: 120_000 } });
   scheduler = new PipelineScheduler(store, mql);
 });
 test.after.always(async () => {
