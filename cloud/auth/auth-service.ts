@@ -1,15 +1,54 @@
 // platform.rpc.v1.AuthService: trades an API key (or a part secret) for a signed, expiring access token.
+// Logins pass a LoginGate first (login-backoff.ts) and scrypt runs at most `maxConcurrentHashes` at a
+// time: scrypt runs on libuv's small thread pool, which DuckDB and file I/O share, so a flood of wrong
+// keys must wait its turn (or be refused) instead of slowing every other tenant's calls.
 import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, type AuthenticateResponse } from '../../gen/platform/rpc/v1/auth.js';
-import type { Server } from '@grpc/grpc-js';
-import { invalidArgument, unauthenticated } from '../../core/shared/status-error.js';
+import type { Server, ServiceError } from '@grpc/grpc-js';
+import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/shared/status-error.js';
 import type { Store } from '../store/store.js';
-import { unary } from '../server/handlers.js';
+import { LoginBackoff, peerAddress, type LoginGate } from './login-backoff.js';
 import { verifySecret } from './secret-hash.js';
 import type { TokenSigner } from './token.js';
 
 export const credentialTypes = { apiKey: 'api-key', partSecret: 'robot-secret' } as const;
 
-export async function authenticate(store: Store, tokens: TokenSigner, request: AuthenticateRequest): Promise<AuthenticateResponse> {
+/** Bounds the scrypt verifications in flight and the logins queued for one. */
+export class HashSlots {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(
+    readonly maxConcurrent = 2,
+    readonly maxQueued = 64,
+  ) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= this.maxConcurrent) {
+      if (this.waiting.length >= this.maxQueued) {
+        throw resourceExhausted(`login: ${this.maxQueued} logins are already waiting for a key check; retry in a second`);
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
+  }
+}
+
+export interface AuthDeps {
+  store: Store;
+  tokens: TokenSigner;
+  gate: LoginGate;
+  hashes: HashSlots;
+}
+
+export async function authenticate(deps: AuthDeps, request: AuthenticateRequest, address = 'unknown'): Promise<AuthenticateResponse> {
   const entity = request.entity;
   const type = request.credentials?.type ?? '';
   const payload = request.credentials?.payload ?? '';
@@ -18,17 +57,32 @@ export async function authenticate(store: Store, tokens: TokenSigner, request: A
     throw invalidArgument(`credentials.type must be "${credentialTypes.apiKey}" or "${credentialTypes.partSecret}", got "${type}"`);
   }
   if (!payload) throw invalidArgument('credentials.payload is required: the API key (or part secret)');
-  const table = type === credentialTypes.apiKey ? 'SELECT key_hash AS h FROM api_keys WHERE id = ?' : 'SELECT secret_hash AS h FROM machine_parts WHERE id = ?';
-  const rows = await store.query(table, [entity]);
+  deps.gate.check(entity, address);
+  const table =
+    type === credentialTypes.apiKey
+      ? 'SELECT key_hash AS h FROM api_keys WHERE id = ? AND revoked_at IS NULL'
+      : 'SELECT secret_hash AS h FROM machine_parts WHERE id = ?';
+  const rows = await deps.store.query(table, [entity]);
   // The same answer for an unknown entity and a wrong secret, so callers cannot probe for ids.
-  if (rows.length === 0 || !(await verifySecret(payload, String(rows[0].h)))) {
+  const ok = rows.length > 0 && (await deps.hashes.run(() => verifySecret(payload, String(rows[0].h))));
+  if (!ok) {
+    deps.gate.failed(entity, address);
     throw unauthenticated(`invalid credentials for entity ${entity}`);
   }
+  deps.gate.succeeded(entity, address);
   const kind = type === credentialTypes.apiKey ? 'api-key' : 'part';
-  return { accessToken: tokens.sign(entity, kind), expiresInSeconds: tokens.ttlSeconds };
+  return { accessToken: deps.tokens.sign(entity, kind), expiresInSeconds: deps.tokens.ttlSeconds };
 }
 
-export function addAuthService(server: Server, store: Store, tokens: TokenSigner): void {
-  const impl: AuthServiceServer = { authenticate: unary((request: AuthenticateRequest) => authenticate(store, tokens, request)) };
+export function addAuthService(server: Server, store: Store, tokens: TokenSigner, gate: LoginGate = LoginBackoff.fromEnv()): void {
+  const deps: AuthDeps = { store, tokens, gate, hashes: new HashSlots() };
+  const impl: AuthServiceServer = {
+    authenticate: (call, callback) => {
+      authenticate(deps, call.request, peerAddress(call.getPeer())).then(
+        (response) => callback(null, response),
+        (err) => callback(toServiceError(err) as ServiceError),
+      );
+    },
+  };
   server.addService(AuthServiceService, impl);
 }

@@ -17,9 +17,14 @@ export interface Need {
   level?: 'organization';
 }
 
+/** How stale a cached API key may be: revocation and rotation take effect within this time. */
+export const KEY_FRESHNESS_MS = 500;
+
 export class Authorizer {
-  // Keys and parts never change once created, so their lookups are cached for the process' life.
-  private readonly keys = new Map<string, KeyPrincipal>();
+  // Parts never change once created, so their lookups are cached for the process' life. Keys can be
+  // revoked or rotated (by an admin command, possibly in another process before this one started), so a
+  // key's row is re-read once its cached copy is older than KEY_FRESHNESS_MS.
+  private readonly keys = new Map<string, { principal: KeyPrincipal | undefined; rotatedAtS: number; readAt: number }>();
   private readonly parts = new Map<string, PartPrincipal>();
 
   constructor(
@@ -42,8 +47,8 @@ export class Authorizer {
       if (err instanceof TokenError) throw unauthenticated(err.message);
       throw err;
     }
-    const principal = claims.kind === 'api-key' ? await this.keyPrincipal(claims.sub) : await this.partPrincipal(claims.sub);
-    if (!principal) throw unauthenticated(`the ${claims.kind} ${claims.sub} named by the access token no longer exists`);
+    const principal = claims.kind === 'api-key' ? await this.keyPrincipal(claims.sub, claims.iat) : await this.partPrincipal(claims.sub);
+    if (!principal) throw unauthenticated(`the ${claims.kind} ${claims.sub} named by the access token no longer exists or was revoked`);
     return principal;
   }
 
@@ -109,12 +114,30 @@ export class Authorizer {
     this.check(principal, { organizationId: part.organizationId, locationId: part.locationId, machineId: part.machineId }, { role: 'owner' });
   }
 
-  async keyPrincipal(keyId: string): Promise<KeyPrincipal | undefined> {
-    const cached = this.keys.get(keyId);
-    if (cached) return cached;
-    const rows = await this.store.query('SELECT organization_id, scope_type, scope_id, role FROM api_keys WHERE id = ?', [keyId]);
-    if (rows.length === 0) return undefined;
+  /**
+   * The principal of an active key; undefined when it does not exist or is revoked. With `issuedAtS`
+   * (a token's iat), a token issued before the key's last rotation is refused as well.
+   */
+  async keyPrincipal(keyId: string, issuedAtS?: number): Promise<KeyPrincipal | undefined> {
+    let entry = this.keys.get(keyId);
+    if (!entry || Date.now() - entry.readAt >= KEY_FRESHNESS_MS) {
+      entry = await this.readKey(keyId);
+      this.keys.set(keyId, entry);
+    }
+    if (issuedAtS !== undefined && issuedAtS < entry.rotatedAtS) {
+      throw unauthenticated(`access token of API key ${keyId} was issued before the key was rotated; authenticate with the new key`);
+    }
+    return entry.principal;
+  }
+
+  private async readKey(keyId: string) {
+    const readAt = Date.now();
+    const rows = await this.store.query(
+      'SELECT organization_id, scope_type, scope_id, role, revoked_at, rotated_at FROM api_keys WHERE id = ?',
+      [keyId],
+    );
     const row = rows[0];
+    if (!row || row.revoked_at != null) return { principal: undefined, rotatedAtS: 0, readAt };
     const principal: KeyPrincipal = {
       kind: 'api-key',
       keyId,
@@ -122,8 +145,8 @@ export class Authorizer {
       scope: { type: row.scope_type as ScopeType, id: String(row.scope_id) },
       role: row.role as Role,
     };
-    this.keys.set(keyId, principal);
-    return principal;
+    const rotatedAtS = row.rotated_at instanceof Date ? Math.floor(row.rotated_at.getTime() / 1000) : 0;
+    return { principal, rotatedAtS, readAt };
   }
 
   async partPrincipal(partId: string): Promise<PartPrincipal | undefined> {

@@ -4,14 +4,25 @@
 //   PLATFORM_QUERY_PG_PORT          its port (default 5432; 0 = any free port; a busy port falls back to a free one)
 //   PLATFORM_QUERY_PG_PUBLIC_HOST   hostname GetDatabaseConnection reports (default: the listen host, or
 //                                   this machine's hostname when listening on all interfaces)
-//   PLATFORM_QUERY_TIMEOUT_MS       statement timeout of SQL and MQL queries (default 10000)
+//   PLATFORM_QUERY_TIMEOUT_MS       time limit of a SQL or MQL query, inspection included (default 10000)
 //   PLATFORM_QUERY_MAX_ROWS         result row limit (default 100000)
 //   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000)
+//   PLATFORM_QUERY_MAX_TEXT_BYTES   query text limit (default 65536)
+//   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which running user queries are interrupted (default 1280)
+//   PLATFORM_QUERY_CONCURRENCY      user queries running at once in total (default 3)
+//   PLATFORM_QUERY_CONCURRENCY_PER_ORG  ... of one organization (default 2)
+//   PLATFORM_QUERY_MAX_WAIT_MS      longest wait for a turn before RESOURCE_EXHAUSTED (default 10000)
+//   PLATFORM_QUERY_MAX_QUEUED_PER_ORG  queries of one organization that may wait (default 32)
+//   PLATFORM_MQL_HEAP_MB            heap cap of each MQL evaluator process (default 512)
+//   PLATFORM_MQL_PROCESSES          MQL evaluator processes (default 2)
+// The full list, with the errors and the reasons for the defaults, is in LIMITS.md.
 //   PLATFORM_QUERY_MAX_SCAN_ROWS    readings one MQL query may hold in memory (default 2000000)
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../server/extension-contract.js';
+import { QueryAdmission } from './admission.js';
+import { MemoryGuard } from './memory-guard.js';
 import { MingoPool } from './mql/mingo-pool.js';
 import { MqlRunner } from './mql/mql-runner.js';
 import { DatabaseUsers } from './pg/database-users.js';
@@ -20,6 +31,7 @@ import { addDataPipelinesService } from './pipelines/data-pipelines-service.js';
 import { PipelineScheduler } from './pipelines/pipeline-scheduler.js';
 import { PipelineStore } from './pipelines/pipeline-store.js';
 import { PlatformQueryEngine } from './platform-query-engine.js';
+import type { QueryLimits } from './sql/limits.js';
 import { SqlSandbox } from './sql/sql-sandbox.js';
 import { envNumber } from '../../core/shared/env.js';
 
@@ -31,24 +43,33 @@ export function createQueryExtension(): CloudExtension {
     name: 'query',
     async start(ctx) {
       const logger = ctx.logger.child({ extension: 'query' });
-      const limits = {
+      const limits: QueryLimits = {
         timeoutMs: envNumber('PLATFORM_QUERY_TIMEOUT_MS', 10_000, 1),
         maxRows: envNumber('PLATFORM_QUERY_MAX_ROWS', 100_000, 1),
         maxBytes: envNumber('PLATFORM_QUERY_MAX_BYTES', 4_000_000, 1024),
+        maxTextBytes: envNumber('PLATFORM_QUERY_MAX_TEXT_BYTES', 64 * 1024, 16),
+        memory: new MemoryGuard(envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20),
       };
+      const admission = new QueryAdmission({
+        maxTotal: envNumber('PLATFORM_QUERY_CONCURRENCY', 3, 1),
+        maxPerOrg: envNumber('PLATFORM_QUERY_CONCURRENCY_PER_ORG', 2, 1),
+        maxWaitMs: envNumber('PLATFORM_QUERY_MAX_WAIT_MS', 10_000, 0),
+        maxQueuedPerOrg: envNumber('PLATFORM_QUERY_MAX_QUEUED_PER_ORG', 32, 0),
+      });
       // Each query gets its own connection: its TEMP view and a timeout interrupt touch nothing else.
       const connect = () => ctx.store.instance.connect();
       const users = new DatabaseUsers(ctx.store);
       await users.init();
       const pipelines = new PipelineStore(ctx.store);
       await pipelines.init();
-      const pool = new MingoPool();
+      const pool = new MingoPool({ maxHeapMb: envNumber('PLATFORM_MQL_HEAP_MB', 512, 32), processes: envNumber('PLATFORM_MQL_PROCESSES', 2, 1) });
       const mql = new MqlRunner(connect, pool, (org, id) => pipelines.readSink(org, id), {
         limits,
+        admission,
         hotStorageMs: envNumber('PLATFORM_QUERY_HOT_STORAGE_HOURS', 24, 0) * 3600_000,
         maxScanRows: envNumber('PLATFORM_QUERY_MAX_SCAN_ROWS', 2_000_000, 1),
       });
-      const sandbox = new SqlSandbox(connect, limits);
+      const sandbox = new SqlSandbox(connect, limits, admission);
       const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
       const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger });
       const address = await pg.listen();

@@ -2,6 +2,7 @@
 // ConfigureDatabaseUser (cloud/data/query-engine-slot.ts). The data service has already checked the caller's
 // key; everything here is scoped to the organisation it is given.
 import type { QueryEngine, TabularDataSourceTypeName } from '../data/query-engine-slot.js';
+import { exactNumbers } from './exact-numbers.js';
 import type { MqlRunner } from './mql/mql-runner.js';
 import { databaseUsername, type DatabaseUsers } from './pg/database-users.js';
 import { DATABASE_NAME } from './pg/pg-endpoint.js';
@@ -19,8 +20,9 @@ export interface PlatformQueryEngineDeps {
 export class PlatformQueryEngine implements QueryEngine {
   constructor(private readonly deps: PlatformQueryEngineDeps) {}
 
-  tabularDataBySQL(organizationId: string, sql: string): Promise<Record<string, unknown>[]> {
-    return this.deps.sandbox.query(organizationId, sql);
+  async tabularDataBySQL(organizationId: string, sql: string): Promise<Record<string, unknown>[]> {
+    // The documents become BSON here; the PostgreSQL endpoint renders the same bigints as exact text itself.
+    return exactNumbers(await this.deps.sandbox.query(organizationId, sql));
   }
 
   tabularDataByMQL(

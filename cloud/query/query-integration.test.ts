@@ -63,6 +63,17 @@ test('tabularDataBySQL returns decoded documents of the caller organisation', as
   t.deepEqual(row.data, { readings: { temperature: 20 } });
 });
 
+test('tabularDataBySQL never returns a wrong number: integers past int64 come as Decimal128 (up to 34 digits) or text', async (t) => {
+  const [row] = await owner.dataClient.tabularDataBySQL(orgId, `SELECT sum(x) AS s, 18446744073709551615::UBIGINT AS u,
+    170141183460469231731687303715884105727::HUGEINT AS h, 42::HUGEINT AS small
+    FROM (VALUES (9223372036854775807::BIGINT), (9223372036854775807::BIGINT)) v(x)`);
+  t.is((row.s as { _bsontype?: string })._bsontype, 'Decimal128');
+  t.is(String(row.s), '18446744073709551614');
+  t.is(String(row.u), '18446744073709551615');
+  t.is(row.h, '170141183460469231731687303715884105727');
+  t.is(row.small, 42);
+});
+
 test('tabularDataBySQL refusals arrive as gRPC errors naming the reason', async (t) => {
   const err = await t.throwsAsync(owner.dataClient.tabularDataBySQL(orgId, 'DROP TABLE tabular_data'));
   t.is((err as { code?: number }).code, status.PERMISSION_DENIED);

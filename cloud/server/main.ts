@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // platform-cloud: the cloud service and its admin commands.
+import './threadpool.js';
 import { createExtensions } from './extensions.js';
 import { buildProgram } from './program.js';
 

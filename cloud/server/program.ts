@@ -107,6 +107,24 @@ export function buildProgram(extensions: CloudExtension[]): Command {
       runAndPrint(keyCreate, 'key.create', { org: opts.org, location: opts.location, machine: opts.machine, role: opts.role }, lines),
     );
 
+  const keyList = adminCommand(key, 'list', "list an organization's API keys (never their secrets)")
+    .requiredOption('--org <id>', 'organization id')
+    .action(async (opts: { org: string }) => {
+      try {
+        const rows = (await adminFor(keyList).run('key.list', { org: opts.org })) as Record<string, unknown>[];
+        const text = rows.map((r) => [r.id, r.scope, r.role, r.status, r.time_created].join('\t')).join('\n');
+        process.stdout.write(`${(keyList.opts() as { json?: boolean }).json ? JSON.stringify(rows) : text}\n`);
+      } catch (err) {
+        program.error(`key.list failed: ${(err as Error).message}`);
+      }
+    });
+  const keyRevoke = adminCommand(key, 'revoke', 'revoke an API key; its access tokens are refused within a second')
+    .argument('<id>', 'API key id')
+    .action(async (id: string) => runAndPrint(keyRevoke, 'key.revoke', { id }, (r) => `revoked ${String(r.id)}`));
+  const keyRotate = adminCommand(key, 'rotate', 'give an API key a new secret; prints it once; tokens of the old secret are refused')
+    .argument('<id>', 'API key id')
+    .action(async (id: string) => runAndPrint(keyRotate, 'key.rotate', { id }, lines));
+
   for (const ext of extensions) ext.commands?.(program, runner);
   return program;
 }

@@ -21,6 +21,10 @@ export const schemaStatements: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS api_keys (
      id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, scope_type VARCHAR NOT NULL, scope_id VARCHAR NOT NULL,
      role VARCHAR NOT NULL, key_hash VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  // revoked_at: set by `key revoke`; the key and its tokens are refused from then on. rotated_at: set by
+  // `key rotate`; tokens issued before it (by the old secret) are refused.
+  `ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS revoked_at TIMESTAMPTZ`,
+  `ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS rotated_at TIMESTAMPTZ`,
   // One row per tabular point. seq orders rows that share a capture time (cursor tie-break); upload_id is
   // the file_id that DataCaptureUpload returned; internal marks platform-internal data (tag
   // 'platform:internal'), hidden unless include_internal_data; size_bytes is the payload's JSON size.

@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileBlobStore, type BlobStore } from './blob-store.js';
+import { duckdbConfig, duckdbResourceSettings, type DuckDBResourceSettings } from './duckdb-settings.js';
 import { schemaStatements } from './schema.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -25,6 +26,8 @@ export interface StoreOptions {
   readers?: number;
   /** Writer connections for insert-only transactions (see insertWrite). Default 2. */
   insertLanes?: number;
+  /** Memory, threads and spill space of the DuckDB instance. Default: from the environment (duckdb-settings.ts). */
+  resources?: DuckDBResourceSettings;
 }
 
 /** A writer connection of its own with a queue, for insert-only transactions. */
@@ -98,13 +101,15 @@ export class Store {
   }
 
   static async open(dataDir: string, options: StoreOptions = {}): Promise<Store> {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const resources = options.resources ?? duckdbResourceSettings(dataDir);
+    mkdirSync(resources.tempDirectory, { recursive: true, mode: 0o700 });
     const path = Store.databasePath(dataDir);
     const deadline = Date.now() + (options.lockWaitMs ?? 10_000);
     let instance: DuckDBInstance;
     for (;;) {
       try {
-        instance = await DuckDBInstance.create(path);
+        instance = await DuckDBInstance.create(path, duckdbConfig(resources));
         break;
       } catch (err) {
         if (!/lock/i.test((err as Error).message)) throw err;

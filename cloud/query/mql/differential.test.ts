@@ -90,7 +90,7 @@ test.before(async () => {
   fx = await createTabularFixture();
   await fx.insert(Array.from({ length: 150 }, randomReading));
   pool = new MingoPool({ threads: 1 });
-  runner = new MqlRunner(fx.connect, pool, async () => []);
+  runner = new MqlRunner(fx.connect, pool, async () => [], { limits: { timeoutMs: 120_000 } });
   everything = await runner.run('org-d', [{ $match: {} }], { sourceType: 'STANDARD' });
 });
 test.after.always(async () => {

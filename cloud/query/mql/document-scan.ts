@@ -3,6 +3,7 @@
 // every column value, which matters when a pipeline scans a million readings.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../../core/shared/status-error.js';
+import type { MemoryGuard } from '../memory-guard.js';
 import { interruptible } from '../sql/limited-run.js';
 import { READING_FIELDS } from './reading-fields.js';
 import { sqlString } from './sql-literals.js';
@@ -43,9 +44,9 @@ export function parseBatches(batches: readonly string[], dateFields: readonly st
 export async function scanBatches(
   conn: DuckDBConnection,
   sql: string,
-  limits: { timeoutMs: number; maxRows: number },
+  limits: { timeoutMs: number; maxRows: number; memory?: MemoryGuard },
 ): Promise<DocumentBatches> {
-  return interruptible(conn, limits.timeoutMs, 'query', async () => {
+  return interruptible(conn, limits, 'query', async () => {
     const result = await conn.stream(sql);
     const batches: string[] = [];
     let count = 0;
@@ -66,7 +67,7 @@ export async function scanDocuments(
   conn: DuckDBConnection,
   sql: string,
   dateFields: readonly string[],
-  limits: { timeoutMs: number; maxRows: number },
+  limits: { timeoutMs: number; maxRows: number; memory?: MemoryGuard },
 ): Promise<Record<string, unknown>[]> {
   return parseBatches((await scanBatches(conn, sql, limits)).batches, dateFields);
 }

@@ -22,5 +22,7 @@ export function evaluatePipeline(docs: Record<string, unknown>[], stages: Stage[
     input = geoNear(input, rest[0].$geoNear);
     rest = rest.slice(1);
   }
-  return rest.length === 0 ? input : (aggregate(input, rest, { scriptEnabled: false }) as Record<string, unknown>[]);
+  // scriptEnabled: mingo implements $setWindowFields with an internal $function, which scriptEnabled: false
+  // refuses. User code cannot reach it: checkStages refuses $function, $accumulator and $where at any depth.
+  return rest.length === 0 ? input : (aggregate(input, rest, { scriptEnabled: true }) as Record<string, unknown>[]);
 }

@@ -1,7 +1,9 @@
 // TabularDataByMQL: checks the stages, pushes the leading ones into DuckDB SQL over the organisation's
 // readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
+import { status } from '@grpc/grpc-js';
 import { calculateObjectSize } from 'bson';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import type { QueryAdmission } from '../admission.js';
 import type { TabularDataSourceTypeName } from '../../data/query-engine-slot.js';
 import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
@@ -11,7 +13,7 @@ import { dateFieldsOf, documentSelect, parseBatches, scanBatches } from './docum
 import type { MingoTask } from './mingo-worker.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
-import { checkStages } from './stages.js';
+import { checkStages, type Stage } from './stages.js';
 
 export interface MqlSource {
   sourceType: TabularDataSourceTypeName;
@@ -28,6 +30,8 @@ export interface MqlOptions {
   /** At most this many documents are read from DuckDB for one query (they are held in memory). Default 2M. */
   maxScanRows?: number;
   now?: () => Date;
+  /** Turns among running queries; none in unit tests. */
+  admission?: QueryAdmission;
 }
 
 export class MqlRunner {
@@ -35,6 +39,7 @@ export class MqlRunner {
   private readonly hotStorageMs: number;
   private readonly maxScanRows: number;
   private readonly now: () => Date;
+  private readonly admission?: QueryAdmission;
 
   constructor(
     private readonly connect: ConnectionSource,
@@ -46,10 +51,18 @@ export class MqlRunner {
     this.hotStorageMs = options.hotStorageMs ?? 24 * 3600_000;
     this.maxScanRows = options.maxScanRows ?? 2_000_000;
     this.now = options.now ?? (() => new Date());
+    this.admission = options.admission;
   }
 
   async run(organizationId: string, rawStages: unknown, source: MqlSource): Promise<Record<string, unknown>[]> {
     const stages = checkStages(rawStages);
+    if (calculateObjectSize({ stages }) > this.limits.maxTextBytes) {
+      throw invalidArgument(`query: the stages are larger than the ${this.limits.maxTextBytes}-byte limit (PLATFORM_QUERY_MAX_TEXT_BYTES)`);
+    }
+    return this.admission ? this.admission.run(organizationId, () => this.runAdmitted(organizationId, stages, source)) : this.runAdmitted(organizationId, stages, source);
+  }
+
+  private async runAdmitted(organizationId: string, stages: Stage[], source: MqlSource): Promise<Record<string, unknown>[]> {
     const deadline = Date.now() + this.limits.timeoutMs;
     let out: Record<string, unknown>[];
     if (source.sourceType === 'PIPELINE_SINK') {
@@ -71,7 +84,11 @@ export class MqlRunner {
   private async scan(sql: string, deadline: number) {
     const conn = await this.connect();
     try {
-      return await scanBatches(conn, sql, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows });
+      return await scanBatches(conn, sql, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows, memory: this.limits.memory });
+    } catch (err) {
+      // The scan had what was left of the query's time; the error names the query's whole limit.
+      if (err instanceof StatusError && err.code === status.DEADLINE_EXCEEDED) throw timeoutError(this.limits, 'query');
+      throw err;
     } finally {
       conn.closeSync();
     }
@@ -83,18 +100,19 @@ export class MqlRunner {
       return await this.pool.run(task, signal);
     } catch (err) {
       if (signal.aborted) throw timeoutError(this.limits, 'query');
+      if (err instanceof StatusError) throw err;
       throw invalidArgument(`query: ${(err as Error).message}`);
     }
   }
 
   private checkResult(docs: Record<string, unknown>[]): void {
     if (docs.length > this.limits.maxRows) {
-      throw invalidArgument(`query: the result has more than the ${this.limits.maxRows}-document limit; add a $limit or $group`);
+      throw resourceExhausted(`query: the result has more than the ${this.limits.maxRows}-document limit (PLATFORM_QUERY_MAX_ROWS); add a $limit or $group`);
     }
     let bytes = 0;
     for (const doc of docs) {
       bytes += calculateObjectSize(doc);
-      if (bytes > this.limits.maxBytes) throw invalidArgument(`query: the result is larger than the ${this.limits.maxBytes}-byte limit`);
+      if (bytes > this.limits.maxBytes) throw resourceExhausted(`query: the result is larger than the ${this.limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES)`);
     }
   }
 }

@@ -36,6 +36,8 @@ export interface DataPipeline {
   timeModified: Date;
   /** The end of the last window processed (or the scheduled time before creation). */
   windowEnd: Date;
+  /** Set when the stored stages cannot be read back: each run then fails with this, recorded in the run history. */
+  unreadableStages?: string;
 }
 
 export type RunStatus = 'COMPLETED' | 'FAILED';
@@ -166,9 +168,16 @@ export class PipelineStore {
 }
 
 function toPipeline(r: Record<string, unknown>): DataPipeline {
+  let stages: Stage[] = [];
+  let unreadableStages: string | undefined;
+  try {
+    stages = EJSON.parse(String(r.mql), { relaxed: true }) as Stage[];
+  } catch (err) {
+    unreadableStages = `the stored stages cannot be read: ${(err as Error).message}`;
+  }
   return {
     id: String(r.id), organizationId: String(r.organization_id), name: String(r.name),
-    stages: EJSON.parse(String(r.mql), { relaxed: true }) as Stage[], schedule: String(r.schedule),
+    stages, ...(unreadableStages ? { unreadableStages } : {}), schedule: String(r.schedule),
     sourceType: r.source_type as PipelineSourceType, enabled: Boolean(r.enabled), timeCreated: r.time_created as Date,
     timeModified: r.time_modified as Date, windowEnd: r.window_end as Date,
   };

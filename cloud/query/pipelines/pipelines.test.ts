@@ -27,7 +27,7 @@ test.before(async () => {
   pool = new MingoPool({ threads: 1 });
   store = new PipelineStore(fx.store);
   await store.init();
-  mql = new MqlRunner(fx.connect, pool, (org, id) => store.readSink(org, id));
+  mql = new MqlRunner(fx.connect, pool, (org, id) => store.readSink(org, id), { limits: { timeoutMs: 120_000 } });
   scheduler = new PipelineScheduler(store, mql);
 });
 test.after.always(async () => {
@@ -67,6 +67,19 @@ test.serial('a run that fails is recorded as FAILED and the next window still ru
   t.regex(run.errorMessage, /_id/);
   t.deepEqual((await store.get(p.id)).windowEnd, at('10:30'));
   await store.delete(p.id);
+});
+
+test.serial('a pipeline whose stored stages cannot be read gets a FAILED run with the error, and the other pipelines still run', async (t) => {
+  const broken = await store.create({ organizationId: 'org-a', name: 'corrupt', stages: [{ $count: 'n' }], schedule: '0 * * * *' }, at('10:05'));
+  const good = await store.create({ organizationId: 'org-a', name: 'fine', stages: [{ $count: 'n' }], schedule: '0 * * * *' }, at('10:06'));
+  await fx.store.execute(`UPDATE query_data_pipelines SET mql = '[{"$count": ' WHERE id = ?`, [broken.id]);
+  await scheduler.runDue(at('11:00'));
+  const [run] = await store.runs(broken.id);
+  t.is(run.status, 'FAILED');
+  t.regex(run.errorMessage, /stored stages cannot be read/);
+  t.deepEqual(await store.readSink('org-a', good.id), [{ n: 2 }]);
+  await store.delete(broken.id);
+  await store.delete(good.id);
 });
 
 test.serial('disabled pipelines do not run; re-enabling starts from the current window', async (t) => {

@@ -2,7 +2,7 @@
 // The timeout interrupts DuckDB itself (not just the wait), so a runaway query stops using the CPU.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { calculateObjectSize } from 'bson';
-import { invalidArgument, permissionDenied, StatusError } from '../../../core/shared/status-error.js';
+import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 
@@ -21,38 +21,42 @@ export async function runLimited(
 }
 
 /** Like runLimited, and also names the result columns (an empty result still has them). */
+/** Like runLimited, and also names the result columns (an empty result still has them). */
 export async function runLimitedTable(
   conn: DuckDBConnection,
   sql: string,
   limits: QueryLimits,
   field = 'sql_query',
 ): Promise<LimitedResult> {
-  return interruptible(conn, limits.timeoutMs, field, async () => {
-    const result = await conn.stream(sql);
-    const layout = resultColumns(result);
-    const docs: Record<string, unknown>[] = [];
-    let bytes = 0;
-    for (;;) {
-      const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      if (docs.length + chunk.rowCount > limits.maxRows) {
-        throw invalidArgument(`${field}: the result has more than the ${limits.maxRows}-row limit; add a LIMIT or aggregate`);
-      }
-      const chunkDocs = chunkToDocuments(chunk, layout);
-      if (!Number.isFinite(limits.maxBytes)) {
-        for (const doc of chunkDocs) docs.push(doc);
-        continue;
-      }
-      for (const doc of chunkDocs) {
-        bytes += calculateObjectSize(doc);
-        if (bytes > limits.maxBytes) {
-          throw invalidArgument(`${field}: the result is larger than the ${limits.maxBytes}-byte limit; select fewer columns or rows`);
-        }
-        docs.push(doc);
-      }
+  return interruptible(conn, limits, field, () => readLimited(conn, sql, limits, field));
+}
+
+/** Streams `sql`'s result into documents under the row and byte limits; the caller bounds the time. */
+export async function readLimited(conn: DuckDBConnection, sql: string, limits: QueryLimits, field = 'sql_query'): Promise<LimitedResult> {
+  const result = await conn.stream(sql);
+  const layout = resultColumns(result);
+  const docs: Record<string, unknown>[] = [];
+  let bytes = 0;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    if (docs.length + chunk.rowCount > limits.maxRows) {
+      throw resourceExhausted(`${field}: the result has more than the ${limits.maxRows}-row limit (PLATFORM_QUERY_MAX_ROWS); add a LIMIT or aggregate`);
     }
-    return { columns: layout.names, docs };
-  });
+    const chunkDocs = chunkToDocuments(chunk, layout);
+    if (!Number.isFinite(limits.maxBytes)) {
+      for (const doc of chunkDocs) docs.push(doc);
+      continue;
+    }
+    for (const doc of chunkDocs) {
+      bytes += calculateObjectSize(doc);
+      if (bytes > limits.maxBytes) {
+        throw resourceExhausted(`${field}: the result is larger than the ${limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES); select fewer columns or rows`);
+      }
+      docs.push(doc);
+    }
+  }
+  return { columns: layout.names, docs };
 }
 
 /**
@@ -60,26 +64,43 @@ export async function runLimitedTable(
  * interrupted is a timeout error even when DuckDB ended its stream quietly instead of failing, so a
  * cut-short result is never returned as complete; other errors become status errors naming `field`.
  */
-export async function interruptible<T>(conn: DuckDBConnection, timeoutMs: number, field: string, body: () => Promise<T>): Promise<T> {
-  let timedOut = false;
+export async function interruptible<T>(
+  conn: DuckDBConnection,
+  limits: Pick<QueryLimits, 'timeoutMs' | 'memory'>,
+  field: string,
+  body: () => Promise<T>,
+): Promise<T> {
+  let stopped: 'time' | 'memory' | undefined;
   const timer = setTimeout(() => {
-    timedOut = true;
+    stopped ??= 'time';
     conn.interrupt();
-  }, timeoutMs);
+  }, limits.timeoutMs);
+  const unwatch = limits.memory?.watch(() => {
+    stopped ??= 'memory';
+    conn.interrupt();
+  });
+  const stopError = () =>
+    stopped === 'time'
+      ? timeoutError(limits, field)
+      : resourceExhausted(
+          `${field}: the service's memory passed its ${Math.round(limits.memory!.limitBytes / 2 ** 20)} MiB limit ` +
+            '(PLATFORM_QUERY_RSS_LIMIT_MB) while this query ran, and it was interrupted; make it build smaller values',
+        );
   try {
     const value = await body();
-    if (timedOut) throw timeoutError({ timeoutMs }, field);
+    if (stopped) throw stopError();
     return value;
   } catch (err) {
-    if (timedOut) throw timeoutError({ timeoutMs }, field);
+    if (stopped) throw stopError();
     throw toStatusError(err, field);
   } finally {
     clearTimeout(timer);
+    unwatch?.();
   }
 }
 
 export const timeoutError = (limits: Pick<QueryLimits, 'timeoutMs'>, field: string) =>
-  invalidArgument(`${field}: the statement ran longer than the ${limits.timeoutMs} ms timeout and was interrupted`);
+  deadlineExceeded(`${field}: the query ran longer than the ${limits.timeoutMs} ms time limit (PLATFORM_QUERY_TIMEOUT_MS) and was interrupted`);
 
 /** DuckDB errors become client errors that keep DuckDB's explanation; engine permission errors stay denials. */
 export function toStatusError(err: unknown, field = 'sql_query'): StatusError {
@@ -87,5 +108,9 @@ export function toStatusError(err: unknown, field = 'sql_query'): StatusError {
   const message = err instanceof Error ? err.message : String(err);
   if (/^Permission Error|disabled by configuration|external access/i.test(message)) return permissionDenied(`${field}: ${message}`);
   if (/^INTERRUPT|Interrupted/i.test(message)) return invalidArgument(`${field}: the statement was interrupted`);
+  // DuckDB refused memory beyond its memory_limit (or its temp directory is full): a limit, not a bad query.
+  if (/^Out of Memory Error|could not allocate|failed to allocate|max_temp_directory_size/i.test(message)) {
+    return resourceExhausted(`${field}: the query needs more memory than its limit (PLATFORM_DUCKDB_MEMORY_MB); ${message.split('\n')[0]}`);
+  }
   return invalidArgument(`${field}: ${message}`);
 }

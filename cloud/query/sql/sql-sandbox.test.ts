@@ -87,7 +87,7 @@ test('row limit: a result over maxRows is refused naming the limit', async (t) =
   const small = new SqlSandbox(fx.connect, { maxRows: 2 });
   t.is((await small.query('org-a', 'SELECT * FROM readings LIMIT 2')).length, 2);
   const err = await t.throwsAsync(small.query('org-a', 'SELECT * FROM readings'), { instanceOf: StatusError });
-  t.is(err!.code, status.INVALID_ARGUMENT);
+  t.is(err!.code, status.RESOURCE_EXHAUSTED);
   t.regex(err!.message, /2-row limit/);
 });
 
@@ -95,13 +95,31 @@ test('byte limit: a result over maxBytes is refused naming the limit', async (t)
   const small = new SqlSandbox(fx.connect, { maxBytes: 200 });
   t.is((await small.query('org-a', 'SELECT 1 AS x')).length, 1);
   const err = await t.throwsAsync(small.query('org-a', `SELECT string_agg('xxxxxxxxxx', '') AS big FROM range(100)`), { instanceOf: StatusError });
-  t.is(err!.code, status.INVALID_ARGUMENT);
-  t.regex(err!.message, /200-byte limit/);
+  t.is(err!.code, status.RESOURCE_EXHAUSTED);
+  t.regex(err!.message, /200-byte limit \(PLATFORM_QUERY_MAX_BYTES\)/);
 });
 
 test('statement timeout interrupts a long query', async (t) => {
   const quick = new SqlSandbox(fx.connect, { timeoutMs: 200 });
   const err = await t.throwsAsync(quick.query('org-a', 'SELECT count(*) FROM range(100000000000) a'), { instanceOf: StatusError });
+  t.is(err!.code, status.DEADLINE_EXCEEDED);
+  t.regex(err!.message, /200 ms time limit \(PLATFORM_QUERY_TIMEOUT_MS\)/);
+});
+
+test('query text over the size limit is refused before it is parsed', async (t) => {
+  const small = new SqlSandbox(fx.connect, { maxTextBytes: 1024 });
+  const err = await t.throwsAsync(small.query('org-a', `SELECT 1 WHERE ${Array(200).fill('1=1').join(' AND ')}`), { instanceOf: StatusError });
   t.is(err!.code, status.INVALID_ARGUMENT);
-  t.regex(err!.message, /200 ms timeout/);
+  t.regex(err!.message, /1024-byte limit \(PLATFORM_QUERY_MAX_TEXT_BYTES\)/);
+  // Multi-byte characters count as bytes.
+  await t.throwsAsync(small.query('org-a', `SELECT '${'é'.repeat(600)}' AS s`), { message: /1024-byte limit/ });
+  t.deepEqual(await small.query('org-a', 'SELECT 1 AS one'), [{ one: 1 }]);
+});
+
+test('the time limit covers the statement check too', async (t) => {
+  // A long chain of conditions is slow to parse and check; with a tiny limit, the check alone outlives it.
+  const quick = new SqlSandbox(fx.connect, { timeoutMs: 1, maxTextBytes: 1 << 20 });
+  const sql = `SELECT 1 WHERE ${Array(20000).fill('1=1').join(' AND ')}`;
+  const err = await t.throwsAsync(quick.query('org-a', sql), { instanceOf: StatusError });
+  t.is(err!.code, status.DEADLINE_EXCEEDED);
 });

@@ -1,12 +1,25 @@
 // TabularDataBySQL: a user's SELECT over their organisation's `readings`, inspected, scoped and limited.
+// Every path that runs user SQL (gRPC and the PostgreSQL endpoint) comes through queryTable, so the
+// limits live here: text size first, then admission (a turn among the running queries), then one time
+// limit over inspection, planning and execution together.
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { invalidArgument } from '../../../core/shared/status-error.js';
+import type { QueryAdmission } from '../admission.js';
 import { inspectStatement } from './statement-inspector.js';
 import { createReadingsView } from './readings-view.js';
-import { runLimitedTable, type LimitedResult } from './limited-run.js';
+import { interruptible, readLimited, type LimitedResult } from './limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 
 /** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
 export type ConnectionSource = () => Promise<DuckDBConnection>;
+
+/** Refuses query text over the limit before anything parses it. */
+export function checkTextSize(text: string, limits: Pick<QueryLimits, 'maxTextBytes'>, field: string): void {
+  // A string of n UTF-16 units has at least n UTF-8 bytes: the length alone refuses most oversized texts.
+  if (text.length > limits.maxTextBytes || Buffer.byteLength(text, 'utf8') > limits.maxTextBytes) {
+    throw invalidArgument(`${field}: the query text is longer than the ${limits.maxTextBytes}-byte limit (PLATFORM_QUERY_MAX_TEXT_BYTES)`);
+  }
+}
 
 export class SqlSandbox {
   readonly limits: QueryLimits;
@@ -14,6 +27,7 @@ export class SqlSandbox {
   constructor(
     private readonly connect: ConnectionSource,
     limits: Partial<QueryLimits> = {},
+    private readonly admission?: QueryAdmission,
   ) {
     this.limits = { ...DEFAULT_QUERY_LIMITS, ...limits };
   }
@@ -25,16 +39,23 @@ export class SqlSandbox {
 
   /** Like query, and also names the result columns (the PostgreSQL endpoint describes them). */
   async queryTable(organizationId: string, sql: string): Promise<LimitedResult> {
+    if (typeof sql !== 'string' || sql.trim() === '') throw invalidArgument('sql_query: must not be empty');
+    checkTextSize(sql, this.limits, 'sql_query');
     const viewSql = createReadingsView(organizationId);
-    const conn = await this.connect();
-    try {
-      await inspectStatement(conn, sql);
-      // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
-      // timeout cannot hit anyone else's statement.
-      await conn.run(viewSql);
-      return await runLimitedTable(conn, sql, this.limits);
-    } finally {
-      conn.closeSync();
-    }
+    const run = async () => {
+      const conn = await this.connect();
+      try {
+        // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
+        // timeout cannot hit anyone else's statement.
+        return await interruptible(conn, this.limits, 'sql_query', async () => {
+          await inspectStatement(conn, sql);
+          await conn.run(viewSql);
+          return readLimited(conn, sql, this.limits);
+        });
+      } finally {
+        conn.closeSync();
+      }
+    };
+    return this.admission ? this.admission.run(organizationId, run) : run();
   }
 }
