@@ -109,6 +109,11 @@ export class Syncer {
     return files;
   }
 
+  /** The wait after the last failure (0 after a success). */
+  get backoffMs(): number {
+    return this.backoff;
+  }
+
   /** When the next attempt may run after a failure (ms since the epoch); 0 when not backing off. */
   get nextRetryAt(): number {
     return this.retryAt;
@@ -139,7 +144,9 @@ export class Syncer {
       while (!failed && queue.length > 0) {
         const file = queue.shift()!;
         try {
-          this.status.uploaded_items += await this.upload(cloud, file);
+          // Read the count after the await: `x += await` would add to a value read before other threads' uploads.
+          const items = await this.upload(cloud, file);
+          this.status.uploaded_items += items;
           unlinkSync(file.path);
           this.status.uploaded_files++;
           this.status.last_successful_sync = new Date().toISOString();
