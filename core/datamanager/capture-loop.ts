@@ -11,6 +11,8 @@ import type { CaptureMethodSpec } from './attributes.js';
 import { CaptureFileWriter, type CaptureFileHeader } from './capture-file.js';
 import type { Captured, CaptureTarget } from './capture-methods.js';
 
+const LATENESS_SAMPLES = 4096;
+
 export interface CaptureStatistics {
   records: number;
   skipped: number;
@@ -44,6 +46,7 @@ export class CaptureLoop {
   private inFlight?: Promise<void>;
   private writer?: CaptureFileWriter;
   private stopped = false;
+  private latenessAt = 0;
   readonly dir: string;
   readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [] };
   private readonly period: number;
@@ -80,9 +83,8 @@ export class CaptureLoop {
   }
 
   private fire(due: number): void {
-    const lateness = this.stats.lateness;
-    lateness.push(performance.now() - due);
-    if (lateness.length > 4096) lateness.splice(0, lateness.length - 4096);
+    // A ring of the last LATENESS_SAMPLES values: no shifting of the array on every tick.
+    this.stats.lateness[this.latenessAt++ % LATENESS_SAMPLES] = performance.now() - due;
     if (this.inFlight) this.stats.skipped++;
     else this.inFlight = this.captureOnce().finally(() => (this.inFlight = undefined));
     this.schedule();
