@@ -7,6 +7,8 @@
 //              checksum) appended to a plain file with one fsync per batch of 100, in this process.
 //   jitter     lateness of a 20 Hz capture against its schedule (p50/p99) and its achieved frequency, at
 //              rest and while the machine captures 5,000 readings/s.
+//   latency    GetReadings p50/p99 of a sensor that is not captured, over gRPC, without capture and while
+//              the machine captures (capture must not change the latency of other calls).
 //   sync       points/s from closed capture files into platform-cloud (Syncer with 4 threads, the part's
 //              credentials, upload ids, delete after ack). Target >= 40,000. Anchor: the cloud's raw
 //              ingest of the same requests (same bodies, no upload id, no files), same concurrency.
@@ -24,6 +26,7 @@ import { closedCaptureFiles, Syncer } from '../../core/datamanager/sync.js';
 import { uploadRequests } from '../../core/datamanager/upload-body.js';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { DataManagerServiceClient } from '../../gen/platform/service/datamanager/v1/data_manager.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 
 const RUNTIME = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
 const CLOUD = fileURLToPath(new URL('../../cloud/server/main.js', import.meta.url));
@@ -62,6 +65,7 @@ interface CaptureRun {
   cpuPct: number;
   skipped: number;
   jitter: { p50: number; p99: number; hz: number };
+  latency: { p50: number; p99: number };
 }
 
 type Status = { capture: Record<string, { records: number; skipped: number; lateness_p50_ms: number; lateness_p99_ms: number }> };
@@ -71,7 +75,23 @@ function dmStatus(client: DataManagerServiceClient): Promise<Status> {
 }
 
 /** Runs SENSORS sensors captured at `rate` readings/s in total (0: not captured) plus one at 20 Hz. */
-async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number; records: number; skipped: number; jitter: CaptureRun['jitter'] }> {
+/** GetReadings latencies (ms) of the uncaptured `probe` sensor: 1000 sequential calls after 200 warm-up. */
+async function probeLatency(address: string): Promise<CaptureRun['latency']> {
+  const client = new SensorServiceClient(address, credentials.createInsecure());
+  const once = () => new Promise<void>((resolve, reject) => client.getReadings({ name: 'probe' }, (err) => (err ? reject(err) : resolve())));
+  for (let i = 0; i < 200; i++) await once();
+  const samples: number[] = [];
+  for (let i = 0; i < 1000; i++) {
+    const t0 = performance.now();
+    await once();
+    samples.push(performance.now() - t0);
+  }
+  client.close();
+  samples.sort((a, b) => a - b);
+  return { p50: samples[500], p99: samples[990] };
+}
+
+async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number; records: number; skipped: number; jitter: CaptureRun['jitter']; latency: CaptureRun['latency'] }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-capture-'));
   const sensor = (name: string, hz: number) => ({
     name, api: 'core:component:sensor', model: 'fake', attributes: { readings: READINGS },
@@ -79,7 +99,7 @@ async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number
   });
   const config = {
     network: { bind_address: 'localhost:0' },
-    components: [...Array.from({ length: SENSORS }, (_, i) => sensor(`s${i}`, rate / SENSORS)), sensor('jitter20', 20)],
+    components: [...Array.from({ length: SENSORS }, (_, i) => sensor(`s${i}`, rate / SENSORS)), sensor('jitter20', 20), sensor('probe', 0)],
     services: [{ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: join(dir, 'capture'), sync_disabled: true, sync_interval_mins: 1 } }],
   };
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
@@ -97,7 +117,10 @@ async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number
     const wallMs = performance.now() - t0;
     const j = s1.capture['jitter20/Readings'];
     const jitterHz = ((j.records - s0.capture['jitter20/Readings'].records) * 1000) / wallMs;
-    return { cpuMs: cpu1 - cpu0, wallMs, records: total(s1, 'records') - total(s0, 'records'), skipped: total(s1, 'skipped') - total(s0, 'skipped'), jitter: { p50: j.lateness_p50_ms, p99: j.lateness_p99_ms, hz: jitterHz } };
+    // After the CPU window, so that the probe's calls are not counted as capture CPU.
+    const latency = await probeLatency(runtime.address);
+    return {
+      latency, cpuMs: cpu1 - cpu0, wallMs, records: total(s1, 'records') - total(s0, 'records'), skipped: total(s1, 'skipped') - total(s0, 'skipped'), jitter: { p50: j.lateness_p50_ms, p99: j.lateness_p99_ms, hz: jitterHz } };
   } finally {
     client.close();
     await runtime.stop();
@@ -194,15 +217,16 @@ async function main(): Promise<void> {
   const idleCpuPct = (idle.cpuMs / idle.wallMs) * 100;
   console.log(`runtime without capture (only the 20 Hz probe): ${idleCpuPct.toFixed(1)} % of a core; 20 Hz lateness p50 ${idle.jitter.p50} ms, p99 ${idle.jitter.p99} ms, achieved ${idle.jitter.hz.toFixed(2)} Hz\n`);
 
-  console.log('target/s  achieved/s  skipped  capture CPU (% of a core)  us CPU/reading  vs plain append  20 Hz lateness p50/p99 (ms)');
+  console.log(`GetReadings of an uncaptured sensor without capture: p50 ${idle.latency.p50.toFixed(3)} ms, p99 ${idle.latency.p99.toFixed(3)} ms\n`);
+  console.log('target/s  achieved/s  skipped  capture CPU (% of a core)  us CPU/reading  vs plain append  20 Hz lateness p50/p99 (ms)  GetReadings p50/p99 (ms)');
   const runs: CaptureRun[] = [];
   for (const target of RATES) {
     const r = await captureRun(target);
     const achieved = (r.records * 1000) / r.wallMs;
     const cpuPct = (r.cpuMs / r.wallMs) * 100 - idleCpuPct;
-    runs.push({ target, achieved, cpuPct, skipped: r.skipped, jitter: r.jitter });
+    runs.push({ target, achieved, cpuPct, skipped: r.skipped, jitter: r.jitter, latency: r.latency });
     const perReading = (cpuPct * 10_000) / achieved;
-    console.log(`${String(target).padStart(8)}  ${achieved.toFixed(0).padStart(10)}  ${String(r.skipped).padStart(7)}  ${cpuPct.toFixed(1).padStart(25)}  ${perReading.toFixed(1).padStart(14)}  ${(perReading / plain.cpuUsPerRecord).toFixed(1).padStart(14)}x  ${r.jitter.p50} / ${r.jitter.p99}`);
+    console.log(`${String(target).padStart(8)}  ${achieved.toFixed(0).padStart(10)}  ${String(r.skipped).padStart(7)}  ${cpuPct.toFixed(1).padStart(25)}  ${perReading.toFixed(1).padStart(14)}  ${(perReading / plain.cpuUsPerRecord).toFixed(1).padStart(14)}x  ${r.jitter.p50} / ${r.jitter.p99}  ${r.latency.p50.toFixed(3)} / ${r.latency.p99.toFixed(3)}`);
   }
   const sustained = runs.filter((r) => r.achieved >= 0.97 * r.target).at(-1);
   console.log(`\nhighest sustained capture rate: ${sustained ? `${sustained.achieved.toFixed(0)} readings/s at ${sustained.cpuPct.toFixed(1)} % of a core` : 'none of the rates'} (sustained: >= 97 % of the target)`);
