@@ -47,6 +47,7 @@ export class CaptureLoop {
   private writer?: CaptureFileWriter;
   private stopped = false;
   private latenessAt = 0;
+  private lastRequested = 0;
   readonly dir: string;
   readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [] };
   private readonly period: number;
@@ -91,7 +92,12 @@ export class CaptureLoop {
   }
 
   private async captureOnce(): Promise<void> {
-    const requested = new Date();
+    // Times are whole milliseconds (protobuf Timestamps through Date). A late tick that fires right after
+    // the previous capture could get the same millisecond; one capture per millisecond at most keeps
+    // time_requested unique and ordered per method (frequencies are at most 1000 Hz, so on schedule no
+    // two ticks share a millisecond anyway).
+    const requested = new Date(Math.max(Date.now(), this.lastRequested + 1));
+    this.lastRequested = requested.getTime();
     let captured: Captured;
     try {
       captured = await this.options.capture(this.options.target, this.options.spec.additionalParams);
@@ -102,7 +108,7 @@ export class CaptureLoop {
       this.stats.last_error = message;
       return;
     }
-    const received = new Date();
+    const received = new Date(Math.max(Date.now(), requested.getTime()));
     const record =
       captured.kind === 'tabular'
         ? SensorData.encode({ metadata: { timeRequested: requested, timeReceived: received, mimeType: '' }, struct: captured.data }).finish()
