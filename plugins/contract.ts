@@ -12,6 +12,8 @@ import { ConfigError, parseConfig } from './validation.js';
 
 export type { Dependencies, DriverContext, DriverFactory, DriverLogger, Remote, Resource } from './driver.js';
 export { defineDriver } from './driver.js';
+import { CAPTURE_METHOD_NAME, type CaptureMethodDeclaration } from './capture.js';
+export type { CaptureKind, CaptureMethodDeclaration, CapturedBinary } from './capture.js';
 
 export interface ModelDefinition<S extends z.ZodType = z.ZodType> {
   /** `<namespace>:<kind>:<subtype>`, e.g. `core:component:sensor`. */
@@ -25,6 +27,11 @@ export interface ModelDefinition<S extends z.ZodType = z.ZodType> {
   /** The driver module (its default export is a DriverFactory); resolved in the worker. */
   readonly driver: URL;
   readonly description?: string;
+  /**
+   * Data capture methods this model adds to its api's built-in ones, by capture method name (see
+   * plugins/capture.ts). Resources of the model may then name them in their data_manager service_configs.
+   */
+  readonly captureMethods?: Readonly<Record<string, CaptureMethodDeclaration>>;
 }
 
 /** Declares a model. Misuse (a bad api, model name or driver URL) throws now, at registration. */
@@ -33,6 +40,12 @@ export function defineModel<S extends z.ZodType>(definition: ModelDefinition<S>)
   checkModelName(definition.model, `model ${definition.model}`);
   if (!(definition.driver instanceof URL)) {
     throw new ConfigError(`model ${definition.model}: driver`, 'must be a URL, e.g. new URL("./driver.js", import.meta.url)');
+  }
+  for (const [name, method] of Object.entries(definition.captureMethods ?? {})) {
+    const at = `model ${definition.model}: captureMethods.${name}`;
+    if (!CAPTURE_METHOD_NAME.test(name)) throw new ConfigError(at, 'a capture method name starts with a capital letter and holds only letters and digits');
+    if (method?.kind !== 'tabular' && method?.kind !== 'binary') throw new ConfigError(`${at}.kind`, 'must be "tabular" or "binary"');
+    if (typeof method.driverMethod !== 'string' || !method.driverMethod) throw new ConfigError(`${at}.driverMethod`, 'must name a method of the driver');
   }
   return Object.freeze({ ...definition });
 }

@@ -51,12 +51,15 @@ const workerBundle = { bundle: true, format: 'cjs', platform: 'node', target: 'n
 // Piscina is the host's only package, and it is loaded lazily (for transfers) from node_modules.
 await build({ ...workerBundle, entryPoints: [join(root, 'core/workers/driver-host.ts')], outfile: join(out, 'core/workers/driver-host.cjs'), external: ['piscina'] });
 await build({ ...workerBundle, entryPoints: [join(root, 'scripts/bench/empty-worker.ts')], outfile: join(out, 'scripts/bench/empty-worker.cjs') });
-const drivers = files.ts.filter((f) => relative(root, f).startsWith('drivers') && f.endsWith('/driver.ts'));
+// The data manager (core/datamanager) is a built-in service whose driver runs in a worker like the others.
+const drivers = files.ts.filter((f) => (relative(root, f).startsWith('drivers') && f.endsWith('/driver.ts')) || relative(root, f) === join('core', 'datamanager', 'driver.ts'));
 await build({
   ...workerBundle,
   entryPoints: drivers.map((f) => ({ in: f, out: relative(root, f).slice(0, -'.ts'.length) + '.bundle' })),
   outdir: out,
   outExtension: { '.js': '.cjs' },
+  // Loaded from node_modules by the drivers that use it (the data manager's sync), not bundled into each.
+  external: ['@grpc/grpc-js'],
 });
 
 for (const asset of files.assets) {

@@ -70,6 +70,11 @@ export interface UploadOptions {
   methodParameters?: Record<string, unknown>;
   tags?: string[];
   datasetIds?: string[];
+  /**
+   * Names the upload (unique per part, at most 128 characters): the cloud stores it with the data and
+   * answers a repeated id with the ids of the first upload, storing nothing twice.
+   */
+  uploadId?: string;
 }
 
 export interface FileUploadOptions extends UploadOptions {
@@ -148,7 +153,7 @@ export class DataClient {
     if (!dataRequestTimes || dataRequestTimes.length !== 2) throw new ValueError('dataRequestTimes must be a pair [requested, received]');
     const metadata: UploadMetadata = {
       partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_BINARY_SENSOR, fileName: '',
-      methodParameters: options.methodParameters, fileExtension, tags, datasetIds: options.datasetIds ?? [], mimeType: '',
+      methodParameters: options.methodParameters, fileExtension, tags, datasetIds: options.datasetIds ?? [], mimeType: '', uploadId: options.uploadId ?? '',
     };
     const res = await this.call<{ binaryDataId: string }>((md, cb) =>
       this.dataSync.dataCaptureUpload(
@@ -178,7 +183,7 @@ export class DataClient {
     }
     const metadata: UploadMetadata = {
       partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_TABULAR_SENSOR, fileName: '',
-      methodParameters: options.methodParameters, fileExtension: '', tags, datasetIds: options.datasetIds ?? [], mimeType: '',
+      methodParameters: options.methodParameters, fileExtension: '', tags, datasetIds: options.datasetIds ?? [], mimeType: '', uploadId: options.uploadId ?? '',
     };
     const sensorContents = tabularData.map((item, i) => ({
       metadata: { timeRequested: dataRequestTimes[i][0], timeReceived: dataRequestTimes[i][1], mimeType: '' },
@@ -202,6 +207,7 @@ export class DataClient {
       tags: options.tags ?? [],
       datasetIds: options.datasetIds ?? [],
       mimeType: '',
+      uploadId: options.uploadId ?? '',
     };
     return new Promise<string>((resolve, reject) => {
       const stream = this.dataSync.fileUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));
@@ -239,6 +245,7 @@ export class DataClient {
       tags: options.tags ?? [],
       datasetIds: options.datasetIds ?? [],
       mimeType: '',
+      uploadId: options.uploadId ?? '',
     };
     return new Promise<string>((resolve, reject) => {
       const stream = this.dataSync.streamingDataCaptureUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));

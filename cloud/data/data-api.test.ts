@@ -275,7 +275,7 @@ test.serial('a file upload goes to disk as its chunks arrive, not at the end', a
   stream.write({
     metadata: {
       partId: part, componentType: '', componentName: 'streamed', methodName: '', type: DataType.DATA_TYPE_FILE, fileName: 'big.bin',
-      methodParameters: undefined, fileExtension: '.bin', tags: [], datasetIds: [], mimeType: '',
+      methodParameters: undefined, fileExtension: '.bin', tags: [], datasetIds: [], mimeType: '', uploadId: '',
     },
   });
   for (let i = 0; i < 16; i++) stream.write({ fileContents: { data: chunk } });
@@ -382,7 +382,7 @@ test.serial('a capture time outside the representable range is INVALID_ARGUMENT 
   const err = await new Promise<Error | null>((resolve) =>
     client.dataClient.dataSync.dataCaptureUpload(
       {
-        metadata: { partId: part, componentType: sensor, componentName: 'far', methodName: 'Readings', type: 2, fileName: '', fileExtension: '', tags: [], datasetIds: [], mimeType: '' },
+        metadata: { partId: part, componentType: sensor, componentName: 'far', methodName: 'Readings', type: 2, fileName: '', fileExtension: '', tags: [], datasetIds: [], mimeType: '', uploadId: '' },
         sensorContents: [{ metadata: { timeRequested: farFuture, timeReceived: farFuture, mimeType: '' }, struct: { readings: { a: 1 } } }],
       },
       md,

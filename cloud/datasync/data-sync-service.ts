@@ -23,6 +23,7 @@ import { insertBinary, type CaptureFields } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
 import { insertTabular, type TabularPoint } from './tabular-ingest.js';
 import { decodeDataCaptureUploadRequest } from './struct-codec.js';
+import { storedIdFor, UploadDedup } from './upload-dedup.js';
 
 /** Largest binary datum accepted from a stream; bigger uploads are RESOURCE_EXHAUSTED. */
 export const maxBinaryBytes = 512 * 1024 * 1024;
@@ -48,7 +49,11 @@ function checkTags(tags: string[], field: string): void {
 }
 
 export class DataSync {
-  constructor(private readonly deps: DataSyncDeps) {}
+  private readonly dedup: UploadDedup;
+
+  constructor(private readonly deps: DataSyncDeps) {
+    this.dedup = new UploadDedup(deps.store);
+  }
 
   /** Authenticates, resolves metadata.part_id and checks that the caller may upload for it. */
   private async capture(metadata: Metadata, upload: UploadMetadata | undefined, field: string): Promise<CaptureFields & { upload: UploadMetadata }> {
@@ -92,7 +97,10 @@ export class DataSync {
         }
         return { timeRequested, timeReceived, data: item.struct };
       });
-      return { fileId: await insertTabular(this.deps.store, capture, points), binaryDataId: '' };
+      if (!capture.upload.uploadId) return { fileId: await insertTabular(this.deps.store, capture, points), binaryDataId: '' };
+      const storedId = storedIdFor(capture.part.partId, capture.upload.uploadId);
+      await this.dedup.once('tabular', storedId, () => insertTabular(this.deps.store, capture, points, storedId));
+      return { fileId: storedId, binaryDataId: '' };
     }
     if (type !== DataType.DATA_TYPE_BINARY_SENSOR && type !== DataType.DATA_TYPE_FILE) {
       throw invalidArgument(`metadata.type ${type} is not a DataType`);
@@ -106,15 +114,34 @@ export class DataSync {
     return { fileId: id, binaryDataId: id };
   }
 
-  private storeBinary(
+  private async storeBinary(
     capture: CaptureFields & { upload: UploadMetadata },
     content: Uint8Array | BlobWriter,
     timeRequested = new Date(),
     timeReceived = timeRequested,
     declaredMime = '',
   ): Promise<string> {
+    if (capture.upload.uploadId) {
+      const id = storedIdFor(capture.part.partId, capture.upload.uploadId);
+      const stored = await this.dedup.once('binary', id, () => this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime, id));
+      // A repeated upload: its content (possibly already in a blob writer) is not kept.
+      if (!stored && !(content instanceof Uint8Array)) await content.abort();
+      return id;
+    }
+    return this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime);
+  }
+
+  private insertBinaryOf(
+    capture: CaptureFields & { upload: UploadMetadata },
+    content: Uint8Array | BlobWriter,
+    timeRequested: Date,
+    timeReceived: Date,
+    declaredMime: string,
+    id?: string,
+  ): Promise<string> {
     const ext = extensionOf(capture.upload.fileExtension, capture.upload.fileName);
     return insertBinary(this.deps.store, {
+      id,
       ...capture,
       fileName: capture.upload.fileName,
       fileExtension: ext,

@@ -29,6 +29,8 @@ export interface BinaryUpload extends CaptureFields {
   timeReceived: Date;
   /** The content, or a writer that already holds it (a streamed upload); the writer is committed or aborted here. */
   content: Uint8Array | BlobWriter;
+  /** The binary data id to store (derived from the client's upload id, see upload-dedup.ts); random when absent. */
+  id?: string;
 }
 
 /** Stores the content, then its metadata row; returns the binary data id. */
@@ -44,7 +46,7 @@ export async function insertBinary(store: Store, upload: BinaryUpload): Promise<
 
 async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8Array | BlobWriter): Promise<string> {
   const p = upload.part;
-  const id = randomUUID();
+  const id = upload.id ?? randomUUID();
   const blobKey = `${p.organizationId}/${id}`;
   const size = content instanceof Uint8Array ? content.byteLength : content.size;
   const missing = await missingDatasets(store, p.organizationId, upload.datasetIds);

@@ -107,8 +107,7 @@ class TabularWriter {
 
   constructor(private readonly store: Store) {}
 
-  submit(capture: CaptureFields, points: TabularPoint[]): { uploadId: string; committed: Promise<void> } {
-    const uploadId = randomUUID();
+  submit(capture: CaptureFields, points: TabularPoint[], uploadId: string = randomUUID()): { uploadId: string; committed: Promise<void> } {
     const p = capture.part;
     const firstSeq = this.store.reserveSeq('tabular_data', points.length);
     const lastSeq = firstSeq + BigInt(points.length) - 1n;
@@ -219,12 +218,13 @@ const writers = new WeakMap<Store, TabularWriter>();
 
 /**
  * Inserts the points of one upload and returns its upload id (the file_id answered to the caller) once
- * they are committed.
+ * they are committed. `storedId` is the upload id to store (derived from the client's, see upload-dedup.ts);
+ * random when absent.
  */
-export async function insertTabular(store: Store, capture: CaptureFields, points: TabularPoint[]): Promise<string> {
+export async function insertTabular(store: Store, capture: CaptureFields, points: TabularPoint[], storedId?: string): Promise<string> {
   let writer = writers.get(store);
   if (!writer) writers.set(store, (writer = new TabularWriter(store)));
-  const { uploadId, committed } = writer.submit(capture, points);
+  const { uploadId, committed } = writer.submit(capture, points, storedId);
   await committed;
   return uploadId;
 }

@@ -10,6 +10,7 @@ import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import type { MachineConfig } from '../shared/machine-config.js';
 import { parseResourceEntries } from '../shared/resource-entry.js';
+import { assembleDataManager } from '../datamanager/assemble.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
@@ -170,7 +171,10 @@ export class Machine extends EventEmitter<MachineEvents> {
     this.current = config;
     this.settings = { debug: this.options.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
     this.sink.setDeduplicate(!config.disable_log_deduplication);
-    const desired = resolveResources(parseResourceEntries(config.components, config.services), this.registry, this.hooks.explainMissingModel);
+    const entries = parseResourceEntries(config.components, config.services);
+    // The data manager's capture targets come from the other entries' service_configs.
+    assembleDataManager(entries, this.registry, config.cloud);
+    const desired = resolveResources(entries, this.registry, this.hooks.explainMissingModel);
     const byKey = new Map(desired.map((r) => [r.key, r]));
     const removed = [...this.nodes.keys()].filter((key) => !byKey.has(key));
     const changed = desired.filter((r) => this.nodes.get(r.key) && this.nodes.get(r.key)!.spec.fingerprint !== r.fingerprint).map((r) => r.key);

@@ -4,6 +4,7 @@ import 'reflect-metadata';
 import { container as root, type DependencyContainer } from 'tsyringe';
 import { builtinModels } from '../../drivers/index.js';
 import { ConfigFile } from '../config/config-file.js';
+import { dataManagerModel } from '../datamanager/model.js';
 import { Machine } from '../kernel/machine.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';
@@ -17,6 +18,8 @@ import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
 export function registryWithBuiltins(): ModelRegistry {
   const registry = new ModelRegistry();
   for (const model of builtinModels) registry.register(model);
+  // Built-in services that live in core/ rather than drivers/ (they reach beyond one device).
+  registry.register(dataManagerModel);
   return registry;
 }
 

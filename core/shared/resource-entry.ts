@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { checkModelName, parseApi } from '../../plugins/names.js';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
 import { LEVEL_NAMES, type LevelName } from './log-levels.js';
+import { serviceConfigsSchema, type ServiceConfig } from './service-configs.js';
 
 export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -21,6 +22,7 @@ const envelope = z.strictObject({
         .pipe(z.enum(LEVEL_NAMES, { error: `must be one of ${LEVEL_NAMES.join(', ')}` })),
     })
     .optional(),
+  service_configs: serviceConfigsSchema,
 });
 
 export interface ResourceEntry {
@@ -32,6 +34,8 @@ export interface ResourceEntry {
   attributes: Record<string, unknown>;
   dependsOn: string[];
   logLevel?: LevelName;
+  /** Per-resource settings of services, e.g. what the data manager captures (config/service-configs.ts). */
+  serviceConfigs: ServiceConfig[];
   /** Set when the entry itself is invalid; such an entry is reported but never built. */
   error?: ConfigError;
 }
@@ -41,7 +45,7 @@ type Section = 'components' | 'services';
 function parseEntry(raw: unknown, section: Section, index: number): ResourceEntry {
   const path = `${section}[${index}]`;
   const rawName = typeof (raw as { name?: unknown })?.name === 'string' ? (raw as { name: string }).name : '';
-  const fallback = { path, name: rawName || path, api: String((raw as { api?: unknown })?.api ?? ''), model: String((raw as { model?: unknown })?.model ?? ''), attributes: {}, dependsOn: [] };
+  const fallback = { path, name: rawName || path, api: String((raw as { api?: unknown })?.api ?? ''), model: String((raw as { model?: unknown })?.model ?? ''), attributes: {}, dependsOn: [], serviceConfigs: [] };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ...fallback, error: new ConfigError(path, 'must be an object with name, api and model') };
   }
@@ -56,6 +60,7 @@ function parseEntry(raw: unknown, section: Section, index: number): ResourceEntr
     attributes: entry.attributes,
     dependsOn: entry.depends_on,
     logLevel: entry.log_configuration?.level,
+    serviceConfigs: entry.service_configs,
   };
   try {
     const api = parseApi(entry.api, `${path}.api`);

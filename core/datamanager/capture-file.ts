@@ -1,0 +1,162 @@
+// Capture files: append-only, one open file per resource and method.
+//
+//   file   = frame(header) frame(record)*
+//   frame  = u32 LE payload length | u32 LE CRC-32 of the payload | payload
+//   header = UTF-8 JSON (CaptureFileHeader)
+//   record = one platform.app.datasync.v1.SensorData message (protobuf): the sensor-data item of a
+//            DataCaptureUploadRequest, so that an upload is the header's metadata plus the records as
+//            they are on disk (see upload-body.ts), with no decoding.
+//
+// A file is written as `<name>.prog` and renamed to `<name>.capture` when it is closed (fdatasync, rename,
+// folder fsync); only `.capture` files are synced. A `.prog` left by a crash is recovered at start: its
+// records are checked frame by frame, a torn or corrupt tail (a record cut by the crash) is truncated,
+// and the file is closed like any other.
+//
+// fsync policy: every record is one write(2) as soon as it is captured, so a crash of the process (kill
+// -9) loses nothing that was written; the data reaches the disk itself at the latest at the next
+// fdatasync, which runs once per second for each open file that has new records, and when a file closes.
+// A power cut therefore loses at most the last second of captures.
+import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { crc32 } from 'node:zlib';
+
+export const OPEN_SUFFIX = '.prog';
+export const CLOSED_SUFFIX = '.capture';
+const FRAME_HEAD = 8;
+/** A record larger than this is corruption, not data (binary captures are well below it). */
+const MAX_RECORD = 256 * 1024 * 1024;
+
+export interface CaptureFileHeader {
+  /** Unique per file; the cloud stores it with the data and ignores it when it comes again. */
+  upload_id: string;
+  component_type: string;
+  component_name: string;
+  method_name: string;
+  method_parameters: Record<string, unknown>;
+  tags: string[];
+  kind: 'tabular' | 'binary';
+}
+
+export function frame(payload: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(FRAME_HEAD + payload.byteLength);
+  out.writeUInt32LE(payload.byteLength, 0);
+  out.writeUInt32LE(crc32(payload), 4);
+  out.set(payload, FRAME_HEAD);
+  return out;
+}
+
+export function fsyncFolder(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class CaptureFileWriter {
+  private readonly fd: number;
+  private dirty = false;
+  bytes = 0;
+  records = 0;
+
+  /** Creates `<base>.prog` holding the header. */
+  constructor(
+    readonly base: string,
+    readonly header: CaptureFileHeader,
+  ) {
+    this.fd = openSync(base + OPEN_SUFFIX, 'wx');
+    this.write(frame(Buffer.from(JSON.stringify(header))));
+  }
+
+  private write(buffer: Buffer): void {
+    let offset = 0;
+    while (offset < buffer.byteLength) offset += writeSync(this.fd, buffer, offset);
+    this.bytes += buffer.byteLength;
+    this.dirty = true;
+  }
+
+  append(record: Uint8Array): void {
+    this.write(frame(record));
+    this.records++;
+  }
+
+  /** Makes what was appended durable; cheap when nothing was. */
+  sync(): void {
+    if (!this.dirty) return;
+    fdatasyncSync(this.fd);
+    this.dirty = false;
+  }
+
+  /** Syncs and closes; a file with records becomes `<base>.capture`, one without is removed. */
+  close(): string | undefined {
+    this.sync();
+    closeSync(this.fd);
+    if (this.records === 0) {
+      unlinkSync(this.base + OPEN_SUFFIX);
+      return undefined;
+    }
+    renameSync(this.base + OPEN_SUFFIX, this.base + CLOSED_SUFFIX);
+    fsyncFolder(dirname(this.base));
+    return this.base + CLOSED_SUFFIX;
+  }
+}
+
+export interface CaptureFileContents {
+  header: CaptureFileHeader;
+  /** The records, as on disk (SensorData encodings). */
+  records: Buffer[];
+  /** Bytes of whole, checked frames from the start; what follows them is a torn or corrupt tail. */
+  validBytes: number;
+  /** True when bytes follow the last good frame. */
+  torn: boolean;
+}
+
+/** Reads a capture file, stopping at the first frame that is incomplete or fails its checksum. */
+export function readCaptureFile(path: string): CaptureFileContents {
+  const data = readFileSync(path);
+  const frames: Buffer[] = [];
+  let offset = 0;
+  while (offset + FRAME_HEAD <= data.byteLength) {
+    const length = data.readUInt32LE(offset);
+    if (length > MAX_RECORD || offset + FRAME_HEAD + length > data.byteLength) break;
+    const payload = data.subarray(offset + FRAME_HEAD, offset + FRAME_HEAD + length);
+    if (crc32(payload) !== data.readUInt32LE(offset + 4)) break;
+    frames.push(payload);
+    offset += FRAME_HEAD + length;
+  }
+  if (frames.length === 0) throw new Error(`${path}: no valid header frame`);
+  const header = JSON.parse(frames[0].toString('utf8')) as CaptureFileHeader;
+  return { header, records: frames.slice(1), validBytes: offset, torn: offset < data.byteLength };
+}
+
+/**
+ * Recovers a `.prog` file left by a crash: cuts a torn tail, then closes it. Returns the closed path and
+ * how many bytes were cut, or undefined when the file held no record (it is removed).
+ */
+export function recoverCaptureFile(progPath: string): { path?: string; cutBytes: number; records: number } {
+  let contents: CaptureFileContents;
+  try {
+    contents = readCaptureFile(progPath);
+  } catch {
+    // Not even a header survived: nothing was captured into it.
+    unlinkSync(progPath);
+    return { cutBytes: 0, records: 0 };
+  }
+  const size = readFileSync(progPath).byteLength;
+  if (contents.records.length === 0) {
+    unlinkSync(progPath);
+    return { cutBytes: size - contents.validBytes, records: 0 };
+  }
+  const fd = openSync(progPath, 'r+');
+  try {
+    if (contents.torn) ftruncateSync(fd, contents.validBytes);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const closed = progPath.slice(0, -OPEN_SUFFIX.length) + CLOSED_SUFFIX;
+  renameSync(progPath, closed);
+  fsyncFolder(dirname(progPath));
+  return { path: closed, cutBytes: size - contents.validBytes, records: contents.records.length };
+}
