@@ -125,12 +125,16 @@ export class TrainingRun {
 
   private async runTrainer(spec: TrainerProcessSpec): Promise<TrainerOutcome> {
     this.throwIfStopped();
-    const pending: Promise<unknown>[] = [];
-    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => pending.push(this.onEvent(event)));
+    // Events are handled one after another, in the order the trainer wrote them: handled concurrently, a
+    // progress event whose handler logs first could save its metric after the final `metrics` event.
+    let handled: Promise<void> = Promise.resolve();
+    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => {
+      handled = handled.then(() => this.onEvent(event)).catch(() => undefined);
+    });
     if (this.stopReason) this.process.cancel();
     await this.update({ pid: this.process.pid });
     const outcome = await this.process.done;
-    await Promise.allSettled(pending);
+    await handled;
     return outcome;
   }
 
