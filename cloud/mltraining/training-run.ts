@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportDataset } from './dataset-export.js';
 import type { TrainingDataSource } from './data-source.js';
+import { jobIdVariable } from './orphan-trainers.js';
 import type { JobStore } from './job-store.js';
 import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
 import type { TrainingScriptRegistry } from './script-registry.js';
@@ -105,7 +106,7 @@ export class TrainingRun {
         args: [builtinScript, ...common, `--model_type=${job.modelType!.toLowerCase()}`, `--labels=${job.tags.join(',')}`,
           `--num_threads=${this.ctx.trainerThreads}`, ...Object.entries(args).map(([k, v]) => `--${k}=${v}`)],
         cwd: workDir,
-        env: {},
+        env: { [jobIdVariable]: job.id },
         limits: this.ctx.builtinLimits,
       };
     }
@@ -118,7 +119,7 @@ export class TrainingRun {
       command: isPython ? this.ctx.python : entry,
       args: [...(isPython ? [entry] : []), ...common, ...typeArg, ...userArgs],
       cwd: workDir,
-      env: { PYTHONPATH: script.packageFolder, PLATFORM_TRAINING_JOB_ID: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
+      env: { PYTHONPATH: script.packageFolder, [jobIdVariable]: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
       limits: this.ctx.customLimits,
     };
   }
