@@ -6,5 +6,6 @@ import { fakeSensorModel } from './sensor/fake/model.js';
 import { fakeCameraModel } from './camera/fake/model.js';
 import { pcdFileCameraModel } from './camera/pcd-file/model.js';
 import { obstaclesDepthModel } from './vision/obstacles-depth/model.js';
+import { onnxCpuModel } from './mlmodel/onnx-cpu/model.js';
 
-export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, obstaclesDepthModel];
+export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, obstaclesDepthModel, onnxCpuModel];

@@ -57,6 +57,8 @@ await build({
   entryPoints: drivers.map((f) => ({ in: f, out: relative(root, f).slice(0, -'.ts'.length) + '.bundle' })),
   outdir: out,
   outExtension: { '.js': '.cjs' },
+  // onnxruntime-web finds its WASM beside its own files in node_modules: it is loaded from there.
+  external: ['onnxruntime-web'],
 });
 
 for (const asset of files.assets) {

@@ -6,5 +6,6 @@ import { encoderAdapter } from './encoder.js';
 import { sensorAdapter } from './sensor.js';
 import { cameraAdapter } from './camera.js';
 import { visionAdapter } from './vision.js';
+import { mlmodelAdapter } from './mlmodel.js';
 
-export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter];
+export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter, mlmodelAdapter];
