@@ -5,6 +5,9 @@ import { motorAndBoardModels } from './motor/models.js';
 import { fakeSensorModel } from './sensor/fake/model.js';
 import { fakeCameraModel } from './camera/fake/model.js';
 import { pcdFileCameraModel } from './camera/pcd-file/model.js';
+import { imageFileCameraModel } from './camera/image-file/model.js';
 import { obstaclesDepthModel } from './vision/obstacles-depth/model.js';
+import { onnxCpuModel } from './mlmodel/onnx-cpu/model.js';
+import { mlmodelVisionModel } from './vision/mlmodel/model.js';
 
-export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, obstaclesDepthModel];
+export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, imageFileCameraModel, obstaclesDepthModel, onnxCpuModel, mlmodelVisionModel];

@@ -58,8 +58,9 @@ await build({
   entryPoints: drivers.map((f) => ({ in: f, out: relative(root, f).slice(0, -'.ts'.length) + '.bundle' })),
   outdir: out,
   outExtension: { '.js': '.cjs' },
-  // Loaded from node_modules by the drivers that use it (the data manager's sync), not bundled into each.
-  external: ['@grpc/grpc-js'],
+  // Loaded from node_modules by the drivers that use them, not bundled into each: @grpc/grpc-js (the data
+  // manager's sync), and onnxruntime-web, which finds its WASM beside its own files in node_modules.
+  external: ['@grpc/grpc-js', 'onnxruntime-web'],
 });
 
 for (const asset of files.assets) {

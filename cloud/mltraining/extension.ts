@@ -7,7 +7,7 @@
 //   PLATFORM_TRAINING_CUSTOM_TIMEOUT_S wall-clock limit of a custom job (default 7200)
 //   PLATFORM_TRAINING_CUSTOM_CPU_S     CPU-time limit of a custom job (default none)
 //   PLATFORM_TRAINING_CUSTOM_MEMORY_MB address-space limit of a custom job (default 8192)
-//   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default 20)
+//   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default: chosen from the dataset's size)
 import { join } from 'node:path';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
@@ -36,7 +36,8 @@ export function createMlTrainingExtension(): CloudExtension {
           cpuSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_CPU_S', undefined, 1),
           memoryBytes: customMemoryMb * 2 ** 20,
         },
-        builtinDefaults: { epochs: String(Math.floor(envNumber('PLATFORM_TRAINING_EPOCHS', 20, 1)!)) },
+        // Unset, the trainer chooses epochs from the dataset's size (see TRAINING-DEFAULTS.md).
+        builtinDefaults: process.env.PLATFORM_TRAINING_EPOCHS ? { epochs: String(Math.floor(envNumber('PLATFORM_TRAINING_EPOCHS', 20, 1)!)) } : {},
         logger: ctx.logger.child({ extension: 'mltraining' }),
       });
       await training.start();

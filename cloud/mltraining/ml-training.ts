@@ -1,7 +1,6 @@
 // The ML training service's core, independent of gRPC: submit, inspect, list, cancel and delete jobs,
 // run them through a queue, and recover them after a restart.
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '..
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { ModelArtefactStore } from './model-artefacts.js';
+import { killOrphans } from './orphan-trainers.js';
 import { defaultPython } from './python-command.js';
 import { TrainingScriptRegistry } from './script-registry.js';
 import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
@@ -268,50 +268,5 @@ export class MLTraining {
     const logs = all.slice(start, start + logPageSize);
     const next = start + logs.length;
     return { logs, nextPageToken: next < all.length || !isFinished(job.status) ? String(next) : '' };
-  }
-}
-
-/**
- * Ends the process groups a crashed cloud left behind for a job. The recorded pid is not enough: the
- * trainer starts before its pid is durably saved, so a crash in between leaves no pid. Every trainer's
- * command line names its job (its work folder is work/<job id>), so on Linux the processes are found
- * through /proc and their whole groups are ended; elsewhere only the recorded pid's group is.
- */
-function killOrphans(jobId: string, recordedPid: number | undefined): void {
-  const groups = new Set<number>();
-  const ownGroup = processGroupOf('self');
-  let entries: string[] | undefined;
-  try {
-    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    if (recordedPid) groups.add(recordedPid);
-  }
-  for (const entry of entries ?? []) {
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(jobId)) continue;
-      const group = processGroupOf(entry);
-      if (group !== undefined) groups.add(group);
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  for (const group of groups) {
-    if (group <= 1 || group === ownGroup) continue;
-    try {
-      process.kill(-group, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-}
-
-/** The process group of a /proc entry (a pid or `self`), from field 5 of its stat line. */
-function processGroupOf(entry: string): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-    return Number.isInteger(group) ? group : undefined;
-  } catch {
-    return undefined;
   }
 }

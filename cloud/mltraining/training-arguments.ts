@@ -20,6 +20,7 @@ export const builtinArgumentRules: Record<string, NumberRule> = {
   seed: { integer: true, min: 0, max: 2 ** 31 - 1 },
   target_metric: { integer: false, min: 0, max: 1, above: true },
   evaluations_per_epoch: { integer: true, min: 1, max: 100 },
+  early_stopping_patience: { integer: true, min: 0, max: 1000 },
 };
 
 export function checkBuiltinArguments(args: Record<string, string>): void {

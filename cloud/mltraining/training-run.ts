@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportDataset } from './dataset-export.js';
 import type { TrainingDataSource } from './data-source.js';
+import { jobIdVariable } from './orphan-trainers.js';
 import type { JobStore } from './job-store.js';
 import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
 import type { TrainingScriptRegistry } from './script-registry.js';
@@ -105,7 +106,7 @@ export class TrainingRun {
         args: [builtinScript, ...common, `--model_type=${job.modelType!.toLowerCase()}`, `--labels=${job.tags.join(',')}`,
           `--num_threads=${this.ctx.trainerThreads}`, ...Object.entries(args).map(([k, v]) => `--${k}=${v}`)],
         cwd: workDir,
-        env: {},
+        env: { [jobIdVariable]: job.id },
         limits: this.ctx.builtinLimits,
       };
     }
@@ -118,19 +119,23 @@ export class TrainingRun {
       command: isPython ? this.ctx.python : entry,
       args: [...(isPython ? [entry] : []), ...common, ...typeArg, ...userArgs],
       cwd: workDir,
-      env: { PYTHONPATH: script.packageFolder, PLATFORM_TRAINING_JOB_ID: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
+      env: { PYTHONPATH: script.packageFolder, [jobIdVariable]: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
       limits: this.ctx.customLimits,
     };
   }
 
   private async runTrainer(spec: TrainerProcessSpec): Promise<TrainerOutcome> {
     this.throwIfStopped();
-    const pending: Promise<unknown>[] = [];
-    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => pending.push(this.onEvent(event)));
+    // Events are handled one after another, in the order the trainer wrote them: handled concurrently, a
+    // progress event whose handler logs first could save its metric after the final `metrics` event.
+    let handled: Promise<void> = Promise.resolve();
+    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => {
+      handled = handled.then(() => this.onEvent(event)).catch(() => undefined);
+    });
     if (this.stopReason) this.process.cancel();
     await this.update({ pid: this.process.pid });
     const outcome = await this.process.done;
-    await Promise.allSettled(pending);
+    await handled;
     return outcome;
   }
 

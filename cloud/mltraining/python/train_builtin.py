@@ -24,8 +24,10 @@ def parse():
     p.add_argument("--model_type", required=True,
                    choices=["single_label_classification", "multi_label_classification", "object_detection"])
     p.add_argument("--labels", required=True, help="comma-separated labels to train on")
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--epochs", type=int, default=0, help="0 (default) chooses them from the dataset's size")
+    p.add_argument("--batch_size", type=int, default=0, help="0 (default) chooses it from the dataset's size")
+    p.add_argument("--early_stopping_patience", type=int, default=None,
+                   help="epochs without a better validation before stopping (0: never); default a quarter of the epochs, at least 10")
     p.add_argument("--learning_rate", type=float, default=3e-3)
     p.add_argument("--image_size", type=int, default=64)
     p.add_argument("--validation_fraction", type=float, default=0.2)

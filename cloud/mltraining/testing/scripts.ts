@@ -52,3 +52,14 @@ sleep 600 &
 echo $! > "$PID_FILE.tmp" && mv "$PID_FILE.tmp" "$PID_FILE"
 while :; do sleep 1; done
 `;
+
+/**
+ * Reports a progress event and, right after it, its final metrics: the final metrics must be what the
+ * job keeps, even though the progress event's handler (which writes a log line first) is slower.
+ */
+export const finalMetricsScript = `#!/bin/sh
+${parseArgs}
+echo '{"event": "progress", "epoch": 1, "total_epochs": 1, "loss": 0.5, "metric_name": "accuracy", "metric": 0.5, "images_per_second": 10, "elapsed_seconds": 1}'
+echo '{"event": "metrics", "metrics": {"accuracy": 0.93, "f1": 0.9}}'
+printf 'fake-onnx' > "$OUT/model.onnx"
+`;

@@ -7,5 +7,6 @@ import { sensorAdapter } from './sensor.js';
 import { cameraAdapter } from './camera.js';
 import { visionAdapter } from './vision.js';
 import { dataManagerAdapter } from './data-manager.js';
+import { mlmodelAdapter } from './mlmodel.js';
 
-export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter, dataManagerAdapter];
+export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter, dataManagerAdapter, mlmodelAdapter];

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torchvision.ops import batched_nms, box_iou
 
-from . import protocol
+from . import protocol, schedule
 from .data import DatasetError, boxes, load_image, split
 from .networks import Detector, ExportedDetector, decode
 
@@ -115,15 +115,50 @@ def mean_average_precision(found, targets, classes, iou_threshold=0.5):
 
 
 def augment(x, targets):
-    flip = torch.rand(x.shape[0]) < 0.5
+    """Flips and shifts of up to an eighth of the side (boxes move with the image and are clipped; a box
+    left with under half its area is dropped), and brightness changes of up to 15 %."""
+    n, _, h, w = x.shape
+    flip = torch.rand(n) < 0.5
     x = x.clone()
     x[flip] = x[flip].flip(dims=[3])
-    flipped = []
+    pad = max(1, h // 8)
+    padded = F.pad(x, (pad, pad, pad, pad), mode="replicate")
+    dx = torch.randint(0, 2 * pad + 1, (n,)).tolist()
+    dy = torch.randint(0, 2 * pad + 1, (n,)).tolist()
+    shifted = torch.stack([padded[i, :, dy[i]:dy[i] + h, dx[i]:dx[i] + w] for i in range(n)])
+    brightness = 1 + (torch.rand(n, 1, 1, 1) - 0.5) * 0.3
+    moved = []
     for i, found in enumerate(targets):
-        if flip[i]:
-            found = [(c, (1 - x1, y0, 1 - x0, y1)) for c, (x0, y0, x1, y1) in found]
-        flipped.append(found)
-    return x, flipped
+        ox, oy = (pad - dx[i]) / w, (pad - dy[i]) / h
+        kept = []
+        for c, (x0, y0, x1, y1) in found:
+            if flip[i]:
+                x0, x1 = 1 - x1, 1 - x0
+            a = (x0 + ox, y0 + oy, x1 + ox, y1 + oy)
+            b = (max(0.0, a[0]), max(0.0, a[1]), min(1.0, a[2]), min(1.0, a[3]))
+            if b[2] > b[0] and b[3] > b[1] and (b[2] - b[0]) * (b[3] - b[1]) >= 0.5 * (a[2] - a[0]) * (a[3] - a[1]):
+                kept.append((c, b))
+        moved.append(kept)
+    return (shifted * brightness).clamp_(0, 1), moved
+
+
+def chance(t_train, t_val, classes):
+    """What a detector that ignores the image scores: for every label, its mean training box."""
+    constant = []
+    for c in range(classes):
+        boxes_c = [coords for found in t_train for k, coords in found if k == c]
+        if boxes_c:
+            constant.append((torch.tensor(boxes_c).mean(dim=0), c))
+    b = torch.stack([box for box, _ in constant]) if constant else torch.zeros(0, 4)
+    found = [(b, torch.ones(len(constant)), torch.tensor([c for _, c in constant], dtype=torch.long))] * len(t_val)
+    return mean_average_precision(found, t_val, classes), "one fixed box per label (its mean training box)"
+
+
+def validation_loss(model, x, targets, grid, classes):
+    model.eval()
+    with torch.no_grad():
+        obj, box, cls = encode(targets, grid, classes)
+        return loss_of(model(x), obj, box, cls).item()
 
 
 def train(entries, labels, options):
@@ -131,16 +166,24 @@ def train(entries, labels, options):
         raise DatasetError(f"image_size must be a multiple of {STRIDE} for object detection")
     x_train, t_train, x_val, t_val = prepare(entries, labels, options)
     grid = options.image_size // STRIDE
-    protocol.log(f"training on {len(x_train)} images, validating on {len(x_val)}; grid {grid}x{grid}")
+    batch_size = schedule.batch_size(options, len(x_train))
+    total_epochs = schedule.epochs(options, len(x_train), batch_size, min_steps=800)
+    patience = schedule.patience(options, total_epochs)
+    protocol.log(f"training on {len(x_train)} images, validating on {len(x_val)}; grid {grid}x{grid}; batch size "
+                 f"{batch_size}, up to {total_epochs} epochs, early stopping after {patience or 'no'} epochs without "
+                 f"a better validation")
     model = Detector(len(labels))
     optimizer = torch.optim.AdamW(model.parameters(), lr=options.learning_rate, weight_decay=1e-4)
-    started, trained, training_seconds, metrics = time.monotonic(), 0, 0.0, {}
-    for epoch in range(1, options.epochs + 1):
+    best = schedule.BestCheckpoint(model, "map50", patience)
+    started, trained, training_seconds = time.monotonic(), 0, 0.0
+    for epoch in range(1, total_epochs + 1):
         model.train()
         order = torch.randperm(len(x_train)).tolist()
         total = 0.0
-        for start in range(0, len(order), options.batch_size):
-            idx = order[start:start + options.batch_size]
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            if len(idx) < 2 and len(order) > 1:
+                continue  # BatchNorm cannot train on a batch of one
             x, targets = augment(x_train[idx], [t_train[i] for i in idx])
             obj, box, cls = encode(targets, grid, len(labels))
             step_started = time.monotonic()
@@ -152,10 +195,17 @@ def train(entries, labels, options):
             total += loss.item() * len(idx)
             trained += len(idx)
         value = mean_average_precision(detections(model, x_val), t_val, len(labels))
-        metrics = {"map50": value}
+        best.offer(epoch, value, validation_loss(model, x_val, t_val, grid, len(labels)), {"map50": value})
         elapsed = time.monotonic() - started
-        protocol.progress(epoch, options.epochs, total / len(x_train), "map50", value, trained / training_seconds, elapsed)
+        protocol.progress(epoch, total_epochs, total / len(x_train), "map50", value, trained / max(training_seconds, 1e-9), elapsed)
         if options.target_metric is not None and value >= options.target_metric:
             protocol.log(f"validation map50 {value:.3f} reached the target {options.target_metric}; stopping")
             break
+        if best.exhausted():
+            protocol.log(f"validation map50 has not improved for {patience} epochs; stopping early at epoch {epoch}")
+            break
+    metrics = best.restore()
+    protocol.log(f"keeping the best checkpoint: epoch {best.epoch}, validation map50 {best.metric:.3f}")
+    level, how = chance(t_train, t_val, len(labels))
+    metrics = schedule.report_chance(metrics, "map50", level, how)
     return ExportedDetector(model), metrics, (1, 3, options.image_size, options.image_size), ["boxes", "scores"]

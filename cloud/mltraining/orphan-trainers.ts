@@ -1,0 +1,76 @@
+// Finds and ends what a crashed cloud left running for a job: its trainer's process group.
+//
+// The group leader is not a reliable witness. After a kill -9 of the cloud the leader (the trainer,
+// whose command line names the job) often exits on its own (the Python watchdog sees its parent go), while
+// the children it started stay in its group with command lines of their own (`sleep`, a data loader).
+// So every process carries the job's marks that children inherit: its working folder (work/<job id>) and
+// the PLATFORM_TRAINING_JOB_ID variable; the command line is checked too.
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+
+/** The variable every trainer (and so every child it starts) gets, naming its job. */
+export const jobIdVariable = 'PLATFORM_TRAINING_JOB_ID';
+
+/**
+ * Ends (SIGKILL) the process groups of every process that carries the job's marks. `recordedPid`, the
+ * trainer's pid saved in the job, also names a group: it is ended when its leader is gone (Linux does
+ * not hand out a pid again while a group of that id exists, so the group is the trainer's) or carries
+ * the marks. Without /proc only the recorded group can be ended.
+ */
+export function killOrphans(jobId: string, recordedPid: number | undefined): number[] {
+  const groups = new Set<number>();
+  const ownGroup = processGroupOf('self');
+  let entries: string[] | undefined;
+  try {
+    entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    if (recordedPid) groups.add(recordedPid);
+  }
+  for (const entry of entries ?? []) {
+    if (!carriesJob(entry, jobId)) continue;
+    const group = processGroupOf(entry);
+    if (group !== undefined) groups.add(group);
+  }
+  if (recordedPid && entries && (!isAlive(recordedPid) || carriesJob(String(recordedPid), jobId))) groups.add(recordedPid);
+  const killed: number[] = [];
+  for (const group of groups) {
+    if (group <= 1 || group === ownGroup) continue;
+    try {
+      process.kill(-group, 'SIGKILL');
+      killed.push(group);
+    } catch {
+      // ESRCH: nothing left in that group
+    }
+  }
+  return killed;
+}
+
+function carriesJob(entry: string, jobId: string): boolean {
+  return read(() => readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(jobId))
+    || read(() => readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`${jobIdVariable}=${jobId}`))
+    || read(() => readlinkSync(`/proc/${entry}/cwd`).split('/').includes(jobId));
+}
+
+/** Reads one /proc fact; a process that ended meanwhile or is not ours to read carries nothing. */
+function read(check: () => boolean): boolean {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  const stat = read(() => !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
+  return stat;
+}
+
+/** The process group of a /proc entry (a pid or `self`), from field 5 of its stat line. */
+function processGroupOf(entry: string): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isInteger(group) ? group : undefined;
+  } catch {
+    return undefined;
+  }
+}
