@@ -1,36 +1,132 @@
 #!/usr/bin/env node
-// `npm start`: runs platform-server on the example config and, once it serves, prints how to call it.
-import { spawn } from 'node:child_process';
+// `npm start`: the whole stack on embedded defaults. A local platform-cloud (data under
+// ~/.platform/cloud), an organization, a machine and an owner key (created on first start, reused
+// after), and platform-server online against that cloud, running the example machine from the part's
+// cloud config. Prints how to reach each program. Ctrl-C stops everything.
+//
+// Environment: PLATFORM_HOME (default ~/.platform) moves every file; PLATFORM_START_CLOUD_PORT
+// (default 8081) is the cloud's port. `npm start -- <config.json>` runs a local config file offline
+// instead, as before.
+import { execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const config = process.argv[2] ?? join(root, 'examples', 'fake.json');
-const server = spawn(process.execPath, [join(root, 'dist', 'core', 'server', 'main.js'), '-config', config], { stdio: ['inherit', 'pipe', 'inherit'] });
+const serverMain = join(root, 'dist', 'core', 'server', 'main.js');
+const cloudMain = join(root, 'dist', 'cloud', 'server', 'main.js');
+const home = process.env.PLATFORM_HOME || join(homedir(), '.platform');
+const cloudDir = join(home, 'cloud');
+const stackFile = join(home, 'start-stack.json');
+const credentialsFile = join(home, 'start-credentials.json');
+const cloudPort = process.env.PLATFORM_START_CLOUD_PORT || '8081';
+const run = promisify(execFile);
 
-let printed = false;
-server.stdout.on('data', (chunk) => {
-  process.stdout.write(chunk);
-  const match = !printed && /platform-server serving on (\S+)/.exec(chunk.toString());
-  if (!match) return;
-  printed = true;
-  const address = match[1];
+const children = [];
+let stopping = false;
+function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  // The runtime first (it ships its last log lines to the cloud), then the cloud.
+  const [cloud, ...rest] = children;
+  Promise.all(rest.map((c) => stop(c))).then(() => (cloud ? stop(cloud) : undefined)).then(() => process.exit(code));
+}
+function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+}
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => stopAll(0));
+
+/** Starts a program and resolves with the first match of `pattern` on its stdout. */
+function startProgram(name, args, pattern, env = process.env) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  children.push(child);
+  child.on('exit', (code) => {
+    if (!stopping) {
+      process.stderr.write(`${name} exited (${code}); stopping everything\n`);
+      stopAll(1);
+    }
+  });
+  return new Promise((resolve) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      process.stdout.write(chunk);
+      out += chunk.toString();
+      const match = pattern.exec(out);
+      if (match) {
+        resolve(match[1]);
+        out = '';
+        pattern = /$^/; // once
+      }
+    });
+  });
+}
+
+const admin = async (...args) => JSON.parse((await run(process.execPath, [cloudMain, ...args, '--data-dir', cloudDir, '--json'])).stdout);
+
+function writePrivate(path, text) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.tmp`, text, { mode: 0o600 });
+  chmodSync(`${path}.tmp`, 0o600);
+  renameSync(`${path}.tmp`, path);
+}
+
+async function offline(config) {
+  const address = await startProgram('platform-server', [serverMain, '-config', config], /platform-server serving on (\S+)/);
+  process.stdout.write(`\n  platform-server runs ${config} (offline) on ${address}:\n    grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus\n  Ctrl-C stops it.\n\n`);
+}
+
+async function stack() {
+  const cloudAddress = await startProgram('platform-cloud', [cloudMain, 'serve', '--data-dir', cloudDir, '--port', cloudPort], /platform-cloud serving (\S+)/);
+  // The org, machine and owner key of the first start; the key is shown only once by the cloud, so it
+  // is kept here (mode 0600) for the next starts to print.
+  let ids = existsSync(stackFile) ? JSON.parse(readFileSync(stackFile, 'utf8')) : undefined;
+  if (!ids) {
+    const org = await admin('org', 'create', 'demo');
+    const machine = await admin('machine', 'create', '--org', org.id, '--name', 'example');
+    const key = await admin('key', 'create', '--org', org.id, '--role', 'owner');
+    ids = { org_id: org.id, machine_id: machine.machine_id, part_id: machine.part_id, part_secret: machine.part_secret, key_id: key.id, key: key.key };
+    writePrivate(stackFile, `${JSON.stringify(ids, null, 2)}\n`);
+  }
+  const saved = await admin('part', 'config', 'get', '--part', ids.part_id);
+  if (saved.revision === 0) {
+    const example = JSON.parse(readFileSync(join(root, 'examples', 'fake.json'), 'utf8'));
+    const configFile = join(home, 'start-example-config.json');
+    writePrivate(configFile, JSON.stringify(example));
+    await admin('part', 'config', 'set', '--part', ids.part_id, configFile);
+  }
+  writePrivate(credentialsFile, `${JSON.stringify({ cloud: { id: ids.part_id, secret: ids.part_secret, app_address: cloudAddress } }, null, 2)}\n`);
+  const env = { ...process.env, PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online') };
+  const address = await startProgram('platform-server', [serverMain, '-config', credentialsFile], /platform-server serving on (\S+)/, env);
+  const login = JSON.stringify({ entity: ids.key_id, credentials: { type: 'api-key', payload: ids.key } });
   process.stdout.write(`
-  The example machine is up: a simulated board "board1" and a simulated sensor "thermometer".
-  Call it from another terminal (gRPC reflection is on, so grpcurl needs no proto files):
+  The whole stack is up (gRPC reflection is on everywhere, so grpcurl needs no proto files).
 
-    grpcurl -plaintext ${address} list
+  platform-cloud   ${cloudAddress}   data in ${cloudDir}
+    organization ${ids.org_id}, machine ${ids.machine_id}, part ${ids.part_id}
+    owner API key: id ${ids.key_id}  key ${ids.key}
+    TOKEN=$(grpcurl -plaintext -d '${login}' ${cloudAddress} platform.rpc.v1.AuthService/Authenticate | sed -n 's/.*"accessToken": "\\(.*\\)".*/\\1/p')
+    grpcurl -plaintext -H "authorization: Bearer $TOKEN" -d '{"id":"${ids.part_id}"}' ${cloudAddress} platform.app.v1.AppService/GetRobotPart
+    grpcurl -plaintext -H "authorization: Bearer $TOKEN" -d '{"id":"${ids.part_id}","levels":["info"]}' ${cloudAddress} platform.app.v1.AppService/GetRobotPartLogs
+
+  platform-server  ${address}   online as part ${ids.part_id} (credentials in ${credentialsFile})
     grpcurl -plaintext -d '{"name":"thermometer"}' ${address} platform.component.sensor.v1.SensorService/GetReadings
-    grpcurl -plaintext -d '{"name":"board1","pin":"12","duty_pct":0.5}' ${address} platform.component.board.v1.BoardService/SetPWM
     grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus
 
-  or from Node, with the generated client:
-
-    node -e "import('./dist/gen/platform/component/sensor/v1/sensor.js').then(({SensorServiceClient}) => new SensorServiceClient('${address}', require('@grpc/grpc-js').credentials.createInsecure()).getReadings({name:'thermometer'}, (e, r) => { console.log(e ?? r.readings); process.exit(); }))"
-
-  Edit ${config} and save: the runtime reconfigures live. Ctrl-C stops it.
+  Change the machine: UpdateRobotPart, or
+    node ${cloudMain} part config set --part ${ids.part_id} <file.json>
+  and the runtime applies it within a second.  Ctrl-C stops everything.
 
 `);
+}
+
+const main = process.argv[2] ? offline(process.argv[2]) : stack();
+main.catch((err) => {
+  process.stderr.write(`npm start failed: ${err.stack ?? err}\n`);
+  stopAll(1);
 });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
-server.on('exit', (code) => process.exit(code ?? 1));

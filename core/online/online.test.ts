@@ -56,6 +56,7 @@ let dataDir: string;
 let port: string;
 let rover: Machine;
 let owner: PartClients;
+let ownerKey: { id: string; key: string };
 const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
 const env = { PLATFORM_ONLINE_DIR: onlineDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
 const runtimes: SpawnedRuntime[] = [];
@@ -68,7 +69,8 @@ test.before(async () => {
   port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
   const org = await adminJson(dataDir, ['org', 'create', 'acme']);
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
-  owner = await partClients(cloud.address, await adminJson(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']) as { id: string; key: string });
+  ownerKey = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
+  owner = await partClients(cloud.address, ownerKey);
 });
 
 test.after.always(async () => {
@@ -81,7 +83,7 @@ test.after.always(async () => {
 
 test.serial('a config set in the cloud is served, and a change in the cloud is served', async (t) => {
   await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 })] } }, owner.md);
-  const runtime = await spawnRuntime(credentialsOf(rover, cloud.address), { env });
+  const runtime = await spawnRuntime(credentialsOf(rover, `127.0.0.1:${port}`), { env });
   runtimes.push(runtime);
   t.deepEqual(await readings(runtime, 'thermometer'), { celsius: 21 });
   await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 })] } }, owner.md);
@@ -136,7 +138,7 @@ test.serial('with the cloud killed the runtime keeps serving; restarted while th
   t.deepEqual(await readings(first, 'hygrometer'), { rh: 40 });
   await first.stop();
   runtimes.shift();
-  const again = await spawnRuntime(credentialsOf(rover, cloud.address), { env });
+  const again = await spawnRuntime(credentialsOf(rover, `127.0.0.1:${port}`), { env });
   runtimes.push(again);
   t.deepEqual(await readings(again, 'thermometer'), { celsius: 21 });
   t.deepEqual(await readings(again, 'hygrometer'), { rh: 40 });
@@ -157,11 +159,7 @@ test.serial('with the cloud killed the runtime keeps serving; restarted while th
   t.true(gone);
   // Lines logged while the cloud was down were queued on disk and shipped once it came back.
   owner.close();
-  owner = await partClients(cloud.address, { partId: rover.part_id, secret: rover.part_secret }).then(async (p) => {
-    p.close();
-    const org = await adminJson<{ id: string; name: string }[]>(dataDir, ['org', 'list']);
-    return partClients(cloud.address, await adminJson(dataDir, ['key', 'create', '--org', org[0].id, '--role', 'owner']) as { id: string; key: string });
-  });
+  owner = await partClients(`127.0.0.1:${port}`, ownerKey);
   const cached = await until('the cache line of the restarted runtime', async () => {
     const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: [], filter: 'cached cloud config found', pageToken: '', limit: 10 }, owner.md);
     return page.logs.length ? page.logs : undefined;
@@ -170,7 +168,7 @@ test.serial('with the cloud killed the runtime keeps serving; restarted while th
 });
 
 test.serial('with no cache and a wrong secret the runtime serves nothing, says why, and keeps retrying', async (t) => {
-  const runtime = await spawnRuntime({ cloud: { id: rover.part_id, secret: 'wrong', app_address: cloud.address } }, { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } });
+  const runtime = await spawnRuntime({ cloud: { id: rover.part_id, secret: 'wrong', app_address: `127.0.0.1:${port}` } }, { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } });
   runtimes.push(runtime);
   const status = await machineStatus(runtime);
   t.deepEqual(status.resources, []);
@@ -220,7 +218,7 @@ test.serial('platform-agent runs that runtime online from the same credentials f
       agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
     },
   }, owner.md);
-  box.writeConfig(credentialsOf(rover, cloud.address));
+  box.writeConfig(credentialsOf(rover, `127.0.0.1:${port}`));
   const agent = new AgentProgram(['--dev-mode', '-c', box.config], { ...box.env, ...env, PLATFORM_ONLINE_DIR: join(box.dir, 'online') });
   t.teardown(() => agent.stop());
   const line = await agent.waitFor((l) => typeof l.text === 'string' && /^platform-server serving on /.test(l.text), 0, 120_000);
