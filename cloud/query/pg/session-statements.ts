@@ -94,6 +94,7 @@ function settingValue(raw: string): string {
     .split(/,(?=(?:[^']*'[^']*')*[^']*$)/)
     .map((p) => p.trim())
     .map((p) => (p.startsWith("'") && p.endsWith("'") ? p.slice(1, -1).replace(/''/g, "'") : p))
+    .map((p) => p.match(/^\$([A-Za-z_]\w*)?\$([\s\S]*)\$\1\$$/)?.[2] ?? p)
     .join(', ');
 }
 
