@@ -117,6 +117,9 @@ export class PgEndpoint {
   }
 
   async close(): Promise<void> {
+    // Sessions hold DuckDB connections: release them now, before the caller closes the database.
+    for (const { session } of this.sessions.values()) await session.close();
+    this.sessions.clear();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -124,7 +127,8 @@ export class PgEndpoint {
   private accept(socket: Socket): void {
     socket.on('error', () => socket.destroy());
     if (this.sockets.size >= this.limits.maxConnections) {
-      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'));
+      // Destroyed once the error is flushed: a socket nobody reads would never see the client's FIN.
+      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'), () => socket.destroy());
       return;
     }
     this.sockets.add(socket);

@@ -75,6 +75,7 @@ export class PgSession {
   private skipToSync = false;
   private running?: DuckDBConnection;
   private cancelled = false;
+  private closed = false;
   /** The portal currently streaming on each connection; a new statement there invalidates it. */
   private readonly streaming = new Map<DuckDBConnection, Portal>();
 
@@ -103,6 +104,9 @@ export class PgSession {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.running?.interrupt();
     for (const s of this.statements.values()) s.prepared?.destroySync();
     this.statements.clear();
     this.portals.clear();
@@ -118,6 +122,7 @@ export class PgSession {
 
   /** Answers one frontend message (type byte, length, body). */
   async *handle(msg: Buffer): AsyncGenerator<Uint8Array> {
+    if (this.closed) return;
     const type = String.fromCharCode(msg[0]);
     const body = new MessageReader(msg.subarray(5));
     if (type === 'S') {
