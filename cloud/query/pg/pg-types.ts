@@ -120,7 +120,7 @@ export function textOf(v: DuckDBValue, type: DuckDBType): string {
   if (typeof v === 'number') return type.typeId === DuckDBTypeId.FLOAT ? float4Text(v) : floatText(v);
   if (typeof v === 'bigint' || typeof v === 'string') return String(v);
   if (v instanceof DuckDBBlobValue) return `\\x${Buffer.from(v.bytes).toString('hex')}`;
-  if (v instanceof DuckDBTimestampTZValue) return v.toString();
+  if (v instanceof DuckDBTimestampTZValue) return timestamptzText(v);
   if (v instanceof DuckDBIntervalValue) return intervalText(v);
   if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) {
     const child = (type as unknown as { valueType: DuckDBType }).valueType;
@@ -144,6 +144,21 @@ function float4Text(v: number): string {
 function arrayElement(s: string): string {
   if (s === '' || /[{},"\\\s]/.test(s) || /^null$/i.test(s)) return `"${s.replace(/(["\\])/g, '\\$1')}"`;
   return s;
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS[.ffffff]+00` as PostgreSQL prints timestamptz in UTC. Built from Date's ISO form,
+ * which is several times faster than the generic conversion; years outside 1..9999 and infinities take
+ * the generic path.
+ */
+function timestamptzText(v: DuckDBTimestampTZValue): string {
+  const micros = v.micros;
+  const ms = Math.floor(Number(micros) / 1000);
+  const iso = Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+  if (iso.length !== 24 || iso.startsWith('0000')) return v.toString();
+  const sub = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
+  const frac = sub === 0 ? '' : `.${String(sub).padStart(6, '0').replace(/0+$/, '')}`;
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${frac}+00`;
 }
 
 function intervalText(v: DuckDBIntervalValue): string {
