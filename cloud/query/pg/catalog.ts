@@ -120,6 +120,7 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     });
   });
   const settings = who.settings().map(([k, v]) => `(${sql(k)}, ${sql(v)}, NULL, 'Client Connection Defaults', '', NULL, 'user', 'string', 'session', NULL, NULL, NULL, ${sql(v)}, ${sql(v)}, NULL, NULL, false)`);
+  const settingCase = `CASE lower(n) ${who.settings().map(([k, v]) => `WHEN ${sql(k)} THEN ${sql(v)}`).join(' ')} END`;
   const version = `PostgreSQL ${who.serverVersion} (platform sensorData, DuckDB engine) on x86_64-pc-linux-gnu, 64-bit`;
   const statements = [
     'CREATE SCHEMA pgc',
@@ -240,7 +241,8 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     'CREATE MACRO pgc.array_lower(a, d) AS CASE WHEN d = 1 AND len(a) > 0 THEN 1 END',
     `CREATE MACRO pgc.quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s ELSE '"' || replace(s, '"', '""') || '"' END`,
     `CREATE MACRO pgc.to_regclass(s) AS (SELECT max(oid) FROM pgc.pg_class WHERE relname = s OR ${sql(`${SCHEMA}.`)} || relname = s)`,
-    `CREATE MACRO pgc.current_setting(n) AS (SELECT max(setting) FROM pgc.pg_settings WHERE name = lower(n)), (n, m) AS (SELECT max(setting) FROM pgc.pg_settings WHERE name = lower(n))`,
+    // A plain CASE, not a subquery: Grafana calls it inside generate_series(), where DuckDB takes no subqueries.
+    `CREATE MACRO pgc.current_setting(n) AS ${settingCase}, (n, m) AS ${settingCase}`,
     // A set-returning function in PostgreSQL; unnest in the select list gives the same rows here.
     `CREATE MACRO isc._pg_expandarray(a) AS unnest(list_transform(range(1, len(a) + 1), i -> {'x': a[i], 'n': i}))`,
     "SET search_path = 'pgc,isc,main'",

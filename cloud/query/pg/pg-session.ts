@@ -348,7 +348,8 @@ export class PgSession {
     portal.params.forEach((p, i) => (p.value === null ? prepared!.bindNull(i + 1) : prepared!.bindValue(i + 1, p.value, p.type)));
     portal.result = await this.guarded(conn!, () => prepared!.stream());
     const types = portal.result.columnTypes();
-    const names = postgresColumnNames(portal.statement.node, portal.result.deduplicatedColumnNames());
+    // PostgreSQL allows duplicate column names (`SELECT n.oid, n.*`); DuckDB's deduplicated ones would rename them.
+    const names = postgresColumnNames(portal.statement.node, portal.result.columnNames());
     portal.columns = { names, types, oids: types.map(oidOf) };
     this.streaming.set(conn!, portal);
   }
