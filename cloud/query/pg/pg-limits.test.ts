@@ -152,3 +152,18 @@ test('with certificates configured, SSLRequest gets TLS (psql sslmode=require) a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the statement timeout interrupts DuckDB and answers 57014 naming the limit; the session goes on', async (t) => {
+  const te = await startTestEndpoint({}, { timeoutMs: 300 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  try {
+    await client.connect();
+    const err = (await t.throwsAsync(client.query('SELECT count(*) FROM range(1000000000000) a WHERE a.range % $1 = 0', [7]))) as Error & { code?: string };
+    t.is(err.code, '57014');
+    t.regex(err.message, /statement timeout \(the 300 ms limit\)/);
+    t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});

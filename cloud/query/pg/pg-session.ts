@@ -360,11 +360,11 @@ export class PgSession {
   }
 
   /** Runs DuckDB work under the statement timeout and CancelRequest; both interrupt DuckDB itself. */
-  private async guarded<T>(conn: DuckDBConnection, body: () => Promise<T>): Promise<T> {
+  private async guarded<T>(conn: DuckDBConnection, body: () => Promise<T>, deadline = Date.now() + this.o.timeoutMs): Promise<T> {
     let timedOut = false;
     this.cancelled = false;
     this.running = conn;
-    const timer = setTimeout(() => { timedOut = true; conn.interrupt(); }, this.o.timeoutMs);
+    const timer = setTimeout(() => { timedOut = true; conn.interrupt(); }, Math.max(1, deadline - Date.now()));
     try {
       const value = await body();
       if (timedOut || this.cancelled) throw new Error('interrupted');
@@ -399,9 +399,12 @@ export class PgSession {
     const batch = new DataRowBatch();
     let sentNow = 0;
     const width = encoders.length;
+    // One time budget per Execute (or FETCH), as statement_timeout covers a statement: the time between
+    // Executes of a suspended portal, while DuckDB does nothing, does not count.
+    const deadline = Date.now() + this.o.timeoutMs;
     while (!portal.done && (maxRows <= 0 || sentNow < maxRows)) {
       if (portal.rowInChunk >= portal.chunkRows) {
-        const chunk = await this.guarded(conn, () => portal.result!.fetchChunk());
+        const chunk = await this.guarded(conn, () => portal.result!.fetchChunk(), deadline);
         if (!chunk || chunk.rowCount === 0) { portal.done = true; break; }
         portal.values = [];
         for (let c = 0; c < width; c++) portal.values.push(chunk.getColumnValues(c));
