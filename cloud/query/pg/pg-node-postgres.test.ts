@@ -100,3 +100,25 @@ test.serial('session statements: SET, SHOW, search_path limited to the schema, t
   const drop = await t.throwsAsync(client.query('DROP TABLE readings')) as Error & { code?: string };
   t.regex(drop.message, /only SELECT statements are allowed; a DROP statement is refused/);
 });
+
+test.serial('a portal suspended by a row limit resumes where it stopped; a statement in between closes it with 55000', async (t) => {
+  // Cursors are portals too: FETCH n is Execute with a row limit.
+  await client.query('BEGIN');
+  await client.query('DECLARE c CURSOR FOR SELECT x FROM range(10) r(x)');
+  const first = await client.query('FETCH 4 FROM c');
+  t.deepEqual(first.rows.map((r) => Number(r.x)), [0, 1, 2, 3]);
+  const next = await client.query('FETCH FORWARD 3 FROM c');
+  t.deepEqual(next.rows.map((r) => Number(r.x)), [4, 5, 6]);
+  await client.query('SELECT 1');
+  const err = (await t.throwsAsync(client.query('FETCH ALL FROM c'))) as Error & { code?: string };
+  t.is(err.code, '55000');
+  t.regex(err.message, /cursor "c" was closed because a later statement ran on the same connection/);
+  await client.query('ROLLBACK');
+  await client.query('BEGIN');
+  await client.query('DECLARE d CURSOR FOR SELECT x FROM range(5) r(x)');
+  t.deepEqual((await client.query('FETCH ALL FROM d')).rows.map((r) => Number(r.x)), [0, 1, 2, 3, 4]);
+  t.is((await client.query('FETCH ALL FROM d')).rowCount, 0);
+  await client.query('COMMIT');
+  const gone = (await t.throwsAsync(client.query('FETCH ALL FROM d'))) as Error & { code?: string };
+  t.regex(gone.message, /cursor "d" does not exist/);
+});

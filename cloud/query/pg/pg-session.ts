@@ -271,29 +271,28 @@ export class PgSession {
     if (session) return { kind: 'session', session, paramOids, names: [] };
     const conn = await this.data();
     const normalized = normalizeDialect(sql, this.o.username);
-    const parsed = await parseTree(conn, normalized);
+    // Parsing and inspection run under the statement timeout too: a huge text must not run unbounded.
+    const deadline = Date.now() + this.o.timeoutMs;
+    this.invalidateStreaming(conn); // any statement on the connection ends the result streaming there
+    const parsed = await this.guarded(conn, () => parseTree(conn, normalized), deadline);
     if (!parsed || !isCatalogQuery(parsed)) {
       // The sandbox's own inspection: the same rules and messages as TabularDataBySQL.
-      const node = await inspectStatement(conn, normalized, { allowParameters: true });
-      const prepared = await this.prepareOn(conn, normalized);
+      const node = await this.guarded(conn, () => inspectStatement(conn, normalized, { allowParameters: true }), deadline);
+      const prepared = await this.prepareOn(conn, normalized, deadline);
       return this.described({ kind: 'data', prepared, conn, paramOids, names: [], node });
     }
     const cat = await this.catalogConn();
     const catalogSql = toCatalogSchemas(normalized);
-    const node = await parseTree(cat, catalogSql);
+    const node = await this.guarded(cat, () => parseTree(cat, catalogSql), deadline);
     if (!node) throw new PgError('42601', 'syntax error');
     checkCatalogStatement(node);
-    const prepared = await this.prepareOn(cat, catalogSql);
+    const prepared = await this.prepareOn(cat, catalogSql, deadline);
     return this.described({ kind: 'catalog', prepared, conn: cat, paramOids, names: [], node });
   }
 
-  private async prepareOn(conn: DuckDBConnection, sql: string): Promise<DuckDBPreparedStatement> {
+  private async prepareOn(conn: DuckDBConnection, sql: string, deadline: number): Promise<DuckDBPreparedStatement> {
     this.invalidateStreaming(conn);
-    try {
-      return await conn.prepare(sql);
-    } catch (err) {
-      throw toStatusError(err);
-    }
+    return this.guarded(conn, () => conn.prepare(sql), deadline);
   }
 
   private described(s: Statement): Statement {
