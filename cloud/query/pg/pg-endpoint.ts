@@ -10,7 +10,7 @@ import { fromNodeSocket } from 'pg-gateway/node';
 import type { Logger } from 'pino';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { DatabaseUsers } from './database-users.js';
-import { PgSession } from './pg-session.js';
+import { PgSession, type SinkRelation } from './pg-session.js';
 import { backendKeyData, errorResponse, readyForQuery } from './wire-messages.js';
 
 export const DATABASE_NAME = 'sensorData';
@@ -62,6 +62,8 @@ export interface PgEndpointOptions {
   tls?: { cert: Buffer; key: Buffer };
   loginGate?: LoginGate;
   limits?: Partial<PgLimits>;
+  /** The organisation's pipeline sinks, shown as relations beside readings (e.g. from PipelineStore.list). */
+  sinks?: (organizationId: string) => Promise<readonly SinkRelation[]>;
 }
 
 const CANCEL_REQUEST_CODE = 80877102;
@@ -225,7 +227,8 @@ export class PgEndpoint {
           pid = endpoint.newPid();
           const secret = randomInt(1, 2 ** 31 - 1);
           session = new PgSession({
-            organizationId: organizationId!, username, database: DATABASE_NAME, sandbox, timeoutMs: sandbox.limits.timeoutMs,
+            organizationId: organizationId!, username,
+            sinks: endpoint.options.sinks && (() => endpoint.options.sinks!(organizationId!)), database: DATABASE_NAME, sandbox, timeoutMs: sandbox.limits.timeoutMs,
             backendPid: pid, startupParams: (connection as unknown as { clientParams?: Record<string, string> }).clientParams ?? {},
           });
           endpoint.sessions.set(pid, { secret, session });

@@ -10,7 +10,7 @@ import { StatusError, invalidArgument } from '../../../core/shared/status-error.
 import { inspectStatement, type Tree } from '../sql/statement-inspector.js';
 import { toStatusError } from '../sql/limited-run.js';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
-import { READINGS_COLUMNS } from '../sql/readings-view.js';
+import { READINGS_COLUMNS, sqlString } from '../sql/readings-view.js';
 import { CATALOG_FUNCTIONS, CATALOG_RELATIONS, openCatalog } from './catalog.js';
 import { allowedFunctions } from '../sql/function-allowlist.js';
 import { checkCatalogStatement } from './catalog-inspector.js';
@@ -23,8 +23,16 @@ import {
   parameterDescription, parameterStatus, parseComplete, portalSuspended, readyForQuery, rowDescription, type ColumnDescription,
 } from './wire-messages.js';
 
+/** A pipeline's sink, shown as a relation named after the pipeline. */
+export interface SinkRelation {
+  name: string;
+  pipelineId: string;
+}
+
 export interface SessionOptions {
   organizationId: string;
+  /** The organisation's pipeline sinks, read once when the session first needs its connection. */
+  sinks?: () => Promise<readonly SinkRelation[]>;
   username: string;
   database: string;
   sandbox: SqlSandbox;
@@ -78,6 +86,8 @@ export class PgSession {
   private closed = false;
   /** The portal currently streaming on each connection; a new statement there invalidates it. */
   private readonly streaming = new Map<DuckDBConnection, Portal>();
+  private readonly sinkNames = new Set<string>();
+  private readonly sinks: SinkRelation[] = [];
 
   constructor(private readonly o: SessionOptions) {
     this.settings = new SessionSettings(o.startupParams);
@@ -275,9 +285,9 @@ export class PgSession {
     const deadline = Date.now() + this.o.timeoutMs;
     this.invalidateStreaming(conn); // any statement on the connection ends the result streaming there
     const parsed = await this.guarded(conn, () => parseTree(conn, normalized), deadline);
-    if (!parsed || !isCatalogQuery(parsed)) {
+    if (!parsed || !isCatalogQuery(parsed, this.sinkNames)) {
       // The sandbox's own inspection: the same rules and messages as TabularDataBySQL.
-      const node = await this.guarded(conn, () => inspectStatement(conn, normalized, { allowParameters: true }), deadline);
+      const node = await this.guarded(conn, () => inspectStatement(conn, normalized, { allowParameters: true, relations: this.sinkNames }), deadline);
       const prepared = await this.prepareOn(conn, normalized, deadline);
       return this.described({ kind: 'data', prepared, conn, paramOids, names: [], node });
     }
@@ -314,7 +324,23 @@ export class PgSession {
   }
 
   private async data(): Promise<DuckDBConnection> {
-    this.dataConn ??= await this.o.sandbox.openSession(this.o.organizationId);
+    if (!this.dataConn) {
+      const conn = await this.o.sandbox.openSession(this.o.organizationId);
+      try {
+        for (const sink of await this.o.sinks?.() ?? []) {
+          const lower = sink.name.toLowerCase();
+          // readings and catalog names win; a second pipeline of the same name (case-insensitively) is skipped.
+          if (lower === 'readings' || catalogTables.has(lower) || this.sinkNames.has(lower)) continue;
+          await conn.run(`CREATE OR REPLACE TEMP VIEW "${sink.name.replace(/"/g, '""')}" AS ${sinkSelect(sink.pipelineId)}`);
+          this.sinkNames.add(lower);
+          this.sinks.push(sink);
+        }
+      } catch (err) {
+        conn.closeSync();
+        throw err;
+      }
+      this.dataConn = conn;
+    }
     return this.dataConn;
   }
 
@@ -324,7 +350,9 @@ export class PgSession {
       const probe = await conn.prepare('SELECT * FROM readings');
       const columns = READINGS_COLUMNS.map((name, i) => ({ name, typeOid: oidOf(probe.columnType(i)) }));
       probe.destroySync();
-      this.catalog = await openCatalog([{ name: 'readings', columns }], {
+      const sinkColumns = [{ name: 'data_end', typeOid: Oid.timestamptz }, { name: 'position', typeOid: Oid.int4 }, { name: 'doc', typeOid: Oid.jsonb }];
+      const relations = [{ name: 'readings', columns }, ...this.sinks.map((s) => ({ name: s.name, columns: sinkColumns }))];
+      this.catalog = await openCatalog(relations, {
         database: this.o.database, username: this.o.username, serverVersion: SERVER_VERSION, backendPid: this.o.backendPid,
         settings: () => this.settings.all(),
       });
@@ -561,13 +589,20 @@ async function parseTree(conn: DuckDBConnection, sql: string): Promise<Tree | un
 }
 
 const catalogTables = new Set(CATALOG_RELATIONS.pgc);
+
+/**
+ * A sink's documents, oldest window first: the window's end, the document's position in its run, and the
+ * document as JSON (relaxed extended JSON, as the pipeline store keeps it).
+ */
+const sinkSelect = (pipelineId: string) =>
+  `SELECT data_end, position, doc::JSON AS doc FROM main.query_data_pipeline_sink WHERE pipeline_id = ${sqlString(pipelineId)}`;
 const catalogOnlyFunctions = new Set<string>(CATALOG_FUNCTIONS.filter((f) => !allowedFunctions.has(f)));
 
 /**
  * A catalog query names a pg_catalog or information_schema relation, or a catalog function, and no other
  * table. Everything else is a data query, and the sandbox decides about it with its own rules and messages.
  */
-function isCatalogQuery(tree: Tree): boolean {
+function isCatalogQuery(tree: Tree, sinks: ReadonlySet<string>): boolean {
   let catalog = false;
   let other = false;
   const visit = (value: unknown): void => {
@@ -578,7 +613,7 @@ function isCatalogQuery(tree: Tree): boolean {
       const schema = String(obj.schema_name ?? '').toLowerCase();
       const name = String(obj.table_name).toLowerCase();
       if (schema === 'pg_catalog' || schema === 'information_schema' || (schema === '' && catalogTables.has(name))) catalog = true;
-      else if (schema !== '' || name === 'readings') other = true;
+      else if (schema !== '' || name === 'readings' || sinks.has(name)) other = true;
     }
     if (typeof obj.class === 'string' && 'function_name' in obj && catalogOnlyFunctions.has(String(obj.function_name).toLowerCase())) catalog = true;
     Object.values(obj).forEach(visit);

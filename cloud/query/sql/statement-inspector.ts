@@ -20,6 +20,11 @@ const EXPRESSIONS = new Set([
 /** What a caller may relax: the PostgreSQL endpoint binds `$n` parameters through DuckDB's prepared statements. */
 export interface InspectOptions {
   allowParameters?: boolean;
+  /**
+   * Further relations the caller has created on the query's connection, scoped to the same organisation
+   * (the PostgreSQL endpoint's pipeline-sink views), lower-case; they may be read like `readings`.
+   */
+  relations?: ReadonlySet<string>;
 }
 
 /**
@@ -114,7 +119,7 @@ class TreeChecker {
       }
       if (ref.at_clause) throw deny('time travel (AT) is not allowed');
       const lower = name.toLowerCase();
-      if (lower !== READINGS && !scope.has(lower)) {
+      if (lower !== READINGS && !scope.has(lower) && !this.options.relations?.has(lower)) {
         throw deny(`table "${name}": only "${READINGS}" and your own CTEs can be read (no other tables, files or catalogue views)`);
       }
     }
