@@ -55,7 +55,9 @@ export const queryExtension: CloudExtension = {
     });
     const sandbox = new SqlSandbox(connect, limits);
     const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
-    const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger });
+    // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
+    const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
+    const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger, sinks });
     const address = await pg.listen();
     const publicHost = process.env.PLATFORM_QUERY_PG_PUBLIC_HOST || (['0.0.0.0', '::'].includes(host) ? machineHostname() : host);
     logger.info({ host: address.address, port: address.port }, 'PostgreSQL endpoint listening');
