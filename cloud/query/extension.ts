@@ -20,6 +20,7 @@
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 import { hostname as machineHostname } from 'node:os';
+import { LoginBackoff } from '../auth/login-backoff.js';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { QueryAdmission } from './admission.js';
 import { MemoryGuard } from './memory-guard.js';
@@ -71,7 +72,11 @@ export function createQueryExtension(): CloudExtension {
       });
       const sandbox = new SqlSandbox(connect, limits, admission);
       const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
-      const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger });
+      // PostgreSQL logins back off as Authenticate's do (cloud/auth/login-backoff.ts), keyed by the
+      // database user name and the client's address.
+      // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
+      const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
+      const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger, sinks, loginGate: LoginBackoff.fromEnv() });
       const address = await pg.listen();
       const publicHost = process.env.PLATFORM_QUERY_PG_PUBLIC_HOST || (['0.0.0.0', '::'].includes(host) ? machineHostname() : host);
       logger.info({ host: address.address, port: address.port }, 'PostgreSQL endpoint listening');

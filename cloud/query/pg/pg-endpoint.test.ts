@@ -53,9 +53,9 @@ test.serial('psql connects with the configured user, runs a query, and sees only
   t.is(b.out, '1');
 });
 
-test.serial('psql sees JSON, timestamps and NULLs as text', async (t) => {
+test.serial('psql sees JSON, timestamps and NULLs as PostgreSQL prints them', async (t) => {
   const r = await psql(databaseUsername('org-a'), 'correct horse battery', `SELECT data, time_received, NULL AS nothing FROM readings ORDER BY time_received LIMIT 1`);
-  t.is(r.out, '{"readings":{"temperature":21.5}}|2026-01-01 00:00:00.000+00|');
+  t.is(r.out, '{"readings":{"temperature":21.5}}|2026-01-01 00:00:00+00|');
 });
 
 test.serial('a wrong password, an unknown user and another database are refused', async (t) => {
@@ -85,6 +85,54 @@ test.serial('the sandbox applies over the wire', async (t) => {
   }
   const after = await psql(user, 'correct horse battery', 'SELECT count(*) FROM readings');
   t.is(after.out, '2', 'the session is still usable and nothing was dropped');
+});
+
+test.serial('psql \\dt, \\dn and \\l list exactly the organisation\'s relation, schema and database', async (t) => {
+  const user = databaseUsername('org-a');
+  const dt = await psql(user, 'correct horse battery', '\\dt');
+  t.true(dt.ok, dt.out);
+  t.is(dt.out, `public|readings|table|${user}`);
+  const dn = await psql(user, 'correct horse battery', '\\dn');
+  t.is(dn.out, `public|${user}`);
+  const l = await psql(user, 'correct horse battery', '\\l');
+  t.true(l.ok, l.out);
+  t.is(l.out.split('\n').length, 1, 'one database');
+  t.regex(l.out, new RegExp(`^sensorData\\|${user}\\|UTF8\\|`));
+});
+
+test.serial('psql \\d readings describes its columns with PostgreSQL type names', async (t) => {
+  const r = await psql(databaseUsername('org-a'), 'correct horse battery', '\\d readings');
+  t.true(r.ok, r.out);
+  const columns = Object.fromEntries(r.out.split('\n').filter((l) => l.includes('|')).map((l) => l.split('|').slice(0, 2)));
+  t.is(columns.organization_id, 'text');
+  t.is(columns.time_received, 'timestamp with time zone');
+  t.is(columns.tags, 'text[]');
+  t.is(columns.data, 'jsonb');
+  t.is(Object.keys(columns).length, 15);
+});
+
+test.serial('psql: count(*) is headed count, and other catalogue entries and other organisations stay invisible', async (t) => {
+  const user = databaseUsername('org-a');
+  const { stdout } = await run('psql', [`postgresql://${user}@127.0.0.1:${port}/sensorData?sslmode=disable`, '-X', '-c', 'SELECT count(*) FROM readings'], {
+    env: { ...process.env, PGPASSWORD: 'correct horse battery' },
+  });
+  t.regex(stdout, /^\s*count\s*\n/);
+  const classes = await psql(user, 'correct horse battery', 'SELECT relname FROM pg_catalog.pg_class ORDER BY 1');
+  t.is(classes.out, 'readings');
+  const tables = await psql(user, 'correct horse battery', 'SELECT table_schema, table_name FROM information_schema.tables');
+  t.is(tables.out, 'public|readings');
+  for (const [sql, re] of [
+    ['SELECT * FROM pg_catalog.pg_stat_activity', /pg_catalog\.pg_stat_activity: catalog queries may read only/],
+    ['SELECT * FROM duckdb_tables()', /duckdb_tables\(\) is refused/],
+    ['SELECT * FROM information_schema.tables, tabular_data', /table tabular_data: catalog queries may read only/],
+    ['SELECT * FROM pg_catalog.pg_class c JOIN readings r ON true', /qualified names are refused/],
+  ] as const) {
+    const r = await psql(user, 'correct horse battery', sql);
+    t.false(r.ok, sql);
+    t.regex(r.out, re, sql);
+  }
+  const b = await psql(user, 'correct horse battery', "SELECT count(*) FROM readings WHERE organization_id = 'org-b'");
+  t.is(b.out, '0');
 });
 
 test.serial('resetting the password replaces the old one; only a SCRAM verifier is stored', async (t) => {

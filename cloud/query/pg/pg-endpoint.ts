@@ -1,22 +1,56 @@
 // The PostgreSQL wire endpoint behind GetDatabaseConnection: an organisation's database user logs in with
-// SCRAM-SHA-256 to database `sensorData` and runs SELECTs over its own `readings`, through exactly the
-// same sandbox as TabularDataBySQL. Only the simple query protocol is served (psql, most BI tools' "simple" mode).
-import { randomBytes } from 'node:crypto';
+// SCRAM-SHA-256 to database `sensorData` and runs queries over its own `readings` through the same sandbox
+// as TabularDataBySQL, with the simple and extended query protocols and an organisation-scoped catalog
+// (pg-session.ts). pg-gateway does the start-up, TLS and SCRAM exchange; this file adds the connection
+// limits, login back-off, CancelRequest and the start-up ParameterStatus/BackendKeyData set.
+import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { status } from '@grpc/grpc-js';
-import { BackendError, createScramSha256Data, type ScramSha256Data } from 'pg-gateway';
+import { BackendError, closeSignal, createScramSha256Data, verifyScramSha256Password, type ScramSha256Data } from 'pg-gateway';
 import { fromNodeSocket } from 'pg-gateway/node';
 import type { Logger } from 'pino';
-import { StatusError } from '../../../core/shared/status-error.js';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { DatabaseUsers } from './database-users.js';
-import { commandComplete, dataRow, emptyQueryResponse, errorResponse, PgType, readyForQuery, rowDescription } from './wire-messages.js';
+import { PgSession, type SinkRelation } from './pg-session.js';
+import { backendKeyData, errorResponse, readyForQuery } from './wire-messages.js';
 
 export const DATABASE_NAME = 'sensorData';
 
-const Q = 'Q'.charCodeAt(0);
-const SYNC = 'S'.charCodeAt(0);
-const TERMINATE = 'X'.charCodeAt(0);
+/** Login back-off, shaped like cloud/auth/login-backoff.ts's LoginGate: check throws RESOURCE_EXHAUSTED. */
+export interface LoginGate {
+  check(keyId: string, address: string): void;
+  failed(keyId: string, address: string): void;
+  succeeded(keyId: string, address: string): void;
+}
+
+export interface PgLimits {
+  /** A connection must finish start-up and authentication within this time. */
+  handshakeTimeoutMs: number;
+  /** A connection that sends nothing for this long is closed. */
+  idleTimeoutMs: number;
+  /** More open connections than this are refused with 53300. */
+  maxConnections: number;
+  /** A frontend message larger than this closes the connection (54000). */
+  maxMessageBytes: number;
+}
+
+export const DEFAULT_PG_LIMITS: PgLimits = { handshakeTimeoutMs: 10_000, idleTimeoutMs: 600_000, maxConnections: 200, maxMessageBytes: 1024 * 1024 };
+
+/** The limits from the environment of `platform-cloud serve` (see README.md beside this file). */
+export function pgLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): PgLimits {
+  const num = (name: string, fallback: number, min: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) throw new Error(`${name}: must be an integer >= ${min}, got "${raw}"`);
+    return n;
+  };
+  return {
+    handshakeTimeoutMs: num('PLATFORM_QUERY_PG_HANDSHAKE_TIMEOUT_MS', DEFAULT_PG_LIMITS.handshakeTimeoutMs, 100),
+    idleTimeoutMs: num('PLATFORM_QUERY_PG_IDLE_TIMEOUT_MS', DEFAULT_PG_LIMITS.idleTimeoutMs, 100),
+    maxConnections: num('PLATFORM_QUERY_PG_MAX_CONNECTIONS', DEFAULT_PG_LIMITS.maxConnections, 1),
+    maxMessageBytes: num('PLATFORM_QUERY_PG_MAX_MESSAGE_BYTES', DEFAULT_PG_LIMITS.maxMessageBytes, 1024),
+  };
+}
 
 export interface PgEndpointOptions {
   users: DatabaseUsers;
@@ -24,14 +58,33 @@ export interface PgEndpointOptions {
   host: string;
   port: number;
   logger?: Logger;
+  /** When set, SSLRequest is answered with TLS, and connections without TLS are refused. */
+  tls?: { cert: Buffer; key: Buffer };
+  loginGate?: LoginGate;
+  limits?: Partial<PgLimits>;
+  /** The organisation's pipeline sinks, shown as relations beside readings (e.g. from PipelineStore.list). */
+  sinks?: (organizationId: string) => Promise<readonly SinkRelation[]>;
+}
+
+const CANCEL_REQUEST_CODE = 80877102;
+
+/** pg-gateway's connection internals that the start-up override below touches (version 0.3.0-beta.4). */
+interface GatewayConnection {
+  isAuthenticated: boolean;
+  step: string;
+  completeAuthentication: () => AsyncGenerator<Uint8Array>;
 }
 
 export class PgEndpoint {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly sessions = new Map<number, { secret: number; session: PgSession }>();
   private decoy?: ScramSha256Data;
+  readonly limits: PgLimits;
 
-  constructor(private readonly options: PgEndpointOptions) {}
+  constructor(private readonly options: PgEndpointOptions) {
+    this.limits = { ...pgLimitsFromEnv(), ...options.limits };
+  }
 
   /** Listens; a busy port falls back to one the OS picks, so the cloud still starts (the URI tells the port). */
   async listen(): Promise<AddressInfo> {
@@ -60,97 +113,171 @@ export class PgEndpoint {
     return this.server?.address() as AddressInfo | undefined;
   }
 
+  /** Open client connections (for tests and monitoring). */
+  get connectionCount(): number {
+    return this.sockets.size;
+  }
+
   async close(): Promise<void> {
+    // Sessions hold DuckDB connections: release them now, before the caller closes the database.
+    for (const { session } of this.sessions.values()) await session.close();
+    this.sessions.clear();
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
   private accept(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => socket.destroy());
+    // Replies go out as several small writes (BindComplete, DataRow, CommandComplete, ReadyForQuery);
+    // with Nagle on, the client's delayed ACK adds about 40 ms to every round trip.
+    socket.setNoDelay(true);
+    if (this.sockets.size >= this.limits.maxConnections) {
+      // Destroyed once the error is flushed: a socket nobody reads would never see the client's FIN.
+      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'), () => socket.destroy());
+      return;
+    }
+    this.sockets.add(socket);
+    const address = socket.remoteAddress ?? 'unknown';
+    const { users, sandbox, loginGate } = this.options;
+    const limits = this.limits;
     let organizationId: string | undefined;
-    let failedExtended = false;
-    const { users, sandbox } = this.options;
+    let username = '';
+    let session: PgSession | undefined;
+    let pid = 0;
+
+    // Handshake and idle limits: a connection that stalls is dropped, so idle sockets cannot pile up.
+    const handshakeTimer = setTimeout(() => socket.destroy(), limits.handshakeTimeoutMs);
+    let idleTimer: NodeJS.Timeout | undefined;
+    const touch = () => {
+      if (!session) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => socket.destroy(), limits.idleTimeoutMs);
+    };
+    // pg-gateway buffers a whole message before handing it over, so bound what can pile up unread.
+    let pendingBytes = 0;
+    socket.on('data', (chunk: Buffer) => {
+      pendingBytes += chunk.length;
+      if (pendingBytes > limits.maxMessageBytes + 64 * 1024) {
+        this.options.logger?.warn({ address, limit: limits.maxMessageBytes }, 'PostgreSQL message over the size limit; connection closed');
+        socket.destroy();
+      }
+      touch();
+    });
+    socket.on('close', () => {
+      clearTimeout(handshakeTimer);
+      clearTimeout(idleTimer);
+      this.sockets.delete(socket);
+      if (pid) this.sessions.delete(pid);
+      void session?.close();
+    });
+
+    const endpoint = this;
     fromNodeSocket(socket, {
-      serverVersion: '16.0 (platform sensorData)',
+      tls: this.options.tls && { cert: toArrayBuffer(this.options.tls.cert), key: toArrayBuffer(this.options.tls.key) },
       auth: {
         method: 'scram-sha-256',
         // An unknown user gets a decoy verifier, so it fails exactly like a wrong password.
-        getScramSha256Data: async ({ username }) => {
-          const user = await users.lookup(username).catch(() => null);
+        getScramSha256Data: async ({ username: name }) => {
+          const user = await users.lookup(name).catch(() => null);
           organizationId = user?.organizationId;
           return user?.scram ?? this.decoy!;
         },
+        validateCredentials: async ({ authMessage, clientProof, scramSha256Data }) => {
+          const ok = organizationId !== undefined && (await verifyScramSha256Password({ authMessage, clientProof, storedKey: scramSha256Data.storedKey }));
+          if (ok) loginGate?.succeeded(username, address);
+          else loginGate?.failed(username, address);
+          return ok;
+        },
       },
       onStartup: (state) => {
+        username = state.clientParams?.user ?? '';
+        try {
+          loginGate?.check(username, address);
+        } catch (err) {
+          throw BackendError.create({ severity: 'FATAL', code: '53400', message: String((err as Error).message) });
+        }
         const database = state.clientParams?.database ?? state.clientParams?.user;
         if (database !== DATABASE_NAME) {
           throw BackendError.create({ severity: 'FATAL', code: '3D000', message: `database "${database}" does not exist; connect to "${DATABASE_NAME}"` });
         }
       },
       onMessage: async (data, state) => {
-        if (!state.isAuthenticated || state.step !== 'ReadyForQuery') return undefined;
-        const code = data[0];
-        if (code === TERMINATE) return undefined;
-        if (code === SYNC) {
-          failedExtended = false;
-          return readyForQuery();
+        pendingBytes = 0;
+        if (!state.hasStarted && data.length === 16 && Buffer.from(data).readInt32BE(4) === CANCEL_REQUEST_CODE) {
+          const b = Buffer.from(data);
+          this.cancel(b.readInt32BE(8), b.readInt32BE(12));
+          return [closeSignal] as unknown as Uint8Array[];
         }
-        if (code !== Q) {
-          // Extended protocol: one error, then skip everything until Sync, as a PostgreSQL server does.
-          if (failedExtended) return new Uint8Array(0);
-          failedExtended = true;
-          return errorResponse('0A000', 'only the simple query protocol is supported');
+        if (data.length > limits.maxMessageBytes) {
+          return [errorResponse('54000', `message of ${data.length} bytes is over the ${limits.maxMessageBytes}-byte limit`, 'FATAL'), closeSignal] as unknown as Uint8Array[];
         }
-        const sql = Buffer.from(data.subarray(5)).toString('utf8').replace(/\0$/, '');
-        return [...(await this.answer(organizationId!, sql, sandbox)), readyForQuery()];
+        if (!state.isAuthenticated || state.step !== 'ReadyForQuery' || !session) return undefined;
+        if (data[0] === 0x58) return undefined; // Terminate: pg-gateway closes
+        return answered(session.handle(Buffer.from(data.buffer, data.byteOffset, data.byteLength)));
       },
-    }).catch((err) => {
-      this.options.logger?.warn({ err }, 'PostgreSQL connection failed');
-      socket.destroy();
-    });
+    })
+      .then((connection) => {
+        // pg-gateway sends only server_version after AuthenticationOk; drivers (psycopg2, JDBC) need the
+        // full ParameterStatus set and BackendKeyData before the first ReadyForQuery, so that step is ours.
+        const conn = connection as unknown as GatewayConnection;
+        conn.completeAuthentication = async function* () {
+          conn.isAuthenticated = true;
+          clearTimeout(handshakeTimer);
+          yield authenticationOk();
+          pid = endpoint.newPid();
+          const secret = randomInt(1, 2 ** 31 - 1);
+          session = new PgSession({
+            organizationId: organizationId!, username,
+            sinks: endpoint.options.sinks && (() => endpoint.options.sinks!(organizationId!)), database: DATABASE_NAME, sandbox, timeoutMs: sandbox.limits.timeoutMs,
+            backendPid: pid, startupParams: (connection as unknown as { clientParams?: Record<string, string> }).clientParams ?? {},
+          });
+          endpoint.sessions.set(pid, { secret, session });
+          touch();
+          for (const m of session.startupStatus()) yield m;
+          yield backendKeyData(pid, secret);
+          conn.step = 'ReadyForQuery';
+          yield readyForQuery('I');
+        };
+      })
+      .catch((err) => {
+        this.options.logger?.warn({ err }, 'PostgreSQL connection failed');
+        socket.destroy();
+      });
   }
 
-  private async answer(organizationId: string, sql: string, sandbox: SqlSandbox): Promise<Uint8Array[]> {
-    if (sql.replace(/;/g, '').trim() === '') return [emptyQueryResponse()];
-    try {
-      const { columns, docs } = await sandbox.queryTable(organizationId, sql);
-      const described = columns.map((name) => ({ name, typeOid: typeOidOf(docs.map((d) => d[name])) }));
-      return [
-        rowDescription(described),
-        ...docs.map((d) => dataRow(columns.map((c) => toText(d[c])))),
-        commandComplete(`SELECT ${docs.length}`),
-      ];
-    } catch (err) {
-      return [errorResponse(sqlState(err), String((err as Error).message).replace(/^sql_query: /, ''))];
+  private newPid(): number {
+    for (;;) {
+      const pid = randomInt(1000, 2 ** 31 - 1);
+      if (!this.sessions.has(pid)) return pid;
     }
   }
+
+  /** CancelRequest: interrupts the session's running statement when the key matches; silent otherwise, as PostgreSQL is. */
+  private cancel(pid: number, secret: number): void {
+    const entry = this.sessions.get(pid);
+    if (entry && entry.secret === secret) entry.session.cancel();
+  }
 }
 
-function sqlState(err: unknown): string {
-  if (!(err instanceof StatusError)) return 'XX000';
-  if (err.code === status.PERMISSION_DENIED) return '42501';
-  if (/timeout/.test(err.message)) return '57014';
-  if (/limit/.test(err.message)) return '54000';
-  return '42601';
+function authenticationOk(): Buffer {
+  const b = Buffer.alloc(9);
+  b.write('R', 0, 'ascii');
+  b.writeInt32BE(8, 1);
+  b.writeInt32BE(0, 5);
+  return b;
 }
 
-function typeOidOf(values: unknown[]): number {
-  const v = values.find((x) => x !== null && x !== undefined);
-  if (typeof v === 'boolean') return PgType.bool;
-  if (typeof v === 'bigint') return PgType.int8;
-  if (typeof v === 'number') return values.every((x) => x == null || Number.isInteger(x)) ? PgType.int8 : PgType.float8;
-  if (v instanceof Date) return PgType.timestamptz;
-  if (v !== undefined && typeof v === 'object' && !(v instanceof Uint8Array)) return PgType.json;
-  return PgType.text;
-}
+const toArrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
-function toText(v: unknown): string | null {
-  if (v === null || v === undefined) return null;
-  if (v instanceof Date) return v.toISOString().replace('T', ' ').replace('Z', '+00');
-  if (typeof v === 'boolean') return v ? 't' : 'f';
-  if (v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
-  if (typeof v === 'object') return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
-  return String(v);
+/**
+ * pg-gateway treats a message whose handler produced nothing as unhandled and answers it itself with an
+ * error; Flush, and messages skipped until Sync after an error, rightly produce nothing, so say so.
+ */
+async function* answered(messages: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let any = false;
+  for await (const m of messages) {
+    any = true;
+    yield m;
+  }
+  if (!any) yield new Uint8Array(0);
 }

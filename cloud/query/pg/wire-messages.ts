@@ -1,4 +1,4 @@
-// The few PostgreSQL backend messages a simple-query result needs (protocol 3.0, text format).
+// The PostgreSQL backend messages the endpoint sends (protocol 3.0), and a reader for frontend message bodies.
 import { BackendError } from 'pg-gateway';
 
 class MessageWriter {
@@ -7,7 +7,7 @@ class MessageWriter {
   int32(n: number) { const b = Buffer.alloc(4); b.writeInt32BE(n); this.parts.push(b); return this; }
   cstring(s: string) { this.parts.push(Buffer.from(s, 'utf8'), Buffer.from([0])); return this; }
   bytes(b: Buffer) { this.parts.push(b); return this; }
-  message(code: string): Uint8Array {
+  message(code: string): Buffer {
     const body = Buffer.concat(this.parts);
     const head = Buffer.alloc(5);
     head.write(code, 0, 'ascii');
@@ -16,30 +16,131 @@ class MessageWriter {
   }
 }
 
-/** Type OIDs from pg_type, so clients align and parse columns sensibly. */
-export const PgType = { bool: 16, int8: 20, text: 25, json: 114, float8: 701, timestamptz: 1184 } as const;
+export interface ColumnDescription {
+  name: string;
+  typeOid: number;
+  typeSize: number;
+  /** 0 = text, 1 = binary. */
+  format: number;
+}
 
-export function rowDescription(columns: readonly { name: string; typeOid: number }[]): Uint8Array {
+export function rowDescription(columns: readonly ColumnDescription[]): Buffer {
   const w = new MessageWriter().int16(columns.length);
-  for (const c of columns) w.cstring(c.name).int32(0).int16(0).int32(c.typeOid).int16(-1).int32(-1).int16(0);
+  for (const c of columns) w.cstring(c.name).int32(0).int16(0).int32(c.typeOid).int16(c.typeSize).int32(-1).int16(c.format);
   return w.message('T');
 }
 
-export function dataRow(values: readonly (string | null)[]): Uint8Array {
-  const w = new MessageWriter().int16(values.length);
-  for (const v of values) {
-    if (v === null) w.int32(-1);
-    else {
-      const b = Buffer.from(v, 'utf8');
-      w.int32(b.length).bytes(b);
-    }
+/**
+ * Data rows appended into one growing buffer, so a result goes out in a few large socket writes
+ * rather than one allocation and one write per row.
+ */
+export class DataRowBatch {
+  private buf = Buffer.allocUnsafe(64 * 1024);
+  private used = 0;
+  private rowStart = 0;
+
+  get size(): number { return this.used; }
+
+  private ensure(n: number): void {
+    if (this.used + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.used + n));
+    this.buf.copy(next, 0, 0, this.used);
+    this.buf = next;
   }
-  return w.message('D');
+
+  beginRow(columns: number): void {
+    this.ensure(7);
+    this.rowStart = this.used;
+    this.buf[this.used] = 0x44; // 'D'
+    this.used += 5;
+    this.buf.writeInt16BE(columns, this.used);
+    this.used += 2;
+  }
+
+  nullValue(): void {
+    this.ensure(4);
+    this.buf.writeInt32BE(-1, this.used);
+    this.used += 4;
+  }
+
+  text(s: string): void {
+    const max = s.length * 3;
+    this.ensure(4 + max);
+    const n = this.buf.write(s, this.used + 4, 'utf8');
+    this.buf.writeInt32BE(n, this.used);
+    this.used += 4 + n;
+  }
+
+  bytes(b: Buffer): void {
+    this.ensure(4 + b.length);
+    this.buf.writeInt32BE(b.length, this.used);
+    b.copy(this.buf, this.used + 4);
+    this.used += 4 + b.length;
+  }
+
+  endRow(): void {
+    this.buf.writeInt32BE(this.used - this.rowStart - 1, this.rowStart + 1);
+  }
+
+  /** Hands out what was written and starts over. */
+  take(): Buffer {
+    const out = Buffer.from(this.buf.subarray(0, this.used));
+    this.used = 0;
+    return out;
+  }
 }
 
 export const commandComplete = (tag: string) => new MessageWriter().cstring(tag).message('C');
 export const emptyQueryResponse = () => new MessageWriter().message('I');
-export const readyForQuery = () => new MessageWriter().bytes(Buffer.from('I')).message('Z');
+export const parseComplete = () => new MessageWriter().message('1');
+export const bindComplete = () => new MessageWriter().message('2');
+export const closeComplete = () => new MessageWriter().message('3');
+export const noData = () => new MessageWriter().message('n');
+export const portalSuspended = () => new MessageWriter().message('s');
+export const parameterStatus = (name: string, value: string) => new MessageWriter().cstring(name).cstring(value).message('S');
+export const backendKeyData = (pid: number, secret: number) => new MessageWriter().int32(pid).int32(secret).message('K');
+
+export function parameterDescription(oids: readonly number[]): Buffer {
+  const w = new MessageWriter().int16(oids.length);
+  for (const o of oids) w.int32(o);
+  return w.message('t');
+}
+
+/** ReadyForQuery with the transaction status: I idle, T in a transaction block, E in a failed one. */
+export const readyForQuery = (status: 'I' | 'T' | 'E' = 'I') => new MessageWriter().bytes(Buffer.from(status)).message('Z');
 
 export const errorResponse = (code: string, message: string, severity: 'ERROR' | 'FATAL' = 'ERROR') =>
-  BackendError.create({ severity, code, message }).flush();
+  Buffer.from(BackendError.create({ severity, code, message }).flush());
+
+/** NoticeResponse: the same fields as ErrorResponse under type 'N'. */
+export const noticeResponse = (code: string, message: string) => {
+  const e = Buffer.from(BackendError.create({ severity: 'ERROR', code, message }).flush());
+  const body = e.subarray(5).toString('latin1').replace(/^SERROR\0VERROR\0/, 'SWARNING\0VWARNING\0');
+  const out = Buffer.alloc(5 + Buffer.byteLength(body, 'latin1'));
+  out.write('N', 0, 'ascii');
+  out.writeInt32BE(out.length - 1, 1);
+  out.write(body, 5, 'latin1');
+  return out;
+};
+
+/** Reads a frontend message body (after the type byte and length). */
+export class MessageReader {
+  private offset = 0;
+  constructor(private readonly buf: Buffer) {}
+  int16(): number { const v = this.buf.readInt16BE(this.offset); this.offset += 2; return v; }
+  int32(): number { const v = this.buf.readInt32BE(this.offset); this.offset += 4; return v; }
+  byte(): number { return this.buf[this.offset++]; }
+  cstring(): string {
+    const end = this.buf.indexOf(0, this.offset);
+    if (end < 0) throw new Error('a string is not NUL-terminated');
+    const s = this.buf.toString('utf8', this.offset, end);
+    this.offset = end + 1;
+    return s;
+  }
+  bytes(n: number): Buffer {
+    if (this.offset + n > this.buf.length) throw new Error('a value runs past the end of its message');
+    const b = this.buf.subarray(this.offset, this.offset + n);
+    this.offset += n;
+    return b;
+  }
+}

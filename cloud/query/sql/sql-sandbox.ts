@@ -37,6 +37,23 @@ export class SqlSandbox {
     return (await this.queryTable(organizationId, sql)).docs;
   }
 
+  /**
+   * A connection that holds the organisation's private TEMP view `readings`, for a PostgreSQL session that
+   * runs many statements (prepared, streamed, suspended) on one connection. The caller must pass every
+   * statement through inspectStatement first, and closes the connection when the session ends.
+   */
+  async openSession(organizationId: string): Promise<DuckDBConnection> {
+    const viewSql = createReadingsView(organizationId);
+    const conn = await this.connect();
+    try {
+      await conn.run(viewSql);
+      return conn;
+    } catch (err) {
+      conn.closeSync();
+      throw err;
+    }
+  }
+
   /** Like query, and also names the result columns (the PostgreSQL endpoint describes them). */
   async queryTable(organizationId: string, sql: string): Promise<LimitedResult> {
     if (typeof sql !== 'string' || sql.trim() === '') throw invalidArgument('sql_query: must not be empty');

@@ -8,7 +8,7 @@ import { allowedFunctions, allowedTableFunctions, refusalReason } from './functi
 /** The one relation that sandboxed SQL may read. */
 export const READINGS = 'readings';
 
-type Tree = Record<string, unknown>;
+export type Tree = Record<string, unknown>;
 
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE']);
 const TABLE_REFS = new Set(['BASE_TABLE', 'JOIN', 'SUBQUERY', 'TABLE_FUNCTION', 'EXPRESSION_LIST', 'EMPTY', 'PIVOT']);
@@ -17,8 +17,22 @@ const EXPRESSIONS = new Set([
   'STAR', 'WINDOW', 'BETWEEN', 'LAMBDA', 'LAMBDA_REF', 'POSITIONAL_REFERENCE', 'COLLATE', 'AGGREGATE',
 ]);
 
-/** Parses `sql` with DuckDB and throws a StatusError naming the broken rule unless it is one allowed SELECT. */
-export async function inspectStatement(conn: DuckDBConnection, sql: string): Promise<void> {
+/** What a caller may relax: the PostgreSQL endpoint binds `$n` parameters through DuckDB's prepared statements. */
+export interface InspectOptions {
+  allowParameters?: boolean;
+  /**
+   * Further relations the caller has created on the query's connection, scoped to the same organisation
+   * (the PostgreSQL endpoint's pipeline-sink views), lower-case; they may be read like `readings`.
+   */
+  relations?: ReadonlySet<string>;
+}
+
+/**
+ * Parses `sql` with DuckDB and throws a StatusError naming the broken rule unless it is one allowed SELECT.
+ * Returns DuckDB's parse of the statement so callers (the PostgreSQL endpoint names columns from it)
+ * need not parse twice.
+ */
+export async function inspectStatement(conn: DuckDBConnection, sql: string, options: InspectOptions = {}): Promise<Tree> {
   if (typeof sql !== 'string' || sql.trim() === '') throw invalidArgument('sql_query: must not be empty');
   const reader = await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
   const parsed = JSON.parse(String(reader.getRows()[0][0])) as Tree;
@@ -35,7 +49,8 @@ export async function inspectStatement(conn: DuckDBConnection, sql: string): Pro
   }
   const statements = parsed.statements as Tree[];
   if (statements.length !== 1) throw invalidArgument(`sql_query: exactly one statement is allowed, got ${statements.length}`);
-  new TreeChecker().node(statements[0].node as Tree, new Set());
+  new TreeChecker(options).node(statements[0].node as Tree, new Set());
+  return statements[0].node as Tree;
 }
 
 function firstKeyword(sql: string): string {
@@ -46,6 +61,8 @@ function firstKeyword(sql: string): string {
 const deny = (why: string) => permissionDenied(`sql_query: ${why}`);
 
 class TreeChecker {
+  constructor(private readonly options: InspectOptions) {}
+
   /** A query node: its CTEs are visible to later CTEs and to its body, never to themselves or earlier ones. */
   node(node: Tree, scope: ReadonlySet<string>): void {
     const type = String(node.type);
@@ -73,7 +90,7 @@ class TreeChecker {
     if (typeof obj.type === 'string' && 'alias' in obj && 'sample' in obj) return this.tableRef(obj, scope);
     if (typeof obj.type === 'string' && obj.type.endsWith('_NODE')) return this.node(obj, scope);
     if ('node' in obj && 'named_param_map' in obj) {
-      if ((obj.named_param_map as unknown[]).length > 0) throw invalidArgument('sql_query: query parameters are not supported');
+      if ((obj.named_param_map as unknown[]).length > 0 && !this.options.allowParameters) throw invalidArgument('sql_query: query parameters are not supported');
       return this.node(obj.node as Tree, scope);
     }
     for (const v of Object.values(obj)) this.any(v, scope);
@@ -81,7 +98,10 @@ class TreeChecker {
 
   expression(expr: Tree, scope: ReadonlySet<string>): void {
     const cls = String(expr.class);
-    if (cls === 'PARAMETER') throw invalidArgument('sql_query: query parameters are not supported');
+    if (cls === 'PARAMETER') {
+      if (this.options.allowParameters) return;
+      throw invalidArgument('sql_query: query parameters are not supported');
+    }
     if (!EXPRESSIONS.has(cls)) throw deny(`${cls} expressions are not allowed`);
     if (cls === 'FUNCTION' || cls === 'WINDOW' || cls === 'AGGREGATE') this.checkFunction(expr, allowedFunctions, 'function');
     for (const [key, v] of Object.entries(expr)) {
@@ -99,7 +119,7 @@ class TreeChecker {
       }
       if (ref.at_clause) throw deny('time travel (AT) is not allowed');
       const lower = name.toLowerCase();
-      if (lower !== READINGS && !scope.has(lower)) {
+      if (lower !== READINGS && !scope.has(lower) && !this.options.relations?.has(lower)) {
         throw deny(`table "${name}": only "${READINGS}" and your own CTEs can be read (no other tables, files or catalogue views)`);
       }
     }

@@ -1,0 +1,169 @@
+// The PostgreSQL endpoint's limits (cloud-hardening): connection cap, handshake and idle timeouts, message
+// size, login back-off through a LoginGate, and TLS on SSLRequest (psql sslmode=require).
+import test from 'ava';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { resourceExhausted } from '../../../core/shared/status-error.js';
+import type { LoginGate } from './pg-endpoint.js';
+import { PASSWORD_A, PASSWORD_B, startTestEndpoint, USER_A, USER_B } from './test-endpoint.js';
+
+const run = promisify(execFile);
+
+async function psql(port: number, user: string, password: string, sql: string, sslmode = 'disable') {
+  try {
+    const { stdout } = await run('psql', [`postgresql://${user}@127.0.0.1:${port}/sensorData?sslmode=${sslmode}`, '-X', '-A', '-t', '-c', sql], {
+      env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '20' },
+    });
+    return { ok: true, out: stdout.trim() };
+  } catch (err) {
+    return { ok: false, out: String((err as { stderr?: string }).stderr ?? err) };
+  }
+}
+
+/** Resolves when the socket closes, whatever error (ECONNRESET) came first. */
+const closed = (s: Socket | pg.Client) => new Promise<void>((resolve) => s.once(s instanceof pg.Client ? 'end' : 'close', () => resolve()));
+
+const rawSocket = async (port: number): Promise<Socket> => {
+  const s = connect(port, '127.0.0.1');
+  await once(s, 'connect');
+  s.on('error', () => undefined);
+  return s;
+};
+
+test('connections over the cap are refused with 53300 naming the limit', async (t) => {
+  const te = await startTestEndpoint({ limits: { maxConnections: 2 } });
+  const held = [await rawSocket(te.port), await rawSocket(te.port)];
+  try {
+    const r = await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1');
+    t.false(r.ok);
+    t.regex(r.out, /too many clients already \(the 2-connection limit\)/);
+  } finally {
+    for (const s of held) s.destroy();
+    await te.close();
+  }
+});
+
+test('a connection that does not finish its handshake is closed', async (t) => {
+  const te = await startTestEndpoint({ limits: { handshakeTimeoutMs: 300 } });
+  try {
+    const s = await rawSocket(te.port);
+    let serverEnded = false;
+    s.on('end', () => (serverEnded = true));
+    await closed(s);
+    t.true(serverEnded, 'the server, not the client, ended the connection');
+  } finally {
+    await te.close();
+  }
+});
+
+test('an idle authenticated connection is closed after the idle timeout', async (t) => {
+  const te = await startTestEndpoint({ limits: { idleTimeoutMs: 500 } });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await closed(client);
+    await t.throwsAsync(client.query('SELECT 1'), { message: /not queryable|terminated|ended/i }, 'the server closed the idle connection');
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});
+
+test('a message over the size limit ends the connection with 54000; a huge declared length is cut off early', async (t) => {
+  const te = await startTestEndpoint({ limits: { maxMessageBytes: 4096 } });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    const err = (await t.throwsAsync(client.query(`SELECT '${'x'.repeat(10_000)}' AS big`))) as Error & { code?: string };
+    t.is(err.code, '54000');
+    t.regex(err.message, /over the 4096-byte limit/);
+    // A start-up packet that claims 64 MB: the endpoint stops reading long before that.
+    const s = await rawSocket(te.port);
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(64 * 1024 * 1024, 0);
+    head.writeInt32BE(196608, 4);
+    s.write(head);
+    const chunk = Buffer.alloc(16 * 1024, 0x61);
+    let sent = 0;
+    const gone = closed(s);
+    while (!s.destroyed && sent < 8 * 1024 * 1024) {
+      if (!s.write(chunk)) await Promise.race([new Promise((r) => s.once('drain', r)), gone]);
+      sent += chunk.length;
+    }
+    await gone;
+    t.true(sent < 8 * 1024 * 1024, `closed after ${sent} bytes`);
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});
+
+test('the login gate is consulted around password checks and its refusal is reported', async (t) => {
+  const failures = new Map<string, number>();
+  const log: string[] = [];
+  const gate: LoginGate = {
+    check(keyId, address) {
+      if ((failures.get(keyId) ?? 0) >= 3) throw resourceExhausted(`login: too many failed attempts for ${keyId} from ${address}; try again later`);
+    },
+    failed(keyId) { failures.set(keyId, (failures.get(keyId) ?? 0) + 1); log.push(`failed ${keyId}`); },
+    succeeded(keyId) { failures.delete(keyId); log.push(`succeeded ${keyId}`); },
+  };
+  const te = await startTestEndpoint({ loginGate: gate });
+  try {
+    t.true((await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1')).ok);
+    for (let i = 0; i < 3; i++) t.regex((await psql(te.port, USER_A, 'wrong password!', 'SELECT 1')).out, /password authentication failed/);
+    const blocked = await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1');
+    t.false(blocked.ok, 'even the right password is refused while backed off');
+    t.regex(blocked.out, /too many failed attempts for db-user-org-a from 127\.0\.0\.1/);
+    t.true((await psql(te.port, USER_B, PASSWORD_B, 'SELECT 1')).ok, 'other users are not affected');
+    t.deepEqual(log, ['succeeded db-user-org-a', 'failed db-user-org-a', 'failed db-user-org-a', 'failed db-user-org-a', 'succeeded db-user-org-b']);
+  } finally {
+    await te.close();
+  }
+});
+
+test('with certificates configured, SSLRequest gets TLS (psql sslmode=require) and plaintext is refused', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pg-tls-'));
+  try {
+    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+    const te = await startTestEndpoint({ tls: { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) } });
+    try {
+      const r = await psql(te.port, USER_A, PASSWORD_A, 'SELECT count(*) FROM readings', 'require');
+      t.true(r.ok, r.out);
+      t.is(r.out, '3');
+      const info = await psql(te.port, USER_A, PASSWORD_A, '\\conninfo', 'require');
+      t.regex(info.out, /SSL connection \(protocol: TLSv1\.[23]/);
+      const plain = await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1', 'disable');
+      t.false(plain.ok);
+      t.regex(plain.out, /SSL connection is required/);
+    } finally {
+      await te.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the statement timeout interrupts DuckDB and answers 57014 naming the limit; the session goes on', async (t) => {
+  const te = await startTestEndpoint({}, { timeoutMs: 300 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  try {
+    await client.connect();
+    const err = (await t.throwsAsync(client.query('SELECT count(*) FROM range(1000000000000) a WHERE a.range % $1 = 0', [7]))) as Error & { code?: string };
+    t.is(err.code, '57014');
+    t.regex(err.message, /statement timeout \(the 300 ms limit\)/);
+    t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});
