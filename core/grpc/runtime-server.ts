@@ -6,6 +6,7 @@ import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import type { ResourceAccess } from './api-adapter.js';
 import { apiAdapters } from './apis/index.js';
 import { robotService, type RobotFacts } from './apis/robot.js';
+import { sessionAccess } from './session-access.js';
 import { addStandardServices } from '../shared/standard-services.js';
 
 export interface RuntimeServerOptions {
@@ -20,7 +21,9 @@ export interface RuntimeServer {
   stop(): Promise<void>;
 }
 
-export async function startRuntimeServer(access: ResourceAccess, facts: RobotFacts, options: RuntimeServerOptions): Promise<RuntimeServer> {
+export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFacts, options: RuntimeServerOptions): Promise<RuntimeServer> {
+  // Every handler reaches drivers through sessions, so that what a session commands can be stopped.
+  const access = sessionAccess(machine, facts.sessions);
   const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
   server.addService(RobotServiceService, robotService(access, facts));
   for (const adapter of apiAdapters) server.addService(adapter.definition, adapter.implementation(access));

@@ -3,6 +3,8 @@
 import { status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { DriverError, type DriverErrorCode } from '../../plugins/errors.js';
 import { ConfigError } from '../../plugins/validation.js';
+import { callSession } from '../session/context.js';
+import { SESSION_METADATA } from '../session/sessions.js';
 import { StatusError, toServiceError } from '../shared/status-error.js';
 
 const CODES: Record<DriverErrorCode, status> = {
@@ -26,8 +28,10 @@ export function toStatusError(err: unknown): StatusError {
 
 export function unary<Req, Res>(handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res> | Res) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    // The caller's session, if any, travels with the handler's async work (see core/session/context.ts).
+    const session = call.metadata?.get(SESSION_METADATA)[0];
     Promise.resolve()
-      .then(() => handler(call.request, call))
+      .then(() => callSession.run(typeof session === 'string' && session ? session : undefined, () => handler(call.request, call)))
       .then(
         (response) => callback(null, response),
         (err) => {

@@ -9,6 +9,9 @@ import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
+import { actuationOf } from '../session/actuators.js';
+import { heartbeatWindowMs } from '../session/config.js';
+import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
 import { flag, pendingFlags, type Flags } from './flags.js';
 
@@ -23,9 +26,15 @@ export class Runtime {
   private server?: RuntimeServer;
   private loaded?: LoadedConfig;
   private configError?: string;
+  /** Revision of the running config: 1 at start, +1 for each change applied. */
+  private revision = 1;
+  /** A valid saved config that the maintenance window holds back (GetMachineStatus shows it). */
+  private pending?: { revision: number; reason: string; since: Date };
   private maintenanceTimer?: NodeJS.Timeout;
   private stopping?: Promise<void>;
   private readonly log;
+  /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
+  private readonly sessions: Sessions;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -35,6 +44,14 @@ export class Runtime {
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
     this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
+    this.sessions = new Sessions(
+      () => heartbeatWindowMs(this.loaded?.config.session),
+      async (name, api) => {
+        const remote = this.machine.resource<Record<string, () => Promise<void>>>(name, api);
+        await remote[actuationOf(api)!.stop]();
+      },
+      sink.logger('platform.session', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info')),
+    );
   }
 
   /** Starts everything and returns the address served. Throws InvalidConfigError for a bad config file. */
@@ -72,6 +89,8 @@ export class Runtime {
       machineState: () => this.machine.state,
       configError: () => this.configError,
       shutdown: () => this.onShutdownRequest(),
+      sessions: this.sessions,
+      pendingConfig: () => this.pending,
     }, { bindAddress: network.bind_address, tls });
   }
 
@@ -93,21 +112,31 @@ export class Runtime {
     } catch (err) {
       if (!(err instanceof InvalidConfigError)) throw err;
       this.configError = err.message;
+      this.pending = undefined;
       this.log.error('the saved config is invalid; still running the previous one', { errors: err.errors.map((e) => e.message) });
       return;
     }
     this.configError = undefined;
     const changes = diffConfigs(this.loaded?.raw, next.raw);
-    if (changes.length === 0) return;
+    if (changes.length === 0) {
+      this.pending = undefined;
+      return;
+    }
     const maintenance = next.config.maintenance;
     if (maintenance) {
       const verdict = await checkMaintenance(this.machine, maintenance);
       if (!verdict.allowed) {
-        this.log.info('reconfiguration deferred by the maintenance window', { reason: verdict.reason });
+        // Logged when the wait begins or its reason changes, not at every retry.
+        if (this.pending?.reason !== verdict.reason) {
+          this.log.info('reconfiguration deferred by the maintenance window', { revision: this.revision + 1, reason: verdict.reason });
+        }
+        this.pending = { revision: this.revision + 1, reason: verdict.reason, since: this.pending?.since ?? new Date() };
         this.maintenanceTimer = setTimeout(() => void this.reload(), MAINTENANCE_RETRY_MS);
         return;
       }
     }
+    this.pending = undefined;
+    this.revision++;
     this.log.info('config changed', { changes: describeChanges(changes, flag(this.flags, 'reveal-sensitive-config-diffs')) });
     const previous = this.loaded;
     this.loaded = next;
@@ -133,6 +162,7 @@ export class Runtime {
     this.stopping ??= (async () => {
       clearTimeout(this.maintenanceTimer);
       this.log.info('shutting down');
+      this.sessions.close();
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();
