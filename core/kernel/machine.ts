@@ -93,7 +93,10 @@ export class Machine extends EventEmitter<MachineEvents> {
     return this.enqueue(async () => {
       if (this.state === 'stopped') return;
       this.state = 'stopping';
-      for (const node of this.nodes.values()) clearTimeout(node.retry);
+      for (const node of this.nodes.values()) {
+        clearTimeout(node.retry);
+        clearTimeout(node.settle);
+      }
       await this.closeInOrder(new Set(this.nodes.keys()));
       this.state = 'stopped';
     });
@@ -185,6 +188,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     await this.closeInOrder(toClose);
     for (const key of removed) {
       clearTimeout(this.nodes.get(key)?.retry);
+      clearTimeout(this.nodes.get(key)?.settle);
       this.nodes.delete(key);
     }
     for (const resource of desired) {
@@ -294,15 +298,23 @@ export class Machine extends EventEmitter<MachineEvents> {
     }
     node.worker = worker;
     node.logLevel = level;
-    node.failures = 0;
     node.revision++;
     this.setState(node, 'ready');
+    // The backoff starts over only once the resource has proven stable, not at every successful rebuild.
+    clearTimeout(node.settle);
+    if (node.failures > 0) {
+      node.settle = setTimeout(() => {
+        if (node.worker === worker && node.state === 'ready') node.failures = 0;
+      }, this.options.backoffResetMs);
+      node.settle.unref();
+    }
   }
 
-  private fail(node: ResourceNode, error: string): void {
+  private fail(node: ResourceNode, error: string, stack?: string): void {
+    clearTimeout(node.settle);
     node.failures++;
     this.setState(node, 'unhealthy', error);
-    this.log.error('resource failed', { resource: node.key, error, failures: node.failures });
+    this.log.error('resource failed', { resource: node.key, error, failures: node.failures, ...(stack ? { stack } : {}) });
     if (this.state === 'stopping' || this.state === 'stopped') return;
     const delay = Math.min(this.options.backoffInitialMs * 2 ** (node.failures - 1), this.options.backoffMaxMs);
     node.retry = setTimeout(() => {
@@ -315,7 +327,8 @@ export class Machine extends EventEmitter<MachineEvents> {
   private onCrash(node: ResourceNode, worker: DriverWorker, error: Error): void {
     if (node.worker !== worker) return;
     node.worker = undefined;
-    this.fail(node, `crashed: ${error.message}`);
+    // The driver's exception, message and stack, is what tells a developer where it broke.
+    this.fail(node, `crashed: ${error.stack ?? error.message}`, error.stack);
   }
 
   /** Rebuilds a resource and its dependents, whose channels pointed at its old worker. */
