@@ -55,6 +55,8 @@ export class Machine extends EventEmitter<MachineEvents> {
   private settings: LogSettings = { debug: false, rules: [] };
   private current?: MachineConfig;
   private hooks: MachineHooks = {};
+  /** The config error last logged per resource key, so that a refresh does not log it again. */
+  private readonly loggedConfigErrors = new Map<string, string>();
   state: MachineState = 'initializing';
   readonly log;
 
@@ -78,7 +80,11 @@ export class Machine extends EventEmitter<MachineEvents> {
 
   /** Applies a config: the first call starts the machine, later calls reconfigure it. */
   apply(config: MachineConfig): Promise<void> {
-    return this.enqueue(() => this.applyNow(config));
+    return this.enqueue(() => {
+      // A new revision: each of its config errors is logged once, even one the last revision had too.
+      this.loggedConfigErrors.clear();
+      return this.applyNow(config);
+    });
   }
 
   /** Re-resolves the current config, e.g. after modules changed which models exist. */
@@ -174,6 +180,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     this.settings = { debug: this.options.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
     this.sink.setDeduplicate(!config.disable_log_deduplication);
     const desired = resolveResources(parseResourceEntries(config.components, config.services), this.registry, this.hooks.explainMissingModel);
+    this.logConfigErrors(desired);
     const byKey = new Map(desired.map((r) => [r.key, r]));
     const removed = [...this.nodes.keys()].filter((key) => !byKey.has(key));
     const changed = desired.filter((r) => this.nodes.get(r.key) && this.nodes.get(r.key)!.spec.fingerprint !== r.fingerprint).map((r) => r.key);
@@ -201,6 +208,23 @@ export class Machine extends EventEmitter<MachineEvents> {
     await this.buildInOrder(new Set([...added, ...changed, ...affected, ...waiting]));
     await this.applyLogLevels();
     this.state = 'running';
+  }
+
+  /**
+   * Logs each resource's config error (it already names the path and the rule) once per revision. The
+   * error is part of the message, so that the log's deduplication, which keys on the message, does not
+   * fold thirteen different errors into one.
+   */
+  private logConfigErrors(desired: readonly { key: string; error?: string }[]): void {
+    for (const { key, error } of desired) {
+      if (!error) {
+        this.loggedConfigErrors.delete(key);
+        continue;
+      }
+      if (this.loggedConfigErrors.get(key) === error) continue;
+      this.loggedConfigErrors.set(key, error);
+      this.log.error(`invalid config for resource ${key}: ${error}`, { resource: key, error });
+    }
   }
 
   private async applyLogLevels(): Promise<void> {
