@@ -7,6 +7,7 @@ import { InvalidConfigError } from '../config/machine.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../logging/levels.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
 import { actuationOf } from '../session/actuators.js';
@@ -43,19 +44,37 @@ export class Runtime {
     @inject(CONFIG_FILE) private readonly file: ConfigFile,
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
-    this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
+    this.log = sink.logger('platform.server', () => this.levelOf('platform.server'));
     this.sessions = new Sessions(
       () => heartbeatWindowMs(this.loaded?.config.session),
       async (name, api) => {
         const remote = this.machine.resource<Record<string, () => Promise<void>>>(name, api);
         await remote[actuationOf(api)!.stop]();
       },
-      sink.logger('platform.session', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info')),
+      sink.logger('platform.session', () => this.levelOf('platform.session')),
     );
+  }
+
+  private settings?: { config: LoadedConfig['config']; settings: LogSettings };
+
+  /**
+   * The level of one of the runtime's own loggers (platform.server, platform.session, platform.ftdc):
+   * the config's `log` rules apply to them as to resources, and -debug or `debug: true` overrides.
+   * (The stdout line `platform-server serving on ...` that the agent waits for is not a log line.)
+   */
+  levelOf(logger: string): LevelName {
+    const config = this.loaded?.config;
+    if (!config) return flag(this.flags, 'debug') ? 'debug' : 'info';
+    if (this.settings?.config !== config) {
+      const rules = config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level }));
+      this.settings = { config, settings: { debug: flag(this.flags, 'debug') || config.debug, rules } };
+    }
+    return levelFor(logger, this.settings.settings);
   }
 
   /** Starts everything and returns the address served. Throws InvalidConfigError for a bad config file. */
   async start(onShutdownRequest: () => void): Promise<string> {
+    // Before any await: main.ts relies on the config being loaded as soon as start() returns its promise.
     this.loaded = this.file.read();
     for (const name of pendingFlags(this.flags)) this.log.warn(`-${name} is accepted but not supported yet in this version; it has no effect`);
     if (this.loaded.config.cloud) {
