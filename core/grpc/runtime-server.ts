@@ -27,7 +27,10 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
   server.addService(RobotServiceService, robotService(access, facts));
   for (const adapter of apiAdapters) server.addService(adapter.definition, adapter.implementation(access));
-  const health = addStandardServices(server);
+  // Reflection lists exactly the services added above: the descriptor set also holds the cloud's protos,
+  // which this server does not serve.
+  const served = ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)];
+  const health = addStandardServices(server, served);
   const credentials = options.tls
     ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(options.tls.certFile), private_key: readFileSync(options.tls.keyFile) }], false)
     : ServerCredentials.createInsecure();
@@ -35,7 +38,7 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
     server.bindAsync(options.bindAddress, credentials, (err, bound) => (err ? reject(new Error(`cannot serve on ${options.bindAddress}: ${err.message}`)) : resolve(bound))),
   );
   health.setStatus('', 'SERVING');
-  for (const name of ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)]) health.setStatus(name, 'SERVING');
+  for (const name of served) health.setStatus(name, 'SERVING');
   const host = options.bindAddress.slice(0, options.bindAddress.lastIndexOf(':'));
   return {
     address: `${host}:${port}`,
