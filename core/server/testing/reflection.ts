@@ -17,7 +17,7 @@ export async function listServices(address: string): Promise<string[]> {
     return await new Promise<string[]>((resolve, reject) => {
       const stream = client.ServerReflectionInfo();
       stream.once('data', (response) => {
-        resolve(response.listServicesResponse?.service.map((s) => s.name) ?? []);
+        resolve(response.listServicesResponse?.service.map((s: { name: string }) => s.name) ?? []);
         stream.end();
       });
       stream.once('error', reject);
