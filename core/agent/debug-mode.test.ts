@@ -20,7 +20,8 @@ test('-d logs the version check, each download step and the supervision decision
   const agent = new AgentProgram(['--dev-mode', '-d', '-c', box.config], box.env);
   t.teardown(() => agent.stop());
   // crash-once: the first run exits, the agent decides on a backoff and starts it again.
-  await agent.waitFor('platform-server is serving');
+  const crash = await agent.waitFor('platform-server exited unexpectedly; restarting');
+  await agent.waitFor('platform-server is serving', agent.lines.indexOf(crash));
   const debug = debugLines(agent);
   for (const expected of [
     'update check: starting',

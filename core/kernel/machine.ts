@@ -320,6 +320,14 @@ export class Machine extends EventEmitter<MachineEvents> {
       this.fail(node, `construction failed: ${(err as Error).message}`);
       return;
     }
+    if (!worker.alive) {
+      // It crashed between answering the construction and being handed over (onCrash ignored it then,
+      // as the worker was not yet the node's): a failure like any other crash.
+      const error = worker.crashError ?? new Error(`the worker of ${spec.entry.api}/${spec.entry.name} exited`);
+      await worker.close(this.options.closeTimeoutMs).catch(() => undefined);
+      this.fail(node, `crashed: ${error.stack ?? error.message}`, error.stack);
+      return;
+    }
     node.worker = worker;
     node.logLevel = level;
     node.revision++;

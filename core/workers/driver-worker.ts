@@ -71,9 +71,13 @@ export class DriverWorker {
     return !this.closed && !this.crashed;
   }
 
+  /** Why the worker ended, once it crashed. */
+  crashError?: Error;
+
   private crash(error: Error): void {
     if (this.closed || this.closing || this.crashed) return;
     this.crashed = true;
+    this.crashError = error;
     this.events.onCrash(error);
     void this.pool.destroy().catch(() => undefined);
   }
