@@ -7,7 +7,8 @@ import type { ResourceAccess } from './api-adapter.js';
 import { apiAdapters } from './apis/index.js';
 import { robotService, type RobotFacts } from './apis/robot.js';
 import { sessionAccess } from './session-access.js';
-import { addStandardServices } from '../shared/standard-services.js';
+import { addStandardServicesWithReflection } from '../shared/standard-services.js';
+import { ModuleApiServices, type ModuleApi } from './module-apis.js';
 
 export interface RuntimeServerOptions {
   bindAddress: string;
@@ -18,6 +19,8 @@ export interface RuntimeServer {
   /** host:port actually bound (the port is resolved when the config asked for port 0). */
   address: string;
   tls: boolean;
+  /** Serves exactly these module-defined APIs; returns the errors of those that could not be served. */
+  serveModuleApis(apis: readonly ModuleApi[]): Error[];
   stop(): Promise<void>;
 }
 
@@ -30,7 +33,11 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   // Reflection lists exactly the services added above: the descriptor set also holds the cloud's protos,
   // which this server does not serve.
   const served = ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)];
-  const health = addStandardServices(server, served);
+  const { health, reflection } = addStandardServicesWithReflection(server, served);
+  const moduleApis = new ModuleApiServices(server, access, (loaded) => {
+    reflection.setExtra(loaded.map((l) => l.packageDefinition), loaded.map((l) => l.api.service));
+    for (const l of loaded) health.setStatus(l.api.service, 'SERVING');
+  });
   const credentials = options.tls
     ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(options.tls.certFile), private_key: readFileSync(options.tls.keyFile) }], false)
     : ServerCredentials.createInsecure();
@@ -43,6 +50,7 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   return {
     address: `${host}:${port}`,
     tls: Boolean(options.tls),
+    serveModuleApis: (apis) => moduleApis.update(apis),
     stop: () =>
       new Promise<void>((resolve) => {
         health.setStatus('', 'NOT_SERVING');

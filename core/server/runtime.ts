@@ -81,6 +81,7 @@ export class Runtime {
       this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
     }
     this.server = await this.serve(this.loaded);
+    this.modules.onApis((apis) => this.serveModuleApis(apis));
     const config = this.loaded.config;
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.
@@ -99,6 +100,12 @@ export class Runtime {
   }
 
   private onShutdownRequest: () => void = () => undefined;
+
+  /** Module-defined APIs (core/grpc/module-apis.ts) follow the loaded modules. */
+  private serveModuleApis(apis: ReturnType<ModuleHost['apis']>): void {
+    for (const error of this.server?.serveModuleApis(apis) ?? []) this.log.error(`module API not served: ${error.message}`);
+    if (apis.length) this.log.info('module APIs served', { services: apis.map((a) => a.service) });
+  }
 
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
     const { network } = loaded.config;
@@ -169,6 +176,7 @@ export class Runtime {
     const old = this.server;
     try {
       this.server = await this.serve(next);
+      this.server.serveModuleApis(this.modules.apis());
       this.log.info('serving', { address: this.server.address, tls: this.server.tls });
       await old?.stop();
     } catch (err) {
