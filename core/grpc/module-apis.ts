@@ -17,6 +17,14 @@ export interface ModuleApi {
   proto: string;
   /** Fully qualified service name, e.g. acme.widget.v1.WidgetService. */
   service: string;
+  /** RPC names: the Stop of an actuator and the RPCs that command it (module.json apis[i].actuator). */
+  actuator?: { stop: string; commands: string[] };
+}
+
+/** Driver method names (lower camel case) of a module API's actuator, for sessions and StopAll. */
+export function moduleActuation(api: ModuleApi): { stop: string; commands: ReadonlySet<string> } | undefined {
+  if (!api.actuator) return undefined;
+  return { stop: lowerCamel(api.actuator.stop), commands: new Set(api.actuator.commands.map(lowerCamel)) };
 }
 
 export interface LoadedModuleApi {
@@ -26,7 +34,9 @@ export interface LoadedModuleApi {
   packageDefinition: PackageDefinition;
 }
 
-const lowerCamel = (name: string) => name.charAt(0).toLowerCase() + name.slice(1);
+function lowerCamel(name: string): string {
+  return name.charAt(0).toLowerCase() + name.slice(1);
+}
 
 /** Loads a module's proto and finds its service. Throws an Error naming the module, file and problem. */
 export function loadModuleApi(api: ModuleApi): LoadedModuleApi {

@@ -8,13 +8,14 @@ import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { listServices } from '../server/testing/reflection.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
 
 const WIDGET = fileURLToPath(new URL('../../plugins/examples/widget/', import.meta.url));
 
 type Unary = (request: object, callback: (err: ServiceError | null, response: Record<string, unknown>) => void) => void;
-type WidgetClient = Client & { Spin: Unary; GetState: Unary };
+type WidgetClient = Client & { Spin: Unary; GetState: Unary; Stop: Unary };
 
 function widgetClient(address: string): WidgetClient {
   const definition = loadSync(join(WIDGET, 'widget.proto'), { keepCase: false, longs: Number, defaults: true });
@@ -25,7 +26,7 @@ function widgetClient(address: string): WidgetClient {
 const ask = (method: Unary, client: WidgetClient, request: object) =>
   new Promise<Record<string, unknown>>((resolve, reject) => method.call(client, request, (err, res) => (err ? reject(err) : resolve(res))));
 
-test('a module-defined API is served, forwarded to the driver, and listed by reflection', async (t) => {
+test('a module-defined API is served, forwarded to the driver, stopped by StopAll, and listed by reflection', async (t) => {
   const plugins = mkdtempSync(join(tmpdir(), 'plugins-'));
   cpSync(WIDGET, join(plugins, 'widget'), { recursive: true });
   const runtime = await spawnRuntime(
@@ -46,9 +47,12 @@ test('a module-defined API is served, forwarded to the driver, and listed by ref
   // The resources are built by the module's worker; the first calls may find them still configuring.
   await eventually(() => ask(client.Spin, client, { name: 'w1', turns: 3 }), (r) => r.totalTurns === 3);
   t.deepEqual(await ask(client.Spin, client, { name: 'w1', turns: 4 }), { totalTurns: 7 });
-  t.deepEqual(await ask(client.GetState, client, { name: 'w1' }), { totalTurns: 7, color: 'blue' });
+  t.deepEqual(await ask(client.GetState, client, { name: 'w1' }), { totalTurns: 7, color: 'blue', spinning: true });
   // Each resource has its own driver.
-  t.deepEqual(await ask(client.GetState, client, { name: 'w2' }), { totalTurns: 0, color: 'red' });
+  t.deepEqual(await ask(client.GetState, client, { name: 'w2' }), { totalTurns: 0, color: 'red', spinning: false });
+  // module.json declares Stop: StopAll reaches the module's actuator too.
+  await new Promise<void>((resolve, reject) => new RobotServiceClient(runtime.address, credentials.createInsecure()).stopAll({}, (err) => (err ? reject(err) : resolve())));
+  t.false((await ask(client.GetState, client, { name: 'w1' })).spinning);
 
   const bad = (await t.throwsAsync(ask(client.Spin, client, { name: 'w1', turns: -1 }))) as ServiceError;
   t.is(bad.code, status.INVALID_ARGUMENT);

@@ -209,7 +209,7 @@ export class ModuleHost {
   apis(): ModuleApi[] {
     return [...this.records.values()].flatMap((r) =>
       r.loaded
-        ? (r.loaded.package.manifest.apis ?? []).map((a) => ({ moduleId: r.loaded!.package.manifest.module_id, api: a.api, service: a.service, proto: resolvePath(r.loaded!.package.dir, a.proto) }))
+        ? (r.loaded.package.manifest.apis ?? []).map((a) => ({ moduleId: r.loaded!.package.manifest.module_id, api: a.api, service: a.service, proto: resolvePath(r.loaded!.package.dir, a.proto), actuator: a.actuator }))
         : [],
     );
   }

@@ -10,7 +10,8 @@ import { checkMaintenance } from '../kernel/maintenance.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../logging/levels.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
-import { actuationOf } from '../session/actuators.js';
+import { actuationOf, setModuleActuations } from '../session/actuators.js';
+import { moduleActuation } from '../grpc/module-apis.js';
 import { heartbeatWindowMs } from '../session/config.js';
 import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
@@ -103,6 +104,7 @@ export class Runtime {
 
   /** Module-defined APIs (core/grpc/module-apis.ts) follow the loaded modules. */
   private serveModuleApis(apis: ReturnType<ModuleHost['apis']>): void {
+    setModuleActuations(new Map(apis.flatMap((a) => (moduleActuation(a) ? [[a.api, moduleActuation(a)!] as const] : []))));
     for (const error of this.server?.serveModuleApis(apis) ?? []) this.log.error(`module API not served: ${error.message}`);
     if (apis.length) this.log.info('module APIs served', { services: apis.map((a) => a.service) });
   }

@@ -12,5 +12,13 @@ export interface Actuation {
 
 const BUILT_IN: ReadonlyMap<string, Actuation> = new Map([[MOTOR_API, { stop: 'stop', commands: new Set(['setPower', 'goFor', 'goTo', 'setRPM']) }]]);
 
+/** Actuators that modules declare for their own APIs (module.json apis[i].actuator), by api. */
+let fromModules: ReadonlyMap<string, Actuation> = new Map();
+
+/** Replaces the module-declared actuators (called whenever the loaded modules change). */
+export function setModuleActuations(actuations: ReadonlyMap<string, Actuation>): void {
+  fromModules = actuations;
+}
+
 /** The actuation contract of an api, if it is an actuator. */
-export const actuationOf = (api: string): Actuation | undefined => BUILT_IN.get(api);
+export const actuationOf = (api: string): Actuation | undefined => BUILT_IN.get(api) ?? fromModules.get(api);

@@ -44,6 +44,13 @@ const manifestSchema = z.strictObject({
         api: z.string({ error: 'is required and must be a string' }).superRefine(checked((v) => parseApi(v))),
         proto: z.string({ error: 'is required and must be a string' }).regex(/\.proto$/, 'must be a .proto file'),
         service: z.string({ error: 'is required and must be a string' }).regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/, 'must be a fully qualified service name such as acme.widget.v1.WidgetService'),
+        // An API whose contract declares a Stop: sessions and StopAll stop it (RPC names of the service).
+        actuator: z
+          .strictObject({
+            stop: z.string({ error: 'is required and must be the name of an RPC' }).min(1, 'must not be empty'),
+            commands: z.array(z.string().min(1, 'must not be empty'), { error: 'is required and must be an array of RPC names' }),
+          })
+          .optional(),
       }),
       { error: 'must be an array of {api, proto, service}' },
     )
