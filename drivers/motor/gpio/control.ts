@@ -4,20 +4,10 @@
 import { failedPrecondition } from '../../../plugins/errors.js';
 
 export const LOOP_PERIOD_MS = 10;
-/**
- * Power may rise by at most this much per second (it may fall at once, to avoid overshooting): 0 to full
- * power in 0.25 s, gentle on a motor driver's current and quick enough that GoFor(60 rpm, 1 rev) starts
- * at speed within about a tenth of a second (drivers/motor/gpio/GOFOR.md).
- */
-export const RAMP_PER_SECOND = 4;
-/**
- * On the approach the speed follows a constant deceleration of this many revolutions per second squared
- * (v = sqrt(2 a d)): from 60 rpm the motor slows over the last 0.05 rev, in 0.1 s. An exponential
- * approach (speed proportional to distance) would never arrive and needs a long crawl at the end.
- */
-const APPROACH_DECELERATION_REV_S2 = 10;
-/** The slowest approach speed, as a share of the requested speed: it ends the approach in finite time. */
-const APPROACH_FLOOR = 0.1;
+/** Power may rise by at most this much per second (it may fall at once, to avoid overshooting). */
+export const RAMP_PER_SECOND = 2;
+/** On the approach, the speed is capped so that the rest takes at least this long. */
+const APPROACH_SECONDS = 0.3;
 /** Speed is measured over this window of position samples. */
 const MEASURE_WINDOW_MS = 150;
 /** No encoder movement for this long at full power is a stall. */
@@ -80,8 +70,8 @@ export async function runClosedLoop(io: ControlIO, request: RunRequest): Promise
 
     let desired = speed;
     if (Number.isFinite(remaining)) {
-      const approach = Math.sqrt(2 * APPROACH_DECELERATION_REV_S2 * (remaining / request.ticksPerRotation)) * 60;
-      desired = Math.min(speed, Math.max(approach, speed * APPROACH_FLOOR));
+      const approach = ((remaining / request.ticksPerRotation) * 60) / APPROACH_SECONDS;
+      desired = Math.min(speed, Math.max(approach, speed * 0.05));
     }
     if (measured !== undefined && measured > 0 && power > 0) {
       const observed = measured / power;
