@@ -4,3 +4,4 @@ export { CloudConnection, parseServiceHost, type ApiKeyCredentials, type CloudCo
 export * from './data-client.js';
 export { FileNotFoundError, ValueError } from './errors.js';
 export { MLTrainingClient } from './ml-training-client.js';
+export { MAX_MESSAGE_BYTES, RobotClient, SESSION_METADATA, type RobotClientOptions } from './robot-client.js';

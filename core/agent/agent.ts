@@ -195,9 +195,11 @@ export class Agent {
   private async checkOnce(): Promise<boolean> {
     this.lastCheckAt = Date.now();
     let updateInfo: Record<string, UpdateInfo> = {};
+    this.log.debug({ mode: this.source.mode, interval_seconds: this.checkIntervalSeconds }, 'update check: starting');
     try {
       if (this.source.mode === 'offline') {
         const file = this.opts.paths.configFile;
+        this.log.debug({ file }, 'update check: reading the agent config from the machine config file');
         this.fileStamp = await stampOf(file);
         const doc = JSON.parse(await readFile(file, 'utf8')) as unknown;
         const source = machineSourceOf(file, doc);
@@ -207,6 +209,7 @@ export class Agent {
       } else {
         const res = await this.askCloud();
         updateInfo = res.updateInfo;
+        this.log.debug({ update_info: res.updateInfo, errors: res.errors, check_interval_seconds: res.checkIntervalSeconds }, 'update check: the cloud answered');
         this.state = { ...this.state, cloud: { agentConfig: layerOf(res.agentConfig), maintenance: res.maintenance, checkIntervalSeconds: res.checkIntervalSeconds } };
         await writeFileDurable(this.opts.paths.stateFile, JSON.stringify(this.state));
         if (res.checkIntervalSeconds > 0) this.checkIntervalSeconds = res.checkIntervalSeconds;
@@ -226,9 +229,11 @@ export class Agent {
     // The running agent reports its own build; the runtime, the version last installed.
     const versions: Record<string, string> = { ...(this.state.versions ?? {}), agent: AGENT_VERSION };
     let specs = this.config.version_control;
+    this.log.debug({ versions, version_control: specs }, 'update check: asking the cloud for the agent config and versions');
     let res = await this.cloud!.deviceAgentConfig(versions, { ...specs });
     const next = this.computeConfig(layerOf(res.agentConfig))?.version_control;
     if (next && !isDeepStrictEqual(next, specs)) {
+      this.log.debug({ asked: specs, configured: next }, 'update check: the cloud config names other versions; asking again');
       specs = next;
       res = await this.cloud!.deviceAgentConfig(versions, { ...specs });
     }
@@ -285,8 +290,10 @@ export class Agent {
   private async applyVersions(updateInfo: Record<string, UpdateInfo>): Promise<void> {
     for (const subsystem of ['platform-server', 'agent'] as const satisfies readonly Subsystem[]) {
       const spec = this.config.version_control[subsystem];
+      this.log.debug({ subsystem, spec, installed: this.state.versions?.[subsystem] ?? null, cloud: updateInfo[subsystem] ?? null }, 'version check');
       try {
         const result = await this.versionControl.apply(subsystem, spec, updateInfo[subsystem]);
+        this.log.debug({ subsystem, spec, result: result ? { version: result.version, file: result.file, changed: result.changed } : null }, result?.changed ? 'version check: a new binary is installed' : 'version check: the installed binary is current');
         if (!result) {
           if (subsystem === 'platform-server' && this.source.mode === 'offline' && !(await this.cache.installed(subsystem)) && !this.warnedOffline) {
             this.warnedOffline = true;
@@ -307,11 +314,18 @@ export class Agent {
   }
 
   private async afterRuntimeInstall(file: string, version: string): Promise<void> {
-    if (this.config.advanced_settings.disable_platform_server) return;
+    if (this.config.advanced_settings.disable_platform_server) {
+      this.log.debug({ version }, 'supervision: platform-server is disabled; not starting the installed version');
+      return;
+    }
     if (this.supervisor.running && this.runningBinary !== file) {
+      this.log.debug({ version, running: this.runningBinary, installed: file }, 'supervision: the running binary differs from the installed one; restart requested');
       this.requestRestart(`platform-server ${version} installed`);
     } else if (!this.supervisor.running && this.supervisor.state === 'stopped') {
+      this.log.debug({ version }, 'supervision: platform-server is not running; starting the installed version');
       await this.supervisor.poke();
+    } else {
+      this.log.debug({ version, state: this.supervisor.state }, 'supervision: platform-server already runs the installed version; nothing to do');
     }
   }
 
@@ -334,6 +348,7 @@ export class Agent {
     if (this.maintenance && !this.gate) this.gate = new (await import('./maintenance-window.js')).MaintenanceGate();
     const verdict = this.gate ? await this.gate.check(this.maintenance, address) : { allowed: true as const, reason: 'no maintenance window configured' };
     if (this.stopped) return;
+    this.log.debug({ allowed: verdict.allowed, reason: verdict.reason, pending_restart: this.pendingRestart ?? null, pending_exit: this.pendingExit ?? null }, 'supervision: maintenance window checked');
     if (!verdict.allowed) {
       if (verdict.reason !== this.lastGateReason) this.log.info({ reason: verdict.reason, pending: this.pendingExit ?? this.pendingRestart }, 'restart deferred by the maintenance window');
       this.lastGateReason = verdict.reason;

@@ -69,7 +69,10 @@ export class BinaryCache {
     if (expected) {
       const file = join(this.cacheDir, `${source.subsystem}-${safe(source.version)}-${expected.slice(0, 16)}`);
       // A file only gets its final name after verification, so an existing one is good.
-      if (await exists(file)) return file;
+      if (await exists(file)) {
+        this.logger.debug({ subsystem: source.subsystem, version: source.version, file }, 'download: the verified binary is already in the cache');
+        return file;
+      }
     }
     const key = sourceKey(source);
     const metaPath = join(this.cacheDir, `${key}.json`);
@@ -78,10 +81,15 @@ export class BinaryCache {
     const origin = source.location.kind === 'http' ? source.location.url : `file://${source.location.path}`;
 
     let unchanged: boolean;
+    this.logger.debug({ subsystem: source.subsystem, version: source.version, from: origin, sha256: expected ?? null }, 'download: fetching');
     if (source.location.kind === 'file') unchanged = await this.copyLocal(source, source.location.path, part, meta);
     else unchanged = await this.download(source, source.location.url, part, meta, metaPath);
-    if (unchanged && meta.file && (await exists(meta.file)) && !expected) return meta.file;
+    if (unchanged && meta.file && (await exists(meta.file)) && !expected) {
+      this.logger.debug({ subsystem: source.subsystem, from: origin, file: meta.file }, 'download: the source is unchanged since the last download; keeping the cached file');
+      return meta.file;
+    }
 
+    this.logger.debug({ subsystem: source.subsystem, part }, 'download: verifying the sha256');
     const actual = await sha256File(part);
     if (expected && actual !== expected) {
       await rm(part, { force: true });
@@ -100,7 +108,10 @@ export class BinaryCache {
   /** Points bin/<subsystem> at `file` (atomic rename of a new symlink). Returns false if it already did. */
   async install(subsystem: Subsystem, file: string): Promise<boolean> {
     const previous = await this.installed(subsystem);
-    if (previous === file) return false;
+    if (previous === file) {
+      this.logger.debug({ subsystem, file }, 'download: already installed');
+      return false;
+    }
     await chmod(file, 0o755);
     await mkdir(this.binDir, { recursive: true });
     const link = this.linkPath(subsystem);
@@ -134,6 +145,7 @@ export class BinaryCache {
     }
     if (!st.isFile()) throw new DownloadError(source.subsystem, `file://${path}`, 'is not a regular file');
     if (meta.size === st.size && meta.mtimeMs === st.mtimeMs && meta.file && !source.sha256) return true;
+    this.logger.debug({ subsystem: source.subsystem, path, size: st.size }, 'download: copying the local file');
     await copyFile(path, part);
     meta.size = st.size;
     meta.mtimeMs = st.mtimeMs;
@@ -155,12 +167,14 @@ export class BinaryCache {
       if (meta.lastModified) headers['if-modified-since'] = meta.lastModified;
     }
     let res: IncomingMessage;
+    this.logger.debug({ subsystem: source.subsystem, url, resume_from: have, headers }, have > 0 ? 'download: resuming a partial download' : 'download: requesting');
     try {
       res = await getUrl(url, headers);
     } catch (err) {
       throw new DownloadError(source.subsystem, url, (err as Error).message);
     }
     const status = res.statusCode ?? 0;
+    this.logger.debug({ subsystem: source.subsystem, url, status, content_length: res.headers['content-length'] ?? null }, 'download: the server answered');
     if (status === 304 || status === 416 || (status !== 200 && status !== 206)) res.resume();
     if (status === 304) return true;
     if (status === 416 && have > 0) return false; // the part is whole already; the hash decides

@@ -103,7 +103,10 @@ export class RuntimeSupervisor extends EventEmitter<SupervisorEvents> {
 
   private async spawnNow(): Promise<void> {
     this.clearTimer();
-    if (!this.wanted) return;
+    if (!this.wanted) {
+      this.opts.logger.debug('supervision: platform-server is not wanted (stopped or disabled); not starting it');
+      return;
+    }
     const launch = await this.opts.launch();
     if (!launch) {
       this.state = 'stopped';
@@ -116,6 +119,7 @@ export class RuntimeSupervisor extends EventEmitter<SupervisorEvents> {
     this.state = 'starting';
     this.opts.logger.info({ pid: proc.pid, binary: launch.binary, args: launch.args }, 'started platform-server');
     const timeoutMinutes = this.opts.startTimeoutMinutes();
+    this.opts.logger.debug({ pid: proc.pid, start_timeout_minutes: timeoutMinutes }, 'supervision: waiting for the serving line');
     this.timer = setTimeout(() => this.onStartTimeout(proc, timeoutMinutes), this.opts.time.minutes(timeoutMinutes));
     proc.on('serving', (address) => {
       if (this.current !== proc) return;
@@ -139,10 +143,17 @@ export class RuntimeSupervisor extends EventEmitter<SupervisorEvents> {
   private onExit(proc: RuntimeProcess, code: number | null, signal: NodeJS.Signals | null): void {
     const expected = proc.stopRequested;
     this.emit('exit', code, signal, expected);
-    if (this.current !== proc || expected) return;
+    if (this.current !== proc || expected) {
+      this.opts.logger.debug({ pid: proc.pid, code, signal, expected, current: this.current === proc }, 'supervision: platform-server exited as asked (or was replaced); no restart');
+      return;
+    }
     this.clearTimer();
     const healthy = this.state === 'serving' && Date.now() - this.servingSince >= this.opts.time.minutes(HEALTHY_AFTER_MINUTES);
     this.crashes = healthy ? 1 : this.crashes + 1;
+    this.opts.logger.debug(
+      { pid: proc.pid, served_seconds: this.state === 'serving' ? Math.round((Date.now() - this.servingSince) / 1000) : 0, healthy, crashes: this.crashes },
+      healthy ? 'supervision: it had served long enough to count as healthy; the backoff starts over' : 'supervision: it crashed before counting as healthy; the backoff grows',
+    );
     const delaySeconds = Math.min(CRASH_BACKOFF_SECONDS.first * 2 ** (this.crashes - 1), CRASH_BACKOFF_SECONDS.max);
     const reason = proc.spawnError ? proc.spawnError.message : `exit code ${code}, signal ${signal}`;
     this.opts.logger.error({ pid: proc.pid, reason, crashes: this.crashes, delaySeconds }, 'platform-server exited unexpectedly; restarting');

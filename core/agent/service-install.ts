@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import type { Logger } from './agent-log.js';
 import { AGENT_VERSION } from './agent-version.js';
 import { BinaryCache } from './binary-cache.js';
-import { credentialsFileContent, credentialsFromEnv } from './credentials.js';
+import { credentialsFileContent, credentialsFromEnv, loadMachineSource } from './credentials.js';
 import { writeFileDurable } from '../shared/durable-file.js';
 import type { AgentPaths } from './paths.js';
 import { STOP_GRACE_SECONDS } from './runtime-supervisor.js';
@@ -80,6 +80,15 @@ export async function installService(opts: InstallOptions): Promise<{ unitFile?:
   if (creds) {
     await writeFileDurable(paths.configFile, credentialsFileContent(creds), 0o600);
     logger.info({ file: paths.configFile }, 'wrote machine credentials from PLATFORM_API_KEY_ID, PLATFORM_API_KEY, PLATFORM_PART_ID');
+  } else {
+    // A service without credentials (nor an offline machine config) would only fail at every start:
+    // refuse now, before anything is installed, and say what is missing.
+    try {
+      const source = await loadMachineSource(paths.configFile, opts.env);
+      logger.info({ file: paths.configFile, mode: source.mode }, 'using the machine config file already in place');
+    } catch (err) {
+      throw new Error(`--install needs machine credentials: ${(err as Error).message}`);
+    }
   }
   const cache = new BinaryCache(paths.cacheDir, paths.binDir, logger);
   const agentLink = cache.linkPath('agent');

@@ -6,7 +6,9 @@ import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import type { ResourceAccess } from './api-adapter.js';
 import { apiAdapters } from './apis/index.js';
 import { robotService, type RobotFacts } from './apis/robot.js';
-import { addStandardServices } from '../shared/standard-services.js';
+import { sessionAccess } from './session-access.js';
+import { addStandardServicesWithReflection } from '../shared/standard-services.js';
+import { ModuleApiServices, type ModuleApi } from './module-apis.js';
 
 export interface RuntimeServerOptions {
   bindAddress: string;
@@ -17,14 +19,25 @@ export interface RuntimeServer {
   /** host:port actually bound (the port is resolved when the config asked for port 0). */
   address: string;
   tls: boolean;
+  /** Serves exactly these module-defined APIs; returns the errors of those that could not be served. */
+  serveModuleApis(apis: readonly ModuleApi[]): Error[];
   stop(): Promise<void>;
 }
 
-export async function startRuntimeServer(access: ResourceAccess, facts: RobotFacts, options: RuntimeServerOptions): Promise<RuntimeServer> {
+export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFacts, options: RuntimeServerOptions): Promise<RuntimeServer> {
+  // Every handler reaches drivers through sessions, so that what a session commands can be stopped.
+  const access = sessionAccess(machine, facts.sessions);
   const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
   server.addService(RobotServiceService, robotService(access, facts));
   for (const adapter of apiAdapters) server.addService(adapter.definition, adapter.implementation(access));
-  const health = addStandardServices(server);
+  // Reflection lists exactly the services added above: the descriptor set also holds the cloud's protos,
+  // which this server does not serve.
+  const served = ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)];
+  const { health, reflection } = addStandardServicesWithReflection(server, served);
+  const moduleApis = new ModuleApiServices(server, access, (loaded) => {
+    reflection.setExtra(loaded.map((l) => l.packageDefinition), loaded.map((l) => l.api.service));
+    for (const l of loaded) health.setStatus(l.api.service, 'SERVING');
+  });
   const credentials = options.tls
     ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(options.tls.certFile), private_key: readFileSync(options.tls.keyFile) }], false)
     : ServerCredentials.createInsecure();
@@ -32,11 +45,12 @@ export async function startRuntimeServer(access: ResourceAccess, facts: RobotFac
     server.bindAsync(options.bindAddress, credentials, (err, bound) => (err ? reject(new Error(`cannot serve on ${options.bindAddress}: ${err.message}`)) : resolve(bound))),
   );
   health.setStatus('', 'SERVING');
-  for (const name of ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)]) health.setStatus(name, 'SERVING');
+  for (const name of served) health.setStatus(name, 'SERVING');
   const host = options.bindAddress.slice(0, options.bindAddress.lastIndexOf(':'));
   return {
     address: `${host}:${port}`,
     tls: Boolean(options.tls),
+    serveModuleApis: (apis) => moduleApis.update(apis),
     stop: () =>
       new Promise<void>((resolve) => {
         health.setStatus('', 'NOT_SERVING');

@@ -1,6 +1,8 @@
 // Adapts async handlers to grpc-js unary callbacks, turning thrown errors into gRPC statuses whose
 // messages name what went wrong.
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
+import { callSession } from '../session/context.js';
+import { SESSION_METADATA } from '../session/sessions.js';
 import { toStatusError } from '../shared/status-error.js';
 
 // The mapping lives in core/shared/status-error.ts, shared with the cloud; re-exported for the adapters.
@@ -8,8 +10,10 @@ export { toStatusError };
 
 export function unary<Req, Res>(handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res> | Res) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    // The caller's session, if any, travels with the handler's async work (see core/session/context.ts).
+    const session = call.metadata?.get(SESSION_METADATA)[0];
     Promise.resolve()
-      .then(() => handler(call.request, call))
+      .then(() => callSession.run(typeof session === 'string' && session ? session : undefined, () => handler(call.request, call)))
       .then(
         (response) => callback(null, response),
         (err) => {

@@ -56,6 +56,8 @@ export class Machine extends EventEmitter<MachineEvents> {
   private settings: LogSettings = { debug: false, rules: [] };
   private current?: MachineConfig;
   private hooks: MachineHooks = {};
+  /** The config error last logged per resource key, so that a refresh does not log it again. */
+  private readonly loggedConfigErrors = new Map<string, string>();
   state: MachineState = 'initializing';
   readonly log;
 
@@ -79,7 +81,11 @@ export class Machine extends EventEmitter<MachineEvents> {
 
   /** Applies a config: the first call starts the machine, later calls reconfigure it. */
   apply(config: MachineConfig): Promise<void> {
-    return this.enqueue(() => this.applyNow(config));
+    return this.enqueue(() => {
+      // A new revision: each of its config errors is logged once, even one the last revision had too.
+      this.loggedConfigErrors.clear();
+      return this.applyNow(config);
+    });
   }
 
   /** Re-resolves the current config, e.g. after modules changed which models exist. */
@@ -94,7 +100,10 @@ export class Machine extends EventEmitter<MachineEvents> {
     return this.enqueue(async () => {
       if (this.state === 'stopped') return;
       this.state = 'stopping';
-      for (const node of this.nodes.values()) clearTimeout(node.retry);
+      for (const node of this.nodes.values()) {
+        clearTimeout(node.retry);
+        clearTimeout(node.settle);
+      }
       await this.closeInOrder(new Set(this.nodes.keys()));
       this.state = 'stopped';
     });
@@ -175,6 +184,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     // The data manager's capture targets come from the other entries' service_configs.
     assembleDataManager(entries, this.registry, config.cloud);
     const desired = resolveResources(entries, this.registry, this.hooks.explainMissingModel);
+    this.logConfigErrors(desired);
     const byKey = new Map(desired.map((r) => [r.key, r]));
     const removed = [...this.nodes.keys()].filter((key) => !byKey.has(key));
     const changed = desired.filter((r) => this.nodes.get(r.key) && this.nodes.get(r.key)!.spec.fingerprint !== r.fingerprint).map((r) => r.key);
@@ -189,6 +199,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     await this.closeInOrder(toClose);
     for (const key of removed) {
       clearTimeout(this.nodes.get(key)?.retry);
+      clearTimeout(this.nodes.get(key)?.settle);
       this.nodes.delete(key);
     }
     for (const resource of desired) {
@@ -201,6 +212,23 @@ export class Machine extends EventEmitter<MachineEvents> {
     await this.buildInOrder(new Set([...added, ...changed, ...affected, ...waiting]));
     await this.applyLogLevels();
     this.state = 'running';
+  }
+
+  /**
+   * Logs each resource's config error (it already names the path and the rule) once per revision. The
+   * error is part of the message, so that the log's deduplication, which keys on the message, does not
+   * fold thirteen different errors into one.
+   */
+  private logConfigErrors(desired: readonly { key: string; error?: string }[]): void {
+    for (const { key, error } of desired) {
+      if (!error) {
+        this.loggedConfigErrors.delete(key);
+        continue;
+      }
+      if (this.loggedConfigErrors.get(key) === error) continue;
+      this.loggedConfigErrors.set(key, error);
+      this.log.error(`invalid config for resource ${key}: ${error}`, { resource: key, error });
+    }
   }
 
   private async applyLogLevels(): Promise<void> {
@@ -299,17 +327,33 @@ export class Machine extends EventEmitter<MachineEvents> {
       this.fail(node, `construction failed: ${(err as Error).message}`);
       return;
     }
+    if (!worker.alive) {
+      // It crashed between answering the construction and being handed over (onCrash ignored it then,
+      // as the worker was not yet the node's): a failure like any other crash.
+      const error = worker.crashError ?? new Error(`the worker of ${spec.entry.api}/${spec.entry.name} exited`);
+      await worker.close(this.options.closeTimeoutMs).catch(() => undefined);
+      this.fail(node, `crashed: ${error.stack ?? error.message}`, error.stack);
+      return;
+    }
     node.worker = worker;
     node.logLevel = level;
-    node.failures = 0;
     node.revision++;
     this.setState(node, 'ready');
+    // The backoff starts over only once the resource has proven stable, not at every successful rebuild.
+    clearTimeout(node.settle);
+    if (node.failures > 0) {
+      node.settle = setTimeout(() => {
+        if (node.worker === worker && node.state === 'ready') node.failures = 0;
+      }, this.options.backoffResetMs);
+      node.settle.unref();
+    }
   }
 
-  private fail(node: ResourceNode, error: string): void {
+  private fail(node: ResourceNode, error: string, stack?: string): void {
+    clearTimeout(node.settle);
     node.failures++;
     this.setState(node, 'unhealthy', error);
-    this.log.error('resource failed', { resource: node.key, error, failures: node.failures });
+    this.log.error('resource failed', { resource: node.key, error, failures: node.failures, ...(stack ? { stack } : {}) });
     if (this.state === 'stopping' || this.state === 'stopped') return;
     const delay = Math.min(this.options.backoffInitialMs * 2 ** (node.failures - 1), this.options.backoffMaxMs);
     node.retry = setTimeout(() => {
@@ -322,7 +366,8 @@ export class Machine extends EventEmitter<MachineEvents> {
   private onCrash(node: ResourceNode, worker: DriverWorker, error: Error): void {
     if (node.worker !== worker) return;
     node.worker = undefined;
-    this.fail(node, `crashed: ${error.message}`);
+    // The driver's exception, message and stack, is what tells a developer where it broke.
+    this.fail(node, `crashed: ${error.stack ?? error.message}`, error.stack);
   }
 
   /** Rebuilds a resource and its dependents, whose channels pointed at its old worker. */

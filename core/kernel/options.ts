@@ -12,6 +12,12 @@ export interface KernelOptions {
   /** Backoff of rebuilds after a failed construction or a crash: initial delay, doubled up to max. */
   backoffInitialMs: number;
   backoffMaxMs: number;
+  /**
+   * How long a rebuilt resource must stay ready before its failure count (and so the backoff) starts
+   * again from the beginning. Without it, a driver that crashes right after each start would be rebuilt
+   * at the initial delay forever.
+   */
+  backoffResetMs: number;
   /** -debug: debug logs for everything, whatever the config says. */
   debug: boolean;
 }
@@ -26,6 +32,7 @@ export function defaultKernelOptions(overrides: Partial<KernelOptions> = {}): Ke
     maxConcurrentStarts: 10,
     backoffInitialMs: 1_000,
     backoffMaxMs: 60_000,
+    backoffResetMs: 30_000,
     debug: false,
     ...overrides,
   };

@@ -29,6 +29,8 @@ export class ResourceNode {
   /** Consecutive failures (constructions or crashes), for the rebuild backoff. */
   failures = 0;
   retry?: NodeJS.Timeout;
+  /** Resets `failures` once the resource has stayed ready for KernelOptions.backoffResetMs. */
+  settle?: NodeJS.Timeout;
 
   constructor(public spec: ResolvedResource) {}
 

@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import type { InjectionToken } from 'tsyringe';
 import type { DriverLogger } from '../../plugins/contract.js';
 import { Deduplicator } from './dedup.js';
+import { RotatingLogFile } from './log-file.js';
 import { LEVEL_NAMES, type LevelName } from '../shared/log-levels.js';
 
 export interface SinkRecord {
@@ -49,9 +50,8 @@ export class LogSink {
     const streams: pino.StreamEntry[] = [{ level: 'debug', stream: options.destination ?? pino.destination({ dest: 1, sync: true }) }];
     let file: Writable | undefined;
     if (options.logFile) {
-      // Imported only with -log-file: pino-roll pulls in date-fns, about 100 ms of start-up otherwise.
-      const { default: buildRollingFile } = await import('pino-roll');
-      file = await buildRollingFile({ file: options.logFile, size: "10m", frequency: "daily", mkdir: true, limit: { count: 10 } });
+      // Written to the named file, rotated by size to numbered siblings (core/logging/log-file.ts).
+      file = new RotatingLogFile(options.logFile);
       streams.push({ level: 'debug', stream: file });
     }
     const root = pino({ level: 'debug', base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, pino.multistream(streams));

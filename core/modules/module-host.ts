@@ -15,6 +15,8 @@ import { pluginsFolder, scanPluginsFolder, type FoundFolder } from '../../plugin
 import { probeEntrypoint } from '../../plugins/host/probe.js';
 import { runnableModule } from '../../plugins/host/transpile.js';
 import type { MachineConfig, ModuleEntry } from '../shared/machine-config.js';
+import type { ModuleApi } from '../grpc/module-apis.js';
+import { resolve as resolvePath } from 'node:path';
 import { Machine } from '../kernel/machine.js';
 import { KernelOptions } from '../kernel/options.js';
 import { compileLogPattern, levelFor, type LogSettings } from '../shared/log-rules.js';
@@ -65,6 +67,7 @@ export class ModuleHost {
     (moduleId, error) => void this.enqueue(() => this.crashed(moduleId, error)),
   );
   private readonly log;
+  private apiListener: (apis: ModuleApi[]) => void = () => undefined;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -202,10 +205,25 @@ export class ModuleHost {
     if (refreshAfter && changed) await this.machine.refresh();
   }
 
+  /** The APIs that the loaded modules define with their own .proto (module.json `apis`). */
+  apis(): ModuleApi[] {
+    return [...this.records.values()].flatMap((r) =>
+      r.loaded
+        ? (r.loaded.package.manifest.apis ?? []).map((a) => ({ moduleId: r.loaded!.package.manifest.module_id, api: a.api, service: a.service, proto: resolvePath(r.loaded!.package.dir, a.proto), actuator: a.actuator }))
+        : [],
+    );
+  }
+
+  /** Told the module APIs each time a module is loaded or unloaded (the gRPC server serves them). */
+  onApis(listener: (apis: ModuleApi[]) => void): void {
+    this.apiListener = listener;
+  }
+
   private unload(record: ModuleRecord, why: string): void {
     const { package: pkg } = record.loaded!;
     this.registry.unregisterModule(pkg.manifest.module_id);
     record.loaded = undefined;
+    if (pkg.manifest.apis?.length) this.apiListener(this.apis());
     // The module's name is in the message: deduplication must not fold lines about different modules together.
     this.log.info(`module ${pkg.manifest.module_id} ${pkg.manifest.version} unloaded`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, reason: why });
   }
@@ -228,6 +246,7 @@ export class ModuleHost {
       }
       record.loaded = { package: pkg, models: definition.models.map((m) => m.model), root: runnable.root, at: Date.now() };
       record.failure = undefined;
+      if (pkg.manifest.apis?.length) this.apiListener(this.apis());
       this.log.info(`module ${id} ${pkg.manifest.version} loaded`, { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
     } catch (err) {
       this.retryLater(record, pkg, 'failed to load', (err as Error).message);

@@ -20,7 +20,8 @@ function records(dir: string): FtdcRecord[] {
 test('by default a sample of the process and of each resource is appended every second', async (t) => {
   const runtime = await spawnRuntime({ components: [sensor] });
   t.teardown(() => runtime.stop());
-  const samples = await eventually(() => records(runtime.ftdcDir), (r) => r.length >= 3 && r.at(-1)!.resources.length === 1, 60_000);
+  // Under load the first samples may see the sensor still configuring: wait for one that sees it ready.
+  const samples = await eventually(() => records(runtime.ftdcDir), (r) => r.length >= 3 && (r.at(-1)!.resources as { state?: string }[])[0]?.state === 'ready', 60_000);
   t.regex(readdirSync(runtime.ftdcDir)[0], /^ftdc-.*\.jsonl$/);
   const last = samples.at(-1)!;
   for (const field of ['cpu_user_ms', 'cpu_system_ms', 'rss_bytes', 'heap_used_bytes', 'heap_total_bytes', 'event_loop_delay_p50_ms', 'event_loop_delay_p99_ms', 'active_handles'] as const) {

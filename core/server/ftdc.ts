@@ -2,17 +2,18 @@
 import { FtdcCapture } from '../diagnostics/ftdc/capture.js';
 import { FTDC_FILE_BYTES, FTDC_FILES, FTDC_INTERVAL_MS, FTDC_SYNC_EVERY, ftdcDirectory } from '../diagnostics/ftdc/location.js';
 import type { Machine } from '../kernel/machine.js';
+import type { LevelName } from '../shared/log-rules.js';
 import type { LogSink } from '../logging/sink.js';
 
-export function startFtdc(machine: Machine, sink: LogSink, env: NodeJS.ProcessEnv = process.env): FtdcCapture | undefined {
+export function startFtdc(machine: Machine, sink: LogSink, level: () => LevelName, env: NodeJS.ProcessEnv = process.env): FtdcCapture | undefined {
   return FtdcCapture.start({
     dir: ftdcDirectory(env),
     intervalMs: FTDC_INTERVAL_MS,
     maxFileBytes: FTDC_FILE_BYTES,
     maxFiles: FTDC_FILES,
     syncEveryLines: FTDC_SYNC_EVERY,
-    // Its two warnings are about the runtime's own health: always shown, whatever the log rules say.
-    log: sink.logger('platform.ftdc', () => 'info'),
+    // Governed by the config's `log` rules like the runtime's other loggers (core/logging/RULES.md).
+    log: sink.logger('platform.ftdc', level),
     resources: () =>
       machine.statistics().map((s) => ({ key: s.key, state: s.state, revision: s.revision, worker_alive: s.workerAlive, calls: s.calls })),
   });

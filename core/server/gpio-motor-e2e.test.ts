@@ -218,6 +218,11 @@ test.serial('without an encoder: GoFor runs and stops; the FACTS error cases', a
   await call(motors, 'stop', { name: 'open' });
 });
 
+test.serial('esp32: a pwm_freq that the board replaces is warned about once; the default is not', async (t) => {
+  const warnings = runtime.logs().filter((l) => l.level === 40 && typeof l.msg === 'string' && l.msg.includes('instead of pwm_freq'));
+  t.deepEqual(warnings.map((l) => [l.logger, l.msg]), [['platform.components.motor.e2', 'board esp1 is a esp32: PWM at 10000 Hz instead of pwm_freq 1234']]);
+});
+
 test.serial('esp32: motors run their PWM at 10000 Hz; at most 4 distinct frequencies, shared by pin', async (t) => {
   t.is(await frequency('esp1', '2'), 10_000);
   t.is(await frequency('esp1', '4'), 10_000);

@@ -11,6 +11,7 @@ import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
 import { dumpResources, registerInstalledModules } from './dump-resources.js';
 import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
+import type { FtdcCapture } from '../diagnostics/ftdc/capture.js';
 import { startFtdc } from './ftdc.js';
 import { networkCheck } from './network-check.js';
 import { Runtime } from './runtime.js';
@@ -76,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   const container = await composeRuntime(flags, configPath);
   const runtime = container.resolve(Runtime);
   const online = container.isRegistered(ONLINE_MACHINE) ? container.resolve(ONLINE_MACHINE) : undefined;
-  const ftdc = flag(flags, 'ftdc') ? startFtdc(container.resolve(Machine), container.resolve(LOG_SINK)) : undefined;
+  let ftdc: FtdcCapture | undefined;
   /** Every way out ends here: capture stops first (the machine is going away), the profile is written last. */
   let written = true;
   const finish = async (): Promise<boolean> => {
@@ -104,7 +105,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     // Online: the cached config, and one attempt at the cloud's, before the runtime starts with it.
     await online?.init();
-    const address = await runtime.start(() => stop(0));
+    // start() reads the config before its first await; capture starts right after, so that the config's
+    // `log` rules already govern its logger, and samples the start-up of the resources.
+    const starting = runtime.start(() => stop(0));
+    if (flag(flags, 'ftdc')) ftdc = startFtdc(container.resolve(Machine), container.resolve(LOG_SINK), () => runtime.levelOf('platform.ftdc'));
+    const address = await starting;
     online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n`);

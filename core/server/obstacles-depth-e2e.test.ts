@@ -5,6 +5,7 @@ import { CameraServiceClient } from '../../gen/platform/component/camera/v1/came
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
 import { call, insecure } from './testing/grpc.js';
+import { RobotClient } from '../../cloud/client/robot-client.js';
 import { spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
 import { decodeDepthPng } from '../../drivers/camera/depth/depth-png.js';
 import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
@@ -12,6 +13,7 @@ import { countValid } from '../../drivers/camera/pointcloud/point-cloud.js';
 import { pcdDataPath } from '../../drivers/testing/pcd-data.js';
 
 const MUG = pcdDataPath('table_scene_mug_stereo_textured.pcd');
+const MILK = pcdDataPath('milk_cartoon_all_small_clorox.pcd');
 
 const config = {
   components: [
@@ -20,10 +22,13 @@ const config = {
     { name: 'kinect', api: 'core:component:camera', model: 'pcd_file', attributes: { path: MUG } },
     // Its own camera and service for the test that moves boxes: AVA runs a file's tests concurrently.
     { name: 'cam2', api: 'core:component:camera', model: 'fake', attributes: { seed: 4 } },
+    { name: 'milk-cam', api: 'core:component:camera', model: 'pcd_file', attributes: { path: MILK } },
   ],
   services: [
     { name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } },
     { name: 'moving', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam2' } },
+    // Defaults on the milk scene: no ground (its table is steeper than 30 deg), one object of ~241k coloured points.
+    { name: 'milk', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'milk-cam' } },
     {
       name: 'mug', api: 'core:service:vision', model: 'obstacles_depth',
       attributes: { camera_name: 'kinect', ground_angle_tolerance_degs: 50, max_dist_from_plane_mm: 20, min_points_in_segment: 300 },
@@ -174,4 +179,27 @@ test('config errors name the attribute: a vision service without camera_name and
   const v = await statusOf('v');
   t.regex(v?.error ?? bad.output(), /camera_name: is required/);
   t.not(gone?.state, ResourceState.RESOURCE_STATE_READY);
+});
+
+test('object clouds travel as binary_compressed PCD: a whole-scene object fits the default 4 MB limit of standard clients', async (t) => {
+  // A client with grpc-js defaults (4 MB receive limit), as grpcurl and other standard clients have.
+  const plain = new VisionServiceClient(runtime.address, insecure());
+  const objects = (await call(plain, 'getObjectPointClouds', { name: 'milk', cameraName: '' })).objects as Obj[];
+  t.is(objects.length, 1);
+  const pcd = objects[0].pointCloud;
+  t.regex(pcd.subarray(0, 300).toString('latin1'), /DATA binary_compressed\n/);
+  const cloud = readPcd(pcd);
+  t.true(cloud.width > 240_000);
+  // Uncompressed it would be 16 bytes a point (x y z rgb); compressed it is well under that.
+  t.true(pcd.length < cloud.width * 16 * 0.8, `${pcd.length} bytes for ${cloud.width} points`);
+  plain.close();
+});
+
+test("the project's own client accepts messages over 4 MB (a 640x480 coloured cloud is ~4.9 MB)", async (t) => {
+  const robot = await RobotClient.connect({ address: runtime.address, session: false });
+  t.teardown(() => robot.close());
+  const camerasOfClient = robot.service(CameraServiceClient);
+  const response = await call(camerasOfClient, 'getPointCloud', { name: 'kinect', mimeType: '' });
+  t.true(response.pointCloud.length > 4 * 1024 * 1024, `${response.pointCloud.length} bytes`);
+  t.is(readPcd(response.pointCloud).width, 640);
 });

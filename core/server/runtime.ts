@@ -8,8 +8,13 @@ import { InvalidConfigError } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
+import { actuationOf, setModuleActuations } from '../session/actuators.js';
+import { moduleActuation } from '../grpc/module-apis.js';
+import { heartbeatWindowMs } from '../shared/session-config.js';
+import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
 import { flag, pendingFlags, type Flags } from './flags.js';
 
@@ -25,9 +30,15 @@ export class Runtime {
   private server?: RuntimeServer;
   private loaded?: LoadedConfig;
   private configError?: string;
+  /** Revision of the running config: 1 at start, +1 for each change applied. */
+  private revision = 1;
+  /** A valid saved config that the maintenance window holds back (GetMachineStatus shows it). */
+  private pending?: { revision: number; reason: string; since: Date };
   private maintenanceTimer?: NodeJS.Timeout;
   private stopping?: Promise<void>;
   private readonly log;
+  /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
+  private readonly sessions: Sessions;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -36,17 +47,44 @@ export class Runtime {
     @inject(CONFIG_FILE) private readonly file: ConfigSource,
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
-    this.log = sink.logger('platform.server', () => (flag(flags, 'debug') || this.loaded?.config.debug ? 'debug' : 'info'));
+    this.log = sink.logger('platform.server', () => this.levelOf('platform.server'));
+    this.sessions = new Sessions(
+      () => heartbeatWindowMs(this.loaded?.config.session),
+      async (name, api) => {
+        const remote = this.machine.resource<Record<string, () => Promise<void>>>(name, api);
+        await remote[actuationOf(api)!.stop]();
+      },
+      sink.logger('platform.session', () => this.levelOf('platform.session')),
+    );
+  }
+
+  private settings?: { config: LoadedConfig['config']; settings: LogSettings };
+
+  /**
+   * The level of one of the runtime's own loggers (platform.server, platform.session, platform.ftdc):
+   * the config's `log` rules apply to them as to resources, and -debug or `debug: true` overrides.
+   * (The stdout line `platform-server serving on ...` that the agent waits for is not a log line.)
+   */
+  levelOf(logger: string): LevelName {
+    const config = this.loaded?.config;
+    if (!config) return flag(this.flags, 'debug') ? 'debug' : 'info';
+    if (this.settings?.config !== config) {
+      const rules = config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level }));
+      this.settings = { config, settings: { debug: flag(this.flags, 'debug') || config.debug, rules } };
+    }
+    return levelFor(logger, this.settings.settings);
   }
 
   /** Starts everything and returns the address served. Throws InvalidConfigError for a bad config file. */
   async start(onShutdownRequest: () => void): Promise<string> {
+    // Before any await: main.ts relies on the config being loaded as soon as start() returns its promise.
     this.loaded = this.file.read();
     for (const name of pendingFlags(this.flags)) this.log.warn(`-${name} is accepted but not supported yet in this version; it has no effect`);
     if (this.loaded.config.cloud && !this.file.problem) {
       this.log.warn('the config holds cloud credentials and a local machine config: it runs the local config (a file with only cloud credentials, and network, fetches its config from the cloud)');
     }
     this.server = await this.serve(this.loaded);
+    this.modules.onApis((apis) => this.serveModuleApis(apis));
     const config = this.loaded.config;
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.
@@ -76,6 +114,13 @@ export class Runtime {
     return this.loaded;
   }
 
+  /** Module-defined APIs (core/grpc/module-apis.ts) follow the loaded modules. */
+  private serveModuleApis(apis: ReturnType<ModuleHost['apis']>): void {
+    setModuleActuations(new Map(apis.flatMap((a) => (moduleActuation(a) ? [[a.api, moduleActuation(a)!] as const] : []))));
+    for (const error of this.server?.serveModuleApis(apis) ?? []) this.log.error(`module API not served: ${error.message}`);
+    if (apis.length) this.log.info('module APIs served', { services: apis.map((a) => a.service) });
+  }
+
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
     const { network } = loaded.config;
     const tls = !flag(this.flags, 'no-tls') && network.tls_cert_file && network.tls_key_file ? { certFile: network.tls_cert_file, keyFile: network.tls_key_file } : undefined;
@@ -84,6 +129,8 @@ export class Runtime {
       machineState: () => this.machine.state,
       configError: () => this.configProblem,
       shutdown: () => this.onShutdownRequest(),
+      sessions: this.sessions,
+      pendingConfig: () => this.pending,
     }, { bindAddress: network.bind_address, tls });
   }
 
@@ -105,21 +152,31 @@ export class Runtime {
     } catch (err) {
       if (!(err instanceof InvalidConfigError)) throw err;
       this.configError = err.message;
+      this.pending = undefined;
       this.log.error('the saved config is invalid; still running the previous one', { errors: err.errors.map((e) => e.message) });
       return;
     }
     this.configError = undefined;
     const changes = diffConfigs(this.loaded?.raw, next.raw);
-    if (changes.length === 0) return;
+    if (changes.length === 0) {
+      this.pending = undefined;
+      return;
+    }
     const maintenance = next.config.maintenance;
     if (maintenance) {
       const verdict = await checkMaintenance(this.machine, maintenance);
       if (!verdict.allowed) {
-        this.log.info('reconfiguration deferred by the maintenance window', { reason: verdict.reason });
+        // Logged when the wait begins or its reason changes, not at every retry.
+        if (this.pending?.reason !== verdict.reason) {
+          this.log.info('reconfiguration deferred by the maintenance window', { revision: this.revision + 1, reason: verdict.reason });
+        }
+        this.pending = { revision: this.revision + 1, reason: verdict.reason, since: this.pending?.since ?? new Date() };
         this.maintenanceTimer = setTimeout(() => void this.reload(), MAINTENANCE_RETRY_MS);
         return;
       }
     }
+    this.pending = undefined;
+    this.revision++;
     this.log.info('config changed', { changes: describeChanges(changes, flag(this.flags, 'reveal-sensitive-config-diffs')) });
     const previous = this.loaded;
     this.loaded = next;
@@ -133,6 +190,7 @@ export class Runtime {
     const old = this.server;
     try {
       this.server = await this.serve(next);
+      this.server.serveModuleApis(this.modules.apis());
       this.log.info('serving', { address: this.server.address, tls: this.server.tls });
       await old?.stop();
     } catch (err) {
@@ -145,6 +203,7 @@ export class Runtime {
     this.stopping ??= (async () => {
       clearTimeout(this.maintenanceTimer);
       this.log.info('shutting down');
+      this.sessions.close();
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();

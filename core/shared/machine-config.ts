@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
 import { compileLogPattern, LEVEL_NAMES } from './log-rules.js';
 import { agentConfigSchema } from './agent-config.js';
+import { DEFAULT_HEARTBEAT_WINDOW, sessionConfigSchema } from './session-config.js';
 
 export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
 
@@ -99,6 +100,7 @@ export const machineConfigSchema = z.strictObject({
   network: network.default({ bind_address: DEFAULT_BIND_ADDRESS }),
   agent: agentConfigSchema.optional(),
   cloud: cloud.optional(),
+  session: sessionConfigSchema.default({ heartbeat_window: DEFAULT_HEARTBEAT_WINDOW }),
 });
 
 export type MachineConfig = z.output<typeof machineConfigSchema>;

@@ -1,7 +1,7 @@
 // Every gRPC server of the platform (runtime, cloud) offers server reflection and the standard health
 // service, so that grpcurl and load balancers work against it without extra setup.
 import type { Server, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
-import { loadFileDescriptorSetFromBuffer } from '@grpc/proto-loader';
+import { loadFileDescriptorSetFromBuffer, type PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
 import { readFileSync } from 'node:fs';
@@ -28,11 +28,23 @@ function capture(reflection: ReflectionService): Registration[] {
  */
 export class LazyReflection {
   private handlers?: Registration[];
+  /** Services served from protos outside the platform's descriptor set (modules' own APIs). */
+  private extra: { definitions: PackageDefinition[]; services: string[] } = { definitions: [], services: [] };
 
   constructor(private readonly services?: string[]) {}
 
+  /** Replaces the extra services; the index is rebuilt on the next reflection call. */
+  setExtra(definitions: PackageDefinition[], services: string[]): void {
+    this.extra = { definitions, services };
+    this.handlers = undefined;
+  }
+
   private real(): Registration[] {
-    this.handlers ??= capture(new ReflectionService(loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }), this.services ? { services: this.services } : undefined));
+    if (!this.handlers) {
+      const merged: PackageDefinition = Object.assign({}, loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }), ...this.extra.definitions);
+      const services = this.services ? [...this.services, ...this.extra.services] : undefined;
+      this.handlers = capture(new ReflectionService(merged, services ? { services } : undefined));
+    }
     return this.handlers;
   }
 
@@ -50,8 +62,14 @@ export class LazyReflection {
 
 /** Adds reflection (for the listed services, or all) and health to a server, and returns the health service. */
 export function addStandardServices(server: Server, services?: string[]): HealthImplementation {
-  new LazyReflection(services).addToServer(server);
+  return addStandardServicesWithReflection(server, services).health;
+}
+
+/** The same, also returning the reflection, for a server whose set of services changes (module APIs). */
+export function addStandardServicesWithReflection(server: Server, services?: string[]): { health: HealthImplementation; reflection: LazyReflection } {
+  const reflection = new LazyReflection(services);
+  reflection.addToServer(server);
   const health = new HealthImplementation({ '': 'NOT_SERVING' });
   health.addToServer(server);
-  return health;
+  return { health, reflection };
 }

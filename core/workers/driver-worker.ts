@@ -60,7 +60,10 @@ export class DriverWorker {
       if (message?.type === 'log') this.events.onLog(message);
       else if (message?.type === 'log-sync') this.logsSynced?.();
     });
-    this.pool.on('workerDestroy', () => this.crash(new Error(`the worker of ${resource} exited`)));
+    // Piscina reports a worker's uncaught exception in the same tick, just after workerDestroy (as the
+    // 'error' event or as the failure of its tasks): wait a turn, so that the crash keeps the real
+    // exception, message and stack, rather than only "exited".
+    this.pool.on('workerDestroy', () => setImmediate(() => this.crash(new Error(`the worker of ${resource} exited`))));
     this.pool.on('error', (err: Error) => this.crash(err));
   }
 
@@ -68,9 +71,13 @@ export class DriverWorker {
     return !this.closed && !this.crashed;
   }
 
+  /** Why the worker ended, once it crashed. */
+  crashError?: Error;
+
   private crash(error: Error): void {
     if (this.closed || this.closing || this.crashed) return;
     this.crashed = true;
+    this.crashError = error;
     this.events.onCrash(error);
     void this.pool.destroy().catch(() => undefined);
   }

@@ -72,3 +72,21 @@ test('scanning keeps valid folders and reports broken ones; other entries are ig
   t.true('package' in found[1] && found[1].package.manifest.version === '1.2.0');
   t.deepEqual(scanPluginsFolder(join(folder, 'absent')), []);
 });
+
+test('apis: each names an api, a .proto inside the folder and a fully qualified service', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-manifest-apis-'));
+  writeFileSync(join(dir, 'index.js'), 'export default {}');
+  writeFileSync(join(dir, 'widget.proto'), 'syntax = "proto3";');
+  const base = { module_id: 'acme:widget', version: '0.1.0', entrypoint: 'index.js', models: [{ api: 'acme:component:widget', model: 'acme:widget:spinner' }] };
+  const write = (apis: unknown) => writeFileSync(join(dir, 'module.json'), JSON.stringify({ ...base, apis }));
+  write([{ api: 'acme:component:widget', proto: 'widget.proto', service: 'acme.widget.v1.WidgetService' }]);
+  t.deepEqual(readManifest(dir).manifest.apis, [{ api: 'acme:component:widget', proto: 'widget.proto', service: 'acme.widget.v1.WidgetService' }]);
+  write([{ api: 'acme:component:widget', proto: 'missing.proto', service: 'acme.widget.v1.WidgetService' }]);
+  t.throws(() => readManifest(dir), { message: /module\.json apis\[0\]\.proto "missing\.proto": names a file that does not exist/ });
+  write([{ api: 'acme:component:widget', proto: '../widget.proto', service: 'acme.widget.v1.WidgetService' }]);
+  t.throws(() => readManifest(dir), { message: /apis\[0\]\.proto "\.\.\/widget\.proto": must be a path inside the module folder/ });
+  write([{ api: 'acme:widget', proto: 'widget.proto', service: 'acme.widget.v1.WidgetService' }]);
+  t.throws(() => readManifest(dir), { message: /apis\[0\]\.api "acme:widget": must have the shape <namespace>:<kind>:<subtype>/ });
+  write([{ api: 'acme:component:widget', proto: 'widget.proto', service: 'WidgetService' }]);
+  t.throws(() => readManifest(dir), { message: /apis\[0\]\.service "WidgetService": must be a fully qualified service name/ });
+});

@@ -36,6 +36,25 @@ const manifestSchema = z.strictObject({
     )
     .min(1, 'must list at least one model'),
   description: z.string({ error: 'must be a string' }).optional(),
+  // APIs the module defines itself: the runtime serves `service` from `proto` and forwards each call to
+  // the driver of the resource named in the request's `name` (plugins/MODULE-APIS.md).
+  apis: z
+    .array(
+      z.strictObject({
+        api: z.string({ error: 'is required and must be a string' }).superRefine(checked((v) => parseApi(v))),
+        proto: z.string({ error: 'is required and must be a string' }).regex(/\.proto$/, 'must be a .proto file'),
+        service: z.string({ error: 'is required and must be a string' }).regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/, 'must be a fully qualified service name such as acme.widget.v1.WidgetService'),
+        // An API whose contract declares a Stop: sessions and StopAll stop it (RPC names of the service).
+        actuator: z
+          .strictObject({
+            stop: z.string({ error: 'is required and must be the name of an RPC' }).min(1, 'must not be empty'),
+            commands: z.array(z.string().min(1, 'must not be empty'), { error: 'is required and must be an array of RPC names' }),
+          })
+          .optional(),
+      }),
+      { error: 'must be an array of {api, proto, service}' },
+    )
+    .optional(),
 });
 
 export type ModuleManifest = z.output<typeof manifestSchema>;
@@ -82,6 +101,11 @@ export function readManifest(dir: string): ModulePackage {
     const key = `${m.api} ${m.model}`;
     if (seen.has(key)) throw new ConfigError(`${file} models[${i}]`, 'lists the same api and model twice', m);
     seen.add(key);
+  });
+  (manifest.apis ?? []).forEach((a, i) => {
+    const proto = resolve(dir, a.proto);
+    if (isAbsolute(a.proto) || relative(resolve(dir), proto).startsWith('..')) throw new ConfigError(`${file} apis[${i}].proto`, 'must be a path inside the module folder', a.proto);
+    if (!existsSync(proto)) throw new ConfigError(`${file} apis[${i}].proto`, `names a file that does not exist (${proto})`, a.proto);
   });
   const entrypoint = resolve(dir, manifest.entrypoint);
   const inside = relative(resolve(dir), entrypoint);

@@ -5,6 +5,7 @@ import 'reflect-metadata';
 import fakeSensor from '../../drivers/sensor/fake/driver.js';
 import type { ResourceAccess } from '../../core/grpc/api-adapter.js';
 import { startRuntimeServer } from '../../core/grpc/runtime-server.js';
+import { Sessions } from '../../core/session/sessions.js';
 
 const attributes = { readings: { temperature_c: 21.5, i: 0 }, count_calls: false };
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -25,6 +26,13 @@ const access: ResourceAccess = {
   statuses: () => [],
 };
 
-const server = await startRuntimeServer(access, { version: '0.0.0', machineState: () => 'running', configError: () => undefined, shutdown: () => undefined }, { bindAddress: 'localhost:0' });
+const server = await startRuntimeServer(access, {
+  version: '0.0.0',
+  machineState: () => 'running',
+  configError: () => undefined,
+  shutdown: () => undefined,
+  sessions: new Sessions(() => 2000, async () => undefined, silent),
+  pendingConfig: () => undefined,
+}, { bindAddress: 'localhost:0' });
 process.stdout.write(`in-process anchor serving on ${server.address}\n`);
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));

@@ -5,6 +5,9 @@
 //     in-process as the anchor (platform-server's gRPC server and sensor API in another process, with the
 //     driver in its main thread); the difference is the cost of the worker (target: <= 0.2 ms at p50)
 //  3. saved config change to the new resource answering (target: <= 1 s)
+//  4. resident memory (RSS) at 1, 10, 50 and 100 fake resources, with the per-resource slope, beside
+//     the RSS of the same number of empty Piscina workers (the floor) (target: <= 4 MB per resource).
+//     BENCH_ONLY=memory runs this part alone.
 import 'reflect-metadata';
 import { credentials } from '@grpc/grpc-js';
 import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
@@ -23,6 +26,7 @@ const config = (n: number, extra: object[] = []) => ({ network: { bind_address: 
 
 interface Started {
   address: string;
+  pid: number;
   ms: number;
   /** CPU seconds (all threads, user + system) the process used up to its serving line; less load-sensitive than wall time. */
   cpuMs: number;
@@ -40,10 +44,42 @@ async function startProgram(args: string[], ready: RegExp): Promise<Omit<Started
   const ms = performance.now() - t0;
   return {
     address: program.address,
+    pid: program.child.pid!,
     ms,
     cpuMs: processCpuMs(program.child.pid!),
     stop: async () => void (await program.stop()),
   };
+}
+
+/** Resident set size of a process (Linux /proc), in MB. */
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** RSS once a started program has settled: it serves, then 2 s later (workers' first GCs are done). */
+async function settledRss(started: Omit<Started, 'configPath'>): Promise<number> {
+  await new Promise((r) => setTimeout(r, 2000));
+  return rssMb(started.pid);
+}
+
+const COUNTS = [1, 10, 50, 100];
+
+async function memory(): Promise<void> {
+  console.log(`\nresident memory (RSS, 2 s after serving / ready), one run each:`);
+  const runtime: number[] = [];
+  const floor: number[] = [];
+  for (const n of COUNTS) {
+    const workers = await startProgram([FLOOR, String(n)], /ready/);
+    floor.push(await settledRss(workers));
+    await workers.stop();
+    const server = await startRuntime(n);
+    runtime.push(await settledRss(server));
+    await server.stop();
+    console.log(`  ${String(n).padStart(3)} resources: platform-server ${runtime.at(-1)!.toFixed(1)} MB   floor (${n} empty Piscina workers) ${floor.at(-1)!.toFixed(1)} MB`);
+  }
+  const slope = (values: number[]) => (values.at(-1)! - values[0]) / (COUNTS.at(-1)! - COUNTS[0]);
+  console.log(`  per-resource slope 1 -> 100: platform-server ${slope(runtime).toFixed(2)} MB/resource, floor ${slope(floor).toFixed(2)} MB/worker, ratio ${(slope(runtime) / slope(floor)).toFixed(2)}x  target <= 4 MB/resource`);
 }
 
 async function startRuntime(n: number): Promise<Started> {
@@ -91,6 +127,10 @@ async function main(): Promise<void> {
   console.log(`platform-server runtime benchmark (node ${process.version}, ${runs} runs each where repeated)\n`);
 
   console.log(`load average before: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (wall times below stretch with it; CPU times much less)\n`);
+  if (process.env.BENCH_ONLY === 'memory') {
+    await memory();
+    process.exit(0);
+  }
   const startOne: Started[] = [];
   const startHundred: Started[] = [];
   const floor: Omit<Started, 'configPath'>[] = [];
@@ -142,6 +182,7 @@ async function main(): Promise<void> {
   }
   console.log(`\nsaved config change to the new resource answering: median ${median(reconfig).toFixed(0)} ms (runs: ${reconfig.map((v) => v.toFixed(0)).join(', ')})  target <= 1000 ms`);
   await runtime.stop();
+  await memory();
   process.exit(0);
 }
 

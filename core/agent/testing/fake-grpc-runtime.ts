@@ -26,6 +26,9 @@ const robot: RobotServiceServer = {
   resourceNames: unimplemented,
   shutdown: unimplemented,
   getVersion: unimplemented,
+  startSession: unimplemented,
+  sendSessionHeartbeat: unimplemented,
+  stopAll: unimplemented,
   getMachineStatus: (_call, cb) => {
     const configuring = Number(readJson(process.env.FAKE_STATUS_FILE).configuring ?? 0);
     const resources = Array.from({ length: configuring }, (_, i) => ({

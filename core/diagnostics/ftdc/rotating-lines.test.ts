@@ -42,3 +42,22 @@ test('a folder that cannot be created is an error at open', (t) => {
   writeFileSync(join(dir, 'file'), '');
   t.throws(() => new RotatingLines(options(join(dir, 'file', 'sub'))).open(), { code: 'ENOTDIR' });
 });
+
+test("rotation prunes only this process's files and those of ended processes, never another live process's", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-ftdc-rotate-'));
+  // Another live process sharing the folder (the test runner's parent), with more files than the limit.
+  const other = process.ppid;
+  const theirs = Array.from({ length: 5 }, (_, i) => `ftdc-2020-01-01T00-00-0${i}.000Z-${other}-00000${i}.jsonl`);
+  for (const name of theirs) writeFileSync(join(dir, name), '{"theirs":true}\n');
+  // A process that has ended (pid 2^22 + 1 is above Linux's pid_max), with more files than the limit.
+  const ended = Array.from({ length: 5 }, (_, i) => `ftdc-2020-01-01T00-00-0${i}.000Z-4194305-00000${i}.jsonl`);
+  for (const name of ended) writeFileSync(join(dir, name), '{"ended":true}\n');
+  const file = new RotatingLines(options(dir));
+  file.open();
+  for (let i = 0; i < 100; i++) file.append({ i, pad: 'x'.repeat(30) });
+  file.close();
+  const names = readdirSync(dir);
+  t.deepEqual(names.filter((n) => n.includes(`-${other}-`)).sort(), theirs);
+  t.deepEqual(names.filter((n) => n.includes('-4194305-')).sort(), ended.slice(2));
+  t.is(names.filter((n) => n.includes(`-${process.pid}-`)).length, 3);
+});

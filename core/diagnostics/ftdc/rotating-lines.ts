@@ -13,7 +13,7 @@ export interface RotationOptions {
   /** File names are `<prefix><UTC time>-<pid>-<sequence>.jsonl`, so that names sort by age. */
   prefix: string;
   maxFileBytes: number;
-  /** Files kept, the one being written included. */
+  /** Files kept of this process, the one being written included (other processes' files are left alone). */
   maxFiles: number;
   syncEveryLines: number;
 }
@@ -73,11 +73,30 @@ export class RotatingLines {
     this.prune(name);
   }
 
+  /**
+   * Keeps this process's newest files, and at most as many again of processes that have ended (the runs
+   * before a restart). The files of another live process that shares the folder are its own: pruning
+   * them would delete exactly the history before an incident.
+   */
   private prune(current: string): void {
-    const files = readdirSync(this.options.dir)
+    const ours = readdirSync(this.options.dir)
       .filter((n) => n.startsWith(this.options.prefix) && n.endsWith('.jsonl') && n !== current)
       .sort();
-    const excess = files.length + 1 - this.options.maxFiles;
-    for (const name of files.slice(0, Math.max(0, excess))) rmSync(join(this.options.dir, name), { force: true });
+    const byPid = (name: string) => Number(/-(\d+)-\d{6}\.jsonl$/.exec(name)?.[1]);
+    const mine = ours.filter((n) => byPid(n) === process.pid);
+    const ended = ours.filter((n) => byPid(n) !== process.pid && !alive(byPid(n)));
+    const remove = [...mine.slice(0, Math.max(0, mine.length + 1 - this.options.maxFiles)), ...ended.slice(0, Math.max(0, ended.length - this.options.maxFiles))];
+    for (const name of remove) rmSync(join(this.options.dir, name), { force: true });
+  }
+}
+
+/** Whether a process id is running (EPERM: it is, under another user). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -6,6 +6,7 @@ import { invalidArgument, unimplemented } from '../../../plugins/errors.js';
 import { runClosedLoop } from './control.js';
 import type { GpioMotorAttributes } from './model.js';
 import { effectivePower, planPins, pwmPins } from './power.js';
+import { DEFAULT_PWM_FREQ } from './wiring.js';
 
 /** GoFor/SetRPM below this |rpm| would take forever: refused (FACTS: "rpm near 0"). */
 export const MIN_RPM = 0.1;
@@ -35,7 +36,11 @@ export async function createGpioMotor({ name, attributes: attrs, board, encoder,
   // esp32-class boards run every motor's PWM at their own frequency (SPEC: 10000 Hz), sharing one timer.
   const frequency = capabilities.motorPwmFrequencyHz ?? attrs.pwm_freq;
   if (capabilities.motorPwmFrequencyHz && capabilities.motorPwmFrequencyHz !== attrs.pwm_freq) {
-    logger.debug(`board ${attrs.board} is a ${capabilities.kind}: PWM at ${frequency} Hz instead of pwm_freq ${attrs.pwm_freq}`);
+    // Once per construction. A pwm_freq the user wrote and that is not used deserves a warning; the
+    // default (which the config did not ask for) only a debug line.
+    const replaced = `board ${attrs.board} is a ${capabilities.kind}: PWM at ${frequency} Hz instead of pwm_freq ${attrs.pwm_freq}`;
+    if (attrs.pwm_freq !== DEFAULT_PWM_FREQ) logger.warn(replaced, { pwm_freq: attrs.pwm_freq, used_hz: frequency });
+    else logger.debug(replaced);
   }
   const limits = { min_power_pct: attrs.min_power_pct, max_power_pct: attrs.max_power_pct };
   const tpr = attrs.ticks_per_rotation ?? 1;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { MOTOR_API } from '../../../plugins/apis/motor.js';
 import { defineModel } from '../../../plugins/contract.js';
-import { describePins, WIRING_RULE, wiringOf } from './wiring.js';
+import { DEFAULT_PWM_FREQ, describePins, WIRING_RULE, wiringOf } from './wiring.js';
 
 const pin = z.string({ error: 'must be a string holding a board pin number, e.g. "12"' }).min(1, 'must not be empty');
 
@@ -23,7 +23,7 @@ export const gpioMotorAttributes = z
     ),
     min_power_pct: z.number().min(0, 'must be at least 0').max(1, 'must be at most 1').default(0),
     max_power_pct: z.number().min(0.06, 'must be at least 0.06').max(1, 'must be at most 1').default(1),
-    pwm_freq: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').default(800),
+    pwm_freq: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000, 'must be at most 1000000').default(DEFAULT_PWM_FREQ),
     dir_flip: z.boolean().default(false),
     encoder: z.string().min(1, 'must not be empty').optional(),
     /** Speed at full power; required without an encoder (GoFor runs open loop at rpm/max_rpm power). */

@@ -24,3 +24,6 @@ export function describePins(pins: DriverPins): string {
   const given = (['a', 'b', 'dir', 'pwm'] as const).filter((p) => pins[p]);
   return given.length ? given.join('+') : 'no pins';
 }
+
+/** pwm_freq when the config leaves it out; the driver warns about a replaced frequency only when it was set. */
+export const DEFAULT_PWM_FREQ = 800;

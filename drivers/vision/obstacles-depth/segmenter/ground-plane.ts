@@ -87,7 +87,13 @@ export function fitGroundPlane(
     if (-rough.ny >= minUp) {
       const plane = refine(positions, valid, validCount, sample, alive, rough, band, scratch.int32('inliers', validCount));
       const accepted = -plane.ny >= minUp ? plane : rough;
-      return { plane: accepted, inliers: countInliers(positions, valid, validCount, accepted, band) };
+      // A plane can pass the angle test while the surface it removes does not: a 17 deg plane through a
+      // 33 deg table holds the whole table within a 100 mm band. What would be removed must itself be
+      // within the tolerance: the median tilt of its points' own surface normals decides.
+      const surface = organized ? surfaceTiltDegs(positions, width, height, valid, validCount, accepted, band, random) : undefined;
+      if (surface === undefined || surface <= params.groundAngleToleranceDegs) {
+        return { plane: accepted, inliers: countInliers(positions, valid, validCount, accepted, band) };
+      }
     }
     const plane = rough;
     let left = 0;
@@ -100,6 +106,52 @@ export function fitGroundPlane(
     if (left < MIN_SAMPLE_LEFT) return undefined;
   }
   return undefined;
+}
+
+const SURFACE_SAMPLES = 2000;
+/** Pixel offset of the neighbours that give a point's surface normal: wide enough to average out depth noise. */
+const SURFACE_STEP_PX = 8;
+
+/**
+ * Median tilt from the ideal ground normal, in degrees, of the local surface at (a sample of) the points
+ * within `band` of `plane`. Each point's normal is the cross product of the vectors to its neighbours
+ * SURFACE_STEP_PX to the right and below; points without both neighbours are skipped. Undefined when
+ * too few points have neighbours to judge.
+ */
+function surfaceTiltDegs(
+  p: Float32Array,
+  width: number,
+  height: number,
+  valid: Int32Array,
+  validCount: number,
+  plane: Plane,
+  band: number,
+  random: SeededRandom,
+): number | undefined {
+  const tilts: number[] = [];
+  const { nx, ny, nz, d } = plane;
+  for (let attempt = 0; attempt < SURFACE_SAMPLES * 4 && tilts.length < SURFACE_SAMPLES; attempt++) {
+    const i = valid[random.int(validCount)];
+    const o = i * 3;
+    const h = nx * p[o] + ny * p[o + 1] + nz * p[o + 2] + d;
+    if (h > band || h < -band) continue;
+    const u = i % width;
+    const v = (i - u) / width;
+    if (u + SURFACE_STEP_PX >= width || v + SURFACE_STEP_PX >= height) continue;
+    const r = (i + SURFACE_STEP_PX) * 3;
+    const b = (i + SURFACE_STEP_PX * width) * 3;
+    // NaN marks a missing point: NaN !== NaN.
+    if (p[r + 2] !== p[r + 2] || p[b + 2] !== p[b + 2]) continue;
+    const ux = p[r] - p[o], uy = p[r + 1] - p[o + 1], uz = p[r + 2] - p[o + 2];
+    const wx = p[b] - p[o], wy = p[b + 1] - p[o + 1], wz = p[b + 2] - p[o + 2];
+    const cx = uy * wz - uz * wy, cy = uz * wx - ux * wz, cz = ux * wy - uy * wx;
+    const len = Math.hypot(cx, cy, cz);
+    if (!(len > 1e-9)) continue;
+    tilts.push((Math.acos(Math.min(1, Math.abs(cy) / len)) * 180) / Math.PI);
+  }
+  if (tilts.length < MIN_SAMPLE_LEFT) return undefined;
+  tilts.sort((a, b) => a - b);
+  return tilts[tilts.length >> 1];
 }
 
 /** The hypothesis with the best MSAC score on the live sample points. */

@@ -32,9 +32,10 @@ test('mug scene, default 100 mm band: the mug (about 11 cm tall) is almost all i
   t.true(r.segments.every((s) => s.cloud.width < 500), `${r.segments.map((s) => s.cloud.width)}`);
 });
 
-test('mug scene, default 30 deg tolerance: the 33 deg table is not taken as ground and the mug is not isolated', (t) => {
+test('mug scene, defaults: the 33 deg table is steeper than the 30 deg tolerance, so there is no ground at all', (t) => {
   const r = run('table_scene_mug_stereo_textured.pcd');
-  if (r.ground) t.true(Math.abs(tiltFromIdealDegs(r.ground.plane) - 33) > 5);
+  // Before: a 16.7 deg plane whose 100 mm band held the whole table (179,542 points) was taken as ground.
+  t.is(r.ground, undefined);
   t.false(r.segments.some((s) => near(s.center, [73, 62, 758], 40) && near(s.dims, [133, 109, 92], 40)));
 });
 

@@ -1,0 +1,32 @@
+// The resource access that the API adapters use, seen through sessions: a call carrying `platform-sid`
+// refreshes its session (an expired one is refused), and a command to an actuator records which
+// session (or none) commanded it last, so that the session's expiry knows what to stop.
+import type { Remote } from '../../plugins/contract.js';
+import { actuationOf } from '../session/actuators.js';
+import { callSession } from '../session/context.js';
+import type { Sessions } from '../session/sessions.js';
+import type { ResourceAccess } from './api-adapter.js';
+
+export function sessionAccess(inner: ResourceAccess, sessions: Sessions): ResourceAccess {
+  return {
+    statuses: () => inner.statuses(),
+    resource<T>(name: string, api: string): Remote<T> {
+      const session = callSession.getStore();
+      if (session) sessions.touch(session);
+      const remote = inner.resource<T>(name, api);
+      const actuation = actuationOf(api);
+      if (!actuation) return remote;
+      return new Proxy(remote, {
+        get(target, property, receiver) {
+          const method = Reflect.get(target, property, receiver) as unknown;
+          if (typeof property !== 'string' || !actuation.commands.has(property) || typeof method !== 'function') return method;
+          // Recorded before the command runs: a GoFor still turning when its session expires must stop.
+          return (...args: unknown[]) => {
+            sessions.commanded(session, name, api);
+            return (method as (...a: unknown[]) => unknown)(...args);
+          };
+        },
+      });
+    },
+  };
+}
