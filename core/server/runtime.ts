@@ -14,7 +14,9 @@ import { actuationOf } from '../session/actuators.js';
 import { heartbeatWindowMs } from '../session/config.js';
 import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
-import { flag, pendingFlags, type Flags } from './flags.js';
+import { startRuntimeWeb } from '../web/runtime-web.js';
+import type { WebServer } from '../web/web-server.js';
+import { flag, pendingFlags, stringFlag, type Flags } from './flags.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
 export const CONFIG_FILE: InjectionToken<ConfigFile> = 'ConfigFile';
@@ -25,6 +27,8 @@ const MAINTENANCE_RETRY_MS = 1000;
 @injectable()
 export class Runtime {
   private server?: RuntimeServer;
+  /** The control page's web port (core/web/README.md), forwarding to `server`. */
+  private web?: WebServer;
   private loaded?: LoadedConfig;
   private configError?: string;
   /** Revision of the running config: 1 at start, +1 for each change applied. */
@@ -81,6 +85,14 @@ export class Runtime {
       this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
     }
     this.server = await this.serve(this.loaded);
+    this.web = await startRuntimeWeb({
+      network: this.loaded.config.network,
+      grpc: () => ({ address: this.server!.address, tls: this.server!.tls }),
+      shareddir: stringFlag(this.flags, 'shareddir'),
+      webprofile: flag(this.flags, 'webprofile'),
+      onError: (message, error) => this.log.error(message, { error: String(error) }),
+    });
+    this.log.info('web page', { url: this.web.url });
     const config = this.loaded.config;
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.
@@ -99,6 +111,11 @@ export class Runtime {
   }
 
   private onShutdownRequest: () => void = () => undefined;
+
+  /** The control page's http:// address, once start() has bound it. */
+  get webUrl(): string | undefined {
+    return this.web?.url;
+  }
 
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
     const { network } = loaded.config;
@@ -185,6 +202,7 @@ export class Runtime {
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();
+      await this.web?.stop();
       await this.server?.stop();
       this.log.info('stopped');
       await this.sink.close();
