@@ -2,7 +2,7 @@
 // Bundles the web pages (web/<page>/) into dist/web/<page>/ with esbuild: one minified ES module per
 // page plus its index.html and style.css. Everything the page loads is served by the program itself;
 // nothing comes from a CDN. @grpc/grpc-js, which the generated protos import for Node's client classes,
-// is replaced by a stub: the page calls through its own gRPC-Web client.
+// is replaced by a stub: the page calls through its own gRPC-Web client; Buffer by Uint8Array.
 import { build } from 'esbuild';
 import { cpSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -27,6 +27,8 @@ for (const page of pages) {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     alias: { '@grpc/grpc-js': join(from, 'grpc-shim.ts') },
+    // The generated protos build `bytes` fields with Node's Buffer; the page gets Uint8Arrays.
+    inject: [join(from, 'buffer-shim.ts')],
     tsconfig: join(root, 'web', 'tsconfig.json'),
     logLevel: 'warning',
   });

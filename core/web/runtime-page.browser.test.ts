@@ -27,7 +27,7 @@ test.before(() => {
   mkdirSync(SHOTS, { recursive: true });
 });
 
-test('the page lists the resources, shows live readings, drives a motor, StopAll stops it, and closing the tab stops it through its session', async (t) => {
+test.serial('the page lists the resources, shows live readings, drives a motor, StopAll stops it, and closing the tab stops it through its session', async (t) => {
   const runtime = await spawnRuntime({ components, session: { heartbeat_window: '1s' } });
   t.teardown(() => runtime.stop());
   const url = webUrlOf(runtime.output());
@@ -73,3 +73,32 @@ test('the page lists the resources, shows live readings, drives a motor, StopAll
   const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as { resources: string[] } | undefined;
   t.deepEqual(expiry?.resources, ['m']);
 });
+
+test.serial('a camera shows its image and its point cloud in the 3D view (the canvas is not blank)', async (t) => {
+  const runtime = await spawnRuntime({ components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }] });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of cam').waitFor();
+  const canvas = page.getByTestId('pointcloud-cam');
+  await canvas.and(page.locator(':not([data-points="0"])')).waitFor();
+  // Pixels that differ from the background: the points really were painted (getImageData, not the counter).
+  const lit = await canvas.evaluate<number, HTMLCanvasElementLike>((c) => {
+    const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let count = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] !== 0x11 || data[i + 1] !== 0x11 || data[i + 2] !== 0x11) count++;
+    return count;
+  });
+  t.true(lit > 1000, `only ${lit} pixels lit`);
+  t.is(await canvas.getAttribute('data-points'), String(lit), 'the view counts the pixels it painted');
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-camera.png'), fullPage: true });
+});
+
+/** The few canvas members the check uses (this file is type-checked without the DOM library). */
+interface HTMLCanvasElementLike {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+}

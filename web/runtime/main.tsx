@@ -7,6 +7,7 @@ import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
 import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
 import { boardApi, cameraApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
 import { useSession } from './grpc-web-client.js';
+import { PointCloudView } from './point-cloud-view.js';
 
 /** How often statuses and readings are polled. */
 const POLL_MS = 500;
@@ -135,10 +136,12 @@ function EncoderPanel({ name }: { name: string }) {
 
 function CameraPanel({ name }: { name: string }) {
   const [url, setUrl] = useState('');
-  const frame = usePoll(() => cameraApi.getImage({ name, mimeType: 'image/png' }), [name]);
+  // The camera's default stream (depth for a depth camera: a 16-bit PNG, which the browser shows as grey).
+  const frame = usePoll(() => cameraApi.getImage({ name }), [name]);
   useEffect(() => {
     if (!frame.value) return;
-    const next = URL.createObjectURL(new Blob([frame.value.image as BlobPart], { type: frame.value.mimeType }));
+    const type = frame.value.mimeType.endsWith('png') ? 'image/png' : frame.value.mimeType;
+    const next = URL.createObjectURL(new Blob([frame.value.image as BlobPart], { type }));
     setUrl(next);
     return () => URL.revokeObjectURL(next);
   }, [frame.value]);
@@ -146,6 +149,7 @@ function CameraPanel({ name }: { name: string }) {
     <div>
       {url ? <img src={url} alt={`image of ${name}`} class="camera" /> : '…'}
       <Failure text={frame.error} />
+      <PointCloudView name={name} />
     </div>
   );
 }
