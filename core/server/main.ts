@@ -106,7 +106,7 @@ async function main(argv: string[]): Promise<number> {
     if (flag(flags, 'ftdc')) ftdc = startFtdc(container.resolve(Machine), container.resolve(LOG_SINK), () => runtime.levelOf('platform.ftdc'));
     const address = await starting;
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
-    if (!exiting) process.stdout.write(`platform-server serving on ${address}\nplatform-server web page on ${runtime.webUrl}\n`);
+    if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
     process.stderr.write(`${err.report()}\n`);

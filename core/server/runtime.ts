@@ -85,14 +85,19 @@ export class Runtime {
       this.log.warn('the config holds cloud credentials; this version runs the resources of the local config file and does not fetch the machine config from the cloud');
     }
     this.server = await this.serve(this.loaded);
-    this.web = await startRuntimeWeb({
-      network: this.loaded.config.network,
-      grpc: () => ({ address: this.server!.address, tls: this.server!.tls }),
-      shareddir: stringFlag(this.flags, 'shareddir'),
-      webprofile: flag(this.flags, 'webprofile'),
-      onError: (message, error) => this.log.error(message, { error: String(error) }),
-    });
-    this.log.info('web page', { url: this.web.url });
+    try {
+      this.web = await startRuntimeWeb({
+        network: this.loaded.config.network,
+        grpc: () => ({ address: this.server!.address, tls: this.server!.tls }),
+        shareddir: stringFlag(this.flags, 'shareddir'),
+        webprofile: flag(this.flags, 'webprofile'),
+        onError: (message, error) => this.log.error(message, { error: String(error) }),
+      });
+      this.log.info('web page', { url: this.web.url });
+    } catch (err) {
+      // The machine's gRPC service matters more than its page: a taken web port does not stop the runtime.
+      this.log.error('no web page: its port cannot be bound; set network.web_bind_address to a free host:port', { error: (err as Error).message });
+    }
     const config = this.loaded.config;
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.

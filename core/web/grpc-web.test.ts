@@ -20,5 +20,6 @@ test('the web port defaults to bind_address with its port + 1, keeps port 0, and
   t.is(webBindAddress({ bind_address: 'localhost:8080' }), 'localhost:8081');
   t.is(webBindAddress({ bind_address: '0.0.0.0:0' }), '0.0.0.0:0');
   t.is(webBindAddress({ bind_address: '[::1]:9000' }), '[::1]:9001');
+  t.is(webBindAddress({ bind_address: 'localhost:65535' }), 'localhost:0');
   t.is(webBindAddress({ bind_address: 'localhost:8080', web_bind_address: '127.0.0.1:9999' }), '127.0.0.1:9999');
 });

@@ -2,6 +2,7 @@
 // cannot succeed (the successful ones are exercised by the browser test).
 import test from 'ava';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { frame } from './grpc-web.js';
@@ -64,4 +65,16 @@ test('without -webprofile there is no profile endpoint; gRPC-Web names unknown m
   const bytes = Buffer.from(await version.arrayBuffer());
   t.is(bytes[0], 0, 'a data frame first');
   t.regex(trailersOf(bytes), /grpc-status: 0\r\n/);
+});
+
+test('a taken web port leaves the runtime serving gRPC, without a web line, and logs the fix', async (t) => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => taken.close());
+  const port = (taken.address() as AddressInfo).port;
+  const runtime = await spawnRuntime({ components, network: { bind_address: 'localhost:0', web_bind_address: `127.0.0.1:${port}` } });
+  t.teardown(() => runtime.stop());
+  t.false(runtime.output().includes('platform-server web page on'), runtime.output());
+  const error = runtime.logs().find((l) => l.msg === 'no web page: its port cannot be bound; set network.web_bind_address to a free host:port') as { error: string } | undefined;
+  t.regex(error?.error ?? '', new RegExp(`127.0.0.1:${port}`));
 });

@@ -13,12 +13,13 @@ export function builtAssetsDir(): string {
   return basename(root) === 'dist' ? join(root, 'web/runtime') : join(root, 'dist/web/runtime');
 }
 
-/** network.web_bind_address, or by default bind_address's host with its port + 1 (port 0 stays 0). */
+/** network.web_bind_address, or by default bind_address's host with its port + 1 (ports 0 and 65535 give 0). */
 export function webBindAddress(network: { bind_address: string; web_bind_address?: string }): string {
   if (network.web_bind_address) return network.web_bind_address;
   const colon = network.bind_address.lastIndexOf(':');
   const port = Number(network.bind_address.slice(colon + 1));
-  return `${network.bind_address.slice(0, colon)}:${port === 0 ? 0 : port + 1}`;
+  // The last port has no next one: a free port then.
+  return `${network.bind_address.slice(0, colon)}:${port === 0 || port === 65535 ? 0 : port + 1}`;
 }
 
 const TYPES: Record<string, string> = {
