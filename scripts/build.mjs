@@ -68,3 +68,4 @@ for (const asset of files.assets) {
   mkdirSync(dirname(target), { recursive: true });
   cpSync(asset, target);
 }
+await import('./build-web.mjs');

@@ -23,10 +23,10 @@ export const FLAG_SPECS = {
   'no-tls': { type: 'boolean', help: 'Serve without TLS even if certificates are configured' },
   'output-telemetry': { type: 'boolean', help: 'Print telemetry (metrics and spans)', pending: true },
   'reveal-sensitive-config-diffs': { type: 'boolean', help: 'Show values in logged configuration diffs (redacted by default)' },
-  shareddir: { type: 'string', value: 'directory-name', help: 'Location of static web assets', pending: true },
+  shareddir: { type: 'string', value: 'directory-name', help: 'Serve the control page\'s static assets from this folder instead of the built-in ones' },
   'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment (no module is loaded)' },
   version: { type: 'boolean', help: 'Print the version and exit' },
-  webprofile: { type: 'boolean', help: 'Include profiler in the HTTP server', pending: true },
+  webprofile: { type: 'boolean', help: 'Add GET /debug/profile?seconds=N to the web port: a .cpuprofile of the main thread over N seconds' },
   webrtc: { type: 'boolean', default: true, help: 'Force WebRTC connections instead of direct connections', pending: true },
   help: { type: 'boolean', help: 'Show this help' },
 } satisfies Record<string, FlagSpec>;

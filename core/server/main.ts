@@ -112,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
     const address = await starting;
     online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
-    if (!exiting) process.stdout.write(`platform-server serving on ${address}\n`);
+    if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
     process.stderr.write(`${err.report()}\n`);

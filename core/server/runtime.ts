@@ -16,7 +16,9 @@ import { moduleActuation } from '../grpc/module-apis.js';
 import { heartbeatWindowMs } from '../shared/session-config.js';
 import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
-import { flag, pendingFlags, type Flags } from './flags.js';
+import { startRuntimeWeb } from '../web/runtime-web.js';
+import type { WebServer } from '../web/web-server.js';
+import { flag, pendingFlags, stringFlag, type Flags } from './flags.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
 /** The local config file, or the cloud for an online machine. */
@@ -28,6 +30,8 @@ const MAINTENANCE_RETRY_MS = 1000;
 @injectable()
 export class Runtime {
   private server?: RuntimeServer;
+  /** The control page's web port (core/web/README.md), forwarding to `server`. */
+  private web?: WebServer;
   private loaded?: LoadedConfig;
   private configError?: string;
   /** Revision of the running config: 1 at start, +1 for each change applied. */
@@ -85,6 +89,19 @@ export class Runtime {
     }
     this.server = await this.serve(this.loaded);
     this.modules.onApis((apis) => this.serveModuleApis(apis));
+    try {
+      this.web = await startRuntimeWeb({
+        network: this.loaded.config.network,
+        grpc: () => ({ address: this.server!.address, tls: this.server!.tls }),
+        shareddir: stringFlag(this.flags, 'shareddir'),
+        webprofile: flag(this.flags, 'webprofile'),
+        onError: (message, error) => this.log.error(message, { error: String(error) }),
+      });
+      this.log.info('web page', { url: this.web.url });
+    } catch (err) {
+      // The machine's gRPC service matters more than its page: a taken web port does not stop the runtime.
+      this.log.error('no web page: its port cannot be bound; set network.web_bind_address to a free host:port', { error: (err as Error).message });
+    }
     const config = this.loaded.config;
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.
@@ -119,6 +136,11 @@ export class Runtime {
     setModuleActuations(new Map(apis.flatMap((a) => (moduleActuation(a) ? [[a.api, moduleActuation(a)!] as const] : []))));
     for (const error of this.server?.serveModuleApis(apis) ?? []) this.log.error(`module API not served: ${error.message}`);
     if (apis.length) this.log.info('module APIs served', { services: apis.map((a) => a.service) });
+  }
+
+  /** The control page's http:// address, once start() has bound it. */
+  get webUrl(): string | undefined {
+    return this.web?.url;
   }
 
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
@@ -207,6 +229,7 @@ export class Runtime {
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();
+      await this.web?.stop();
       await this.server?.stop();
       this.log.info('stopped');
       await this.sink.close();

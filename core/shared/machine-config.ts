@@ -60,6 +60,8 @@ const hostPort = z
 const network = z
   .strictObject({
     bind_address: hostPort.default(DEFAULT_BIND_ADDRESS),
+    /** The control page's HTTP port (core/web/README.md); by default bind_address's host and port + 1. */
+    web_bind_address: hostPort.optional(),
     /** TLS is used when both files are set, unless -no-tls is given. */
     tls_cert_file: z.string().min(1).optional(),
     tls_key_file: z.string().min(1).optional(),

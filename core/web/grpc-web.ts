@@ -1,0 +1,124 @@
+// gRPC-Web on the web port: each call is forwarded, bytes untouched, to the runtime's own gRPC server
+// over loopback, so the page reaches exactly the service implementations that gRPC clients reach. Only
+// the framing differs (gRPC-Web puts the trailers in a last frame flagged 0x80, since a browser's fetch
+// cannot read HTTP/2 trailers).
+import { Client, Metadata, credentials, status, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Which methods exist and whether they stream their responses, from the services the runtime serves. */
+export type MethodTable = ReadonlyMap<string, { responseStream: boolean; requestStream: boolean }>;
+
+export function methodTable(definitions: readonly Record<string, { path: string; requestStream: boolean; responseStream: boolean }>[]): MethodTable {
+  const table = new Map<string, { responseStream: boolean; requestStream: boolean }>();
+  for (const definition of definitions) {
+    for (const method of Object.values(definition)) table.set(method.path, { responseStream: method.responseStream, requestStream: method.requestStream });
+  }
+  return table;
+}
+
+/** One length-prefixed gRPC-Web frame: flag byte (0 data, 0x80 trailers), 4-byte big-endian length, payload. */
+export function frame(flag: number, payload: Uint8Array): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = flag;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** The single data frame of a unary or server-streaming request body. */
+export function requestMessage(body: Buffer): Buffer {
+  if (body.length < 5) throw new Error('the gRPC-Web body must hold one length-prefixed message frame (at least 5 bytes)');
+  if (body[0] !== 0) throw new Error(`the gRPC-Web body's first frame must be a data frame (flag 0), not flag ${body[0]}`);
+  const length = body.readUInt32BE(1);
+  if (body.length < 5 + length) throw new Error(`the gRPC-Web frame announces ${length} bytes but the body holds ${body.length - 5}`);
+  return body.subarray(5, 5 + length);
+}
+
+function trailers(code: number, message: string, metadata?: Metadata): Buffer {
+  let text = `grpc-status: ${code}\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`;
+  for (const [key, value] of Object.entries(metadata?.getMap() ?? {})) {
+    if (typeof value === 'string') text += `${key}: ${value}\r\n`;
+  }
+  return frame(0x80, Buffer.from(text));
+}
+
+/** Request headers that carry gRPC metadata through to the runtime (the session id above all). */
+const FORWARDED_HEADERS = ['platform-sid', 'authorization'];
+
+const identity = (b: Buffer) => b;
+
+export class GrpcWebForwarder {
+  private client?: { address: string; client: Client };
+
+  constructor(
+    private readonly target: () => { address: string; credentials?: ChannelCredentials },
+    private readonly methods: MethodTable,
+  ) {}
+
+  /** True when the request is a gRPC-Web call (the caller then lets this forwarder answer it). */
+  static matches(req: IncomingMessage): boolean {
+    return req.method === 'POST' && (req.headers['content-type'] ?? '').startsWith('application/grpc-web');
+  }
+
+  private channel(): Client {
+    const { address, credentials: creds } = this.target();
+    // The runtime's gRPC server can move (a bind_address change); follow it.
+    if (this.client?.address !== address) {
+      this.client?.client.close();
+      this.client = { address, client: new Client(address, creds ?? credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * 1024 * 1024 }) };
+    }
+    return this.client.client;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = req.url ?? '';
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
+    const method = this.methods.get(path);
+    if (!method) {
+      res.end(trailers(status.UNIMPLEMENTED, `${path}: no such method on this runtime`));
+      return;
+    }
+    if (method.requestStream) {
+      res.end(trailers(status.UNIMPLEMENTED, `${path}: client-streaming calls cannot be made over gRPC-Web`));
+      return;
+    }
+    let message: Buffer;
+    try {
+      message = requestMessage(Buffer.concat(chunks));
+    } catch (err) {
+      res.end(trailers(status.INVALID_ARGUMENT, (err as Error).message));
+      return;
+    }
+    const metadata = new Metadata();
+    for (const name of FORWARDED_HEADERS) {
+      const value = req.headers[name];
+      if (typeof value === 'string') metadata.set(name, value);
+    }
+    const client = this.channel();
+    const fail = (err: ServiceError) => res.end(trailers(err.code ?? status.UNKNOWN, err.details ?? err.message, err.metadata));
+    if (!method.responseStream) {
+      client.makeUnaryRequest<Buffer, Buffer>(path, identity, identity, message, metadata, (err, reply) => {
+        if (err) {
+          fail(err);
+          return;
+        }
+        res.write(frame(0, reply!));
+        res.end(trailers(status.OK, ''));
+      });
+      return;
+    }
+    const stream = client.makeServerStreamRequest<Buffer, Buffer>(path, identity, identity, message, metadata);
+    // A closed tab ends the call on the runtime too.
+    res.on('close', () => stream.cancel());
+    stream.on('data', (reply: Buffer) => res.write(frame(0, reply)));
+    stream.on('error', fail);
+    stream.on('status', (s: { code: number; details: string; metadata: Metadata }) => {
+      if (s.code === status.OK) res.end(trailers(status.OK, '', s.metadata));
+    });
+  }
+
+  close(): void {
+    this.client?.client.close();
+  }
+}

@@ -1,0 +1,104 @@
+// The control page in a real browser (headless Debian chromium): the real platform-server serves it, the
+// page commands through gRPC-Web, and the test checks the effects through ordinary gRPC clients.
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { call, insecure } from '../server/testing/grpc.js';
+import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
+import { launchChromium, webUrlOf } from './testing/chromium.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Screenshots land in the ignored test-output folder; core/web/README.md shows copies of them. */
+const SHOTS = join(ROOT, '.platform-test', 'web');
+
+const components = [
+  { name: 'b', api: 'core:component:board', model: 'fake', attributes: {} },
+  { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '10', dir: '11' }, max_rpm: 100 } },
+  { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } },
+];
+
+test.before(() => {
+  // The page's bundle, as `npm run build` makes it (esbuild; a second or two).
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build-web.mjs')], { stdio: 'inherit' });
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+test.serial('the page lists the resources, shows live readings, drives a motor, StopAll stops it, and closing the tab stops it through its session', async (t) => {
+  const runtime = await spawnRuntime({ components, session: { heartbeat_window: '1s' } });
+  t.teardown(() => runtime.stop());
+  const url = webUrlOf(runtime.output());
+  t.regex(url, /^http:\/\/localhost:\d+\/$/);
+  const board = new BoardServiceClient(runtime.address, insecure());
+  const sensors = new SensorServiceClient(runtime.address, insecure());
+  const duty = async () => (await call(board, 'pwm', { name: 'b', pin: '10' })).dutyPct as number;
+
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(url);
+
+  // Every resource, with its state and revision, in the table.
+  const table = page.getByTestId('resources');
+  for (const name of ['b', 'm', 'thermo']) await table.locator('tr', { hasText: name }).filter({ hasText: 'ready' }).first().waitFor();
+  t.regex(await table.innerText(), /thermo\s+core:component:sensor\s+ready\s+1/);
+  t.is(await page.getByTestId('machine-state').innerText(), 'running');
+
+  // A reading changed behind the page's back shows up on the page.
+  const readings = page.getByTestId('readings-thermo');
+  await readings.filter({ hasText: '"t": 1' }).waitFor();
+  await call(sensors, 'doCommand', { name: 'thermo', command: { set: { t: 42 } } });
+  await readings.filter({ hasText: '"t": 42' }).waitFor();
+  await page.screenshot({ path: join(SHOTS, 'runtime-page.png'), fullPage: true });
+
+  // The power slider commands the motor, which drives the board's PWM pin.
+  await page.getByLabel('power of m').fill('50');
+  t.is(await eventually(duty, (d) => d === 0.5), 0.5);
+  await page.getByTestId('motor-m').filter({ hasText: 'powered 50%' }).waitFor();
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-motor.png'), fullPage: true });
+
+  // StopAll, always in the header.
+  await page.getByRole('button', { name: 'StopAll' }).click();
+  t.is(await eventually(duty, (d) => d === 0), 0);
+
+  // Commanded again, then the tab closes: heartbeats stop and the session's expiry stops the motor.
+  await page.getByLabel('power of m').fill('40');
+  t.is(await eventually(duty, (d) => d === 0.4), 0.4);
+  await context.close();
+  t.is(await eventually(duty, (d) => d === 0), 0);
+  const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as { resources: string[] } | undefined;
+  t.deepEqual(expiry?.resources, ['m']);
+});
+
+test.serial('a camera shows its image and its point cloud in the 3D view (the canvas is not blank)', async (t) => {
+  const runtime = await spawnRuntime({ components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }] });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of cam').waitFor();
+  const canvas = page.getByTestId('pointcloud-cam');
+  await canvas.and(page.locator(':not([data-points="0"])')).waitFor();
+  // Pixels that differ from the background: the points really were painted (getImageData, not the counter).
+  const lit = await canvas.evaluate<number, HTMLCanvasElementLike>((c) => {
+    const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let count = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i] !== 0x11 || data[i + 1] !== 0x11 || data[i + 2] !== 0x11) count++;
+    return count;
+  });
+  t.true(lit > 1000, `only ${lit} pixels lit`);
+  t.is(await canvas.getAttribute('data-points'), String(lit), 'the view counts the pixels it painted');
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-camera.png'), fullPage: true });
+});
+
+/** The few canvas members the check uses (this file is type-checked without the DOM library). */
+interface HTMLCanvasElementLike {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+}

@@ -1,0 +1,118 @@
+// The web port: the control page's static assets, gRPC-Web forwarded to the runtime's gRPC server, and
+// (with -webprofile) a CPU-profile endpoint. Plain HTTP/1.1; browsers reach it at http://host:port/.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GrpcWebForwarder } from './grpc-web.js';
+import { captureProfile, ProfileRequestError, profileSeconds } from './web-profile.js';
+
+/** The built page: dist/web/runtime, both when running from dist/ and from source (tests, tsx). */
+export function builtAssetsDir(): string {
+  const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+  return basename(root) === 'dist' ? join(root, 'web/runtime') : join(root, 'dist/web/runtime');
+}
+
+/** network.web_bind_address, or by default bind_address's host with its port + 1 (ports 0 and 65535 give 0). */
+export function webBindAddress(network: { bind_address: string; web_bind_address?: string }): string {
+  if (network.web_bind_address) return network.web_bind_address;
+  const colon = network.bind_address.lastIndexOf(':');
+  const port = Number(network.bind_address.slice(colon + 1));
+  // The last port has no next one: a free port then.
+  return `${network.bind_address.slice(0, colon)}:${port === 0 || port === 65535 ? 0 : port + 1}`;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.map': 'application/json',
+  '.ico': 'image/x-icon',
+};
+
+export interface WebServerOptions {
+  bindAddress: string;
+  /** Where the page's files are: -shareddir, or the built-in ones. */
+  assetsDir: string;
+  profiling: boolean;
+  forwarder: GrpcWebForwarder;
+  onError(message: string, error: unknown): void;
+}
+
+export interface WebServer {
+  /** http://host:port/ actually bound. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function serveFile(dir: string, pathname: string, res: ServerResponse): Promise<void> {
+  const root = resolve(dir);
+  const wanted = resolve(root, '.' + decodeURIComponent(pathname === '/' ? '/index.html' : pathname));
+  // Never outside the assets folder, whatever the path says.
+  if (wanted !== root && !wanted.startsWith(root + sep)) {
+    res.writeHead(403, { 'content-type': 'text/plain' }).end('outside the assets folder\n');
+    return;
+  }
+  const info = await stat(wanted).catch(() => undefined);
+  if (!info?.isFile()) {
+    const hint = pathname === '/' ? ` (the page is not built in ${root}: run npm run build, or give -shareddir)` : '';
+    res.writeHead(404, { 'content-type': 'text/plain' }).end(`${pathname}: not found${hint}\n`);
+    return;
+  }
+  res.writeHead(200, { 'content-type': TYPES[extname(wanted)] ?? 'application/octet-stream', 'content-length': info.size, 'cache-control': 'no-cache' });
+  res.end(await readFile(wanted));
+}
+
+async function serveProfile(url: URL, res: ServerResponse): Promise<void> {
+  let seconds: number;
+  try {
+    seconds = profileSeconds(url.searchParams);
+  } catch (err) {
+    if (!(err instanceof ProfileRequestError)) throw err;
+    res.writeHead(400, { 'content-type': 'text/plain' }).end(`${err.message}\n`);
+    return;
+  }
+  const profile = await captureProfile(seconds);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-disposition': 'attachment; filename="platform-server.cpuprofile"' });
+  res.end(JSON.stringify(profile));
+}
+
+export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (GrpcWebForwarder.matches(req)) return options.forwarder.handle(req, res);
+    const url = new URL(req.url ?? '/', 'http://page');
+    if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`);
+      return;
+    }
+    return serveFile(options.assetsDir, url.pathname, res);
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      options.onError('web request failed', err);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
+  });
+  const colon = options.bindAddress.lastIndexOf(':');
+  const host = options.bindAddress.slice(0, colon).replace(/^\[|\]$/g, '');
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', (err) => reject(new Error(`cannot serve the web page on ${options.bindAddress}: ${err.message}`)));
+    server.listen(Number(options.bindAddress.slice(colon + 1)), host || undefined, () => resolvePromise());
+  });
+  const port = (server.address() as { port: number }).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host || 'localhost';
+  return {
+    url: `http://${shownHost}:${port}/`,
+    stop: () =>
+      new Promise<void>((resolvePromise) => {
+        options.forwarder.close();
+        server.close(() => resolvePromise());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,288 @@
+// The runtime control page: the machine's state and resources (polled, since the runtime has no status
+// stream), a control panel per API, DoCommand for every resource, and a StopAll button that never scrolls
+// away. The page holds a session, so what it commanded stops when the tab closes and heartbeats cease.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
+import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
+import { boardApi, cameraApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
+import { useSession } from './grpc-web-client.js';
+import { PointCloudView } from './point-cloud-view.js';
+
+/** How often statuses and readings are polled. */
+const POLL_MS = 500;
+
+const label = (state: number, names: Record<number, string>, prefix: string) => (names[state] ?? String(state)).replace(prefix, '').toLowerCase();
+const keyOf = (n: ResourceName) => `${n.namespace}:${n.type}:${n.subtype}/${n.name}`;
+
+/** Calls `load` now and every POLL_MS while mounted; the latest result or error is shown. */
+function usePoll<T>(load: () => Promise<T>, deps: unknown[]): { value?: T; error?: string } {
+  const [state, setState] = useState<{ value?: T; error?: string }>({});
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout>;
+    const tick = async () => {
+      try {
+        const value = await load();
+        if (live) setState({ value });
+      } catch (err) {
+        if (live) setState((s) => ({ ...s, error: (err as Error).message }));
+      }
+      if (live) timer = setTimeout(tick, POLL_MS);
+    };
+    void tick();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, deps);
+  return state;
+}
+
+/** Runs one action and shows its error, if any, next to the control. */
+function useAction(): [string, (run: () => Promise<unknown>) => void] {
+  const [error, setError] = useState('');
+  return [
+    error,
+    (run) => {
+      setError('');
+      run().catch((err: Error) => setError(err.message));
+    },
+  ];
+}
+
+function Failure({ text }: { text?: string }) {
+  return text ? <p class="error" role="alert">{text}</p> : null;
+}
+
+function SensorPanel({ name }: { name: string }) {
+  const readings = usePoll(() => sensorApi.getReadings({ name }), [name]);
+  return (
+    <div>
+      <pre data-testid={`readings-${name}`}>{readings.value ? JSON.stringify(readings.value.readings, null, 1) : '…'}</pre>
+      <Failure text={readings.error} />
+    </div>
+  );
+}
+
+function MotorPanel({ name }: { name: string }) {
+  const [power, setPower] = useState(0);
+  const [rpm, setRpm] = useState(60);
+  const [revolutions, setRevolutions] = useState(1);
+  const [error, act] = useAction();
+  const position = usePoll(async () => ({ ...(await motorApi.getPosition({ name })), ...(await motorApi.isPowered({ name })) }), [name]);
+  return (
+    <div>
+      <label>
+        Power {power}%{' '}
+        <input type="range" min={-100} max={100} value={power} aria-label={`power of ${name}`}
+          onInput={(e) => setPower(Number((e.target as HTMLInputElement).value))}
+          onChange={(e) => act(() => motorApi.setPower({ name, powerPct: Number((e.target as HTMLInputElement).value) / 100 }))} />
+      </label>
+      <div class="row">
+        <label>rpm <input type="number" value={rpm} onInput={(e) => setRpm(Number((e.target as HTMLInputElement).value))} /></label>
+        <label>revolutions <input type="number" value={revolutions} onInput={(e) => setRevolutions(Number((e.target as HTMLInputElement).value))} /></label>
+        <button onClick={() => act(() => motorApi.goFor({ name, rpm, revolutions }))}>GoFor</button>
+        <button onClick={() => act(() => motorApi.goTo({ name, rpm, positionRevolutions: revolutions }))}>GoTo</button>
+        <button onClick={() => act(async () => { setPower(0); await motorApi.stop({ name }); })}>Stop</button>
+      </div>
+      <p data-testid={`motor-${name}`}>
+        position {position.value?.position.toFixed(3) ?? '…'} rev · {position.value?.isOn ? `powered ${(position.value.powerPct * 100).toFixed(0)}%` : 'off'}
+      </p>
+      <Failure text={error || position.error} />
+    </div>
+  );
+}
+
+function BoardPanel({ name }: { name: string }) {
+  const [pin, setPin] = useState('');
+  const [value, setValue] = useState('');
+  const [shown, setShown] = useState('');
+  const [error, act] = useAction();
+  const read = (what: string, run: () => Promise<unknown>) => act(async () => setShown(`${what}: ${JSON.stringify(await run())}`));
+  const number = () => Number(value);
+  return (
+    <div>
+      <div class="row">
+        <label>pin / reader / interrupt <input value={pin} onInput={(e) => setPin((e.target as HTMLInputElement).value)} /></label>
+        <label>value <input value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} /></label>
+      </div>
+      <div class="row">
+        <button onClick={() => read('GPIO', () => boardApi.getGpio({ name, pin }))}>Get GPIO</button>
+        <button onClick={() => act(() => boardApi.setGpio({ name, pin, high: value === '1' || value === 'high' }))}>Set GPIO (1/0)</button>
+        <button onClick={() => read('PWM duty', () => boardApi.pwm({ name, pin }))}>Get PWM</button>
+        <button onClick={() => act(() => boardApi.setPwm({ name, pin, dutyPct: number() }))}>Set PWM (0–1)</button>
+        <button onClick={() => read('frequency', () => boardApi.pwmFrequency({ name, pin }))}>Get frequency</button>
+        <button onClick={() => act(() => boardApi.setPwmFrequency({ name, pin, frequencyHz: number() }))}>Set frequency (Hz)</button>
+        <button onClick={() => read('analog', () => boardApi.readAnalogReader({ boardName: name, analogReaderName: pin }))}>Read analog</button>
+        <button onClick={() => read('interrupt', () => boardApi.getDigitalInterruptValue({ boardName: name, digitalInterruptName: pin }))}>Interrupt count</button>
+      </div>
+      <p>{shown}</p>
+      <Failure text={error} />
+    </div>
+  );
+}
+
+function EncoderPanel({ name }: { name: string }) {
+  const position = usePoll(() => encoderApi.getPosition({ name }), [name]);
+  const [error, act] = useAction();
+  return (
+    <div>
+      <p>position {position.value?.value ?? '…'} <button onClick={() => act(() => encoderApi.resetPosition({ name }))}>Reset</button></p>
+      <Failure text={error || position.error} />
+    </div>
+  );
+}
+
+function CameraPanel({ name }: { name: string }) {
+  const [url, setUrl] = useState('');
+  // The camera's default stream (depth for a depth camera: a 16-bit PNG, which the browser shows as grey).
+  const frame = usePoll(() => cameraApi.getImage({ name }), [name]);
+  useEffect(() => {
+    if (!frame.value) return;
+    const type = frame.value.mimeType.endsWith('png') ? 'image/png' : frame.value.mimeType;
+    const next = URL.createObjectURL(new Blob([frame.value.image as BlobPart], { type }));
+    setUrl(next);
+    return () => URL.revokeObjectURL(next);
+  }, [frame.value]);
+  return (
+    <div>
+      {url ? <img src={url} alt={`image of ${name}`} class="camera" /> : '…'}
+      <Failure text={frame.error} />
+      <PointCloudView name={name} />
+    </div>
+  );
+}
+
+function DoCommandPanel({ resource }: { resource: ResourceName }) {
+  const [text, setText] = useState('{}');
+  const [result, setResult] = useState('');
+  const [error, act] = useAction();
+  const send = () =>
+    act(async () => {
+      let command: unknown;
+      try {
+        command = JSON.parse(text);
+      } catch (err) {
+        throw new Error(`command: not JSON (${(err as Error).message})`);
+      }
+      if (command === null || typeof command !== 'object' || Array.isArray(command)) throw new Error('command: must be a JSON object');
+      const reply = await doCommand(resource.type, resource.subtype, resource.name, command as Record<string, unknown>);
+      setResult(JSON.stringify(reply.result ?? {}));
+    });
+  return (
+    <details>
+      <summary>DoCommand</summary>
+      <textarea aria-label={`command for ${resource.name}`} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      <button onClick={send}>Send</button>
+      <pre>{result}</pre>
+      <Failure text={error} />
+    </details>
+  );
+}
+
+const PANELS: Partial<Record<string, (p: { name: string }) => preact.JSX.Element>> = {
+  sensor: SensorPanel,
+  motor: MotorPanel,
+  board: BoardPanel,
+  encoder: EncoderPanel,
+  camera: CameraPanel,
+};
+
+function ResourceCard({ status }: { status: GetMachineStatusResponse['resources'][number] }) {
+  const name = status.name!;
+  const Panel = PANELS[name.subtype];
+  const ready = status.state === ResourceState.RESOURCE_STATE_READY;
+  return (
+    <section class="card" data-resource={name.name}>
+      <h2>
+        {name.name} <small>{name.namespace}:{name.type}:{name.subtype} · {status.model}</small>
+      </h2>
+      <p>
+        <span class={`state ${label(status.state, ResourceState, 'RESOURCE_STATE_')}`}>{label(status.state, ResourceState, 'RESOURCE_STATE_')}</span> · revision {status.revision}
+      </p>
+      <Failure text={status.error} />
+      {Panel && ready ? <Panel name={name.name} /> : null}
+      <DoCommandPanel resource={name} />
+    </section>
+  );
+}
+
+/** Starts a session and keeps it alive; calls made meanwhile carry its id. */
+function useHeldSession(): { id: string; error: string } {
+  const [held, setHeld] = useState({ id: '', error: '' });
+  useEffect(() => {
+    let timer: ReturnType<typeof setInterval>;
+    robotApi
+      .startSession({ resume: '' })
+      .then((session) => {
+        useSession(session.id);
+        setHeld({ id: session.id, error: '' });
+        const windowMs = (session.heartbeatWindow?.seconds ?? 2) * 1000 + (session.heartbeatWindow?.nanos ?? 0) / 1e6;
+        // Several heartbeats per window, so one slow call does not end the session.
+        timer = setInterval(() => {
+          robotApi.sendSessionHeartbeat({ id: session.id }).catch((err: Error) => setHeld({ id: '', error: `session lost: ${err.message}` }));
+        }, Math.max(50, windowMs / 4));
+      })
+      .catch((err: Error) => setHeld({ id: '', error: `no session: ${err.message}` }));
+    return () => clearInterval(timer);
+  }, []);
+  return held;
+}
+
+function App() {
+  const session = useHeldSession();
+  const status = usePoll(() => robotApi.getMachineStatus({}), []);
+  const [version, setVersion] = useState<GetVersionResponse>();
+  const [stopError, act] = useAction();
+  const [stopped, setStopped] = useState(0);
+  useEffect(() => void robotApi.getVersion({}).then(setVersion, () => undefined), []);
+  const machine = status.value;
+  useEffect(() => {
+    // The first view is usable once live statuses are shown (bench:web reads this mark).
+    if (machine && performance.getEntriesByName('platform-interactive').length === 0) {
+      performance.mark('platform-interactive');
+      document.documentElement.setAttribute('data-ready', '1');
+    }
+  }, [machine]);
+  return (
+    <>
+      <header>
+        <strong>platform-server</strong>
+        <span data-testid="machine-state">{machine ? label(machine.state, MachineState, 'MACHINE_STATE_') : 'connecting…'}</span>
+        <span>{version ? `${version.platform} ${version.version} (API ${version.apiVersion})` : ''}</span>
+        <span title="the page's session: closing the tab stops what it commanded">{session.id ? `session ${session.id.slice(0, 8)}` : session.error}</span>
+        <button class="stop-all" onClick={() => act(async () => { await robotApi.stopAll({}); setStopped((n) => n + 1); })}>
+          StopAll
+        </button>
+        {stopped > 0 ? <span>stopped ×{stopped}</span> : null}
+      </header>
+      <main>
+        <Failure text={stopError || status.error} />
+        {machine?.configError ? <p class="error" role="alert">config rejected: {machine.configError}</p> : null}
+        {machine?.pendingConfig ? <p>config revision {machine.pendingConfig.revision} waits: {machine.pendingConfig.reason}</p> : null}
+        {machine ? (
+          <table data-testid="resources">
+            <thead>
+              <tr><th>resource</th><th>API</th><th>state</th><th>revision</th><th>error</th></tr>
+            </thead>
+            <tbody>
+              {machine.resources.map((r) => (
+                <tr key={keyOf(r.name!)}>
+                  <td>{r.name!.name}</td>
+                  <td>{r.name!.namespace}:{r.name!.type}:{r.name!.subtype}</td>
+                  <td>{label(r.state, ResourceState, 'RESOURCE_STATE_')}</td>
+                  <td>{r.revision}</td>
+                  <td>{r.error}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+        {session.id ? machine?.resources.map((r) => <ResourceCard key={keyOf(r.name!)} status={r} />) : null}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,96 @@
+// The camera's point cloud in a 3D view: a perspective projection onto a 2D canvas, coloured by depth
+// (or the cloud's own colours), turned by dragging. The PCD bytes are parsed with the runtime's own PCD
+// reader (any encoding, binary_compressed included); positions are in millimetres.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import type { PointCloud } from '../../plugins/apis/camera.js';
+import { cameraApi } from './api.js';
+
+const WIDTH = 480;
+const HEIGHT = 360;
+
+interface View {
+  yaw: number;
+  pitch: number;
+}
+
+/** Draws the cloud seen from a camera orbiting its centre; returns how many pixels its points cover. */
+function draw(canvas: HTMLCanvasElement, cloud: PointCloud, view: View): number {
+  const ctx = canvas.getContext('2d')!;
+  const image = ctx.createImageData(WIDTH, HEIGHT);
+  const p = cloud.positions;
+  let cx = 0, cy = 0, cz = 0, n = 0;
+  let far = 0;
+  for (let i = 0; i < p.length; i += 3) {
+    if (Number.isNaN(p[i])) continue;
+    cx += p[i]; cy += p[i + 1]; cz += p[i + 2]; n++;
+  }
+  if (n === 0) return 0;
+  cx /= n; cy /= n; cz /= n;
+  for (let i = 0; i < p.length; i += 3) if (!Number.isNaN(p[i])) far = Math.max(far, Math.hypot(p[i] - cx, p[i + 1] - cy, p[i + 2] - cz));
+  const distance = far * 2.2 || 1;
+  const focal = WIDTH * 0.9;
+  const [sy, cyaw, sp, cp] = [Math.sin(view.yaw), Math.cos(view.yaw), Math.sin(view.pitch), Math.cos(view.pitch)];
+  const depth = new Float32Array(WIDTH * HEIGHT).fill(Infinity);
+  let shown = 0;
+  for (let i = 0, k = 0; i < p.length; i += 3, k++) {
+    if (Number.isNaN(p[i])) continue;
+    // Centre, turn about the vertical (y) then the horizontal axis, and push away from the eye.
+    const x0 = p[i] - cx, y0 = p[i + 1] - cy, z0 = p[i + 2] - cz;
+    const x1 = cyaw * x0 + sy * z0, z1 = -sy * x0 + cyaw * z0;
+    const y2 = cp * y0 - sp * z1, z2 = sp * y0 + cp * z1 + distance;
+    if (z2 <= 1) continue;
+    const u = Math.round(WIDTH / 2 + (focal * x1) / z2), v = Math.round(HEIGHT / 2 + (focal * y2) / z2);
+    if (u < 0 || v < 0 || u >= WIDTH || v >= HEIGHT) continue;
+    const at = v * WIDTH + u;
+    if (z2 >= depth[at]) continue;
+    // Pixels, not points: a nearer point that hides another paints the same pixel.
+    if (depth[at] === Infinity) shown++;
+    depth[at] = z2;
+    const c = cloud.colors?.[k];
+    const near = Math.max(0, Math.min(1, (p[i + 2] - cz + far) / (2 * far || 1)));
+    image.data[at * 4] = c !== undefined ? (c >>> 16) & 255 : 255 * (1 - near);
+    image.data[at * 4 + 1] = c !== undefined ? (c >>> 8) & 255 : 80 + 120 * near;
+    image.data[at * 4 + 2] = c !== undefined ? c & 255 : 255 * near;
+    image.data[at * 4 + 3] = 255;
+  }
+  ctx.fillStyle = '#111';
+  ctx.fillRect(0, 0, WIDTH, HEIGHT);
+  // Points over the background: putImageData replaces pixels, so draw through a second canvas.
+  const layer = new OffscreenCanvas(WIDTH, HEIGHT);
+  layer.getContext('2d')!.putImageData(image, 0, 0);
+  ctx.drawImage(layer, 0, 0);
+  return shown;
+}
+
+export function PointCloudView({ name }: { name: string }) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const [cloud, setCloud] = useState<PointCloud>();
+  const [view, setView] = useState<View>({ yaw: 0.5, pitch: -0.4 });
+  const [error, setError] = useState('');
+  const [shown, setShown] = useState(0);
+  const load = () => {
+    setError('');
+    cameraApi
+      .getPointCloud({ name, mimeType: 'pointcloud/pcd' })
+      .then((reply) => setCloud(readPcd(reply.pointCloud)))
+      .catch((err: Error) => setError(err.message));
+  };
+  useEffect(load, [name]);
+  useEffect(() => {
+    if (cloud && canvas.current) setShown(draw(canvas.current, cloud, view));
+  }, [cloud, view]);
+  const drag = (e: PointerEvent) => {
+    if (e.buttons !== 1) return;
+    setView((v) => ({ yaw: v.yaw + e.movementX / 150, pitch: Math.max(-1.5, Math.min(1.5, v.pitch + e.movementY / 150)) }));
+  };
+  return (
+    <div>
+      <canvas ref={canvas} width={WIDTH} height={HEIGHT} data-testid={`pointcloud-${name}`} data-points={shown} onPointerMove={drag} style={{ touchAction: 'none', cursor: 'grab' }} />
+      <p>
+        {cloud ? `${cloud.width * cloud.height} points over ${shown} pixels (drag to turn)` : '…'} <button onClick={load}>Refresh point cloud</button>
+      </p>
+      {error ? <p class="error" role="alert">{error}</p> : null}
+    </div>
+  );
+}
