@@ -3,7 +3,7 @@
 // channel), so a `part config set` reaches the machines that watch.
 import { EventEmitter } from 'node:events';
 import type { Store } from '../store/store.js';
-import type { StoredLogEntry } from './part-logs.js';
+import type { StoredLogEntry } from './log-entry.js';
 
 export interface PartEventMap {
   config: [partId: string, revision: number];

@@ -5,7 +5,10 @@ import { invalidArgument } from '../../core/shared/status-error.js';
 import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
+import type { StoredLogEntry } from './log-entry.js';
 import { partEvents } from './part-events.js';
+
+export type { StoredLogEntry } from './log-entry.js';
 
 export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const DEFAULT_LOG_PAGE = 100;
@@ -17,14 +20,6 @@ export const partLogTables = [
      part_id VARCHAR NOT NULL, time TIMESTAMPTZ NOT NULL, seq BIGINT NOT NULL, level VARCHAR NOT NULL,
      logger_name VARCHAR NOT NULL, message VARCHAR NOT NULL, fields VARCHAR NOT NULL)`,
 ];
-
-export interface StoredLogEntry {
-  time: Date;
-  level: string;
-  loggerName: string;
-  message: string;
-  fields: Record<string, unknown>;
-}
 
 export interface LogQuery {
   levels?: string[];

@@ -87,7 +87,7 @@ export async function installService(opts: InstallOptions): Promise<{ unitFile?:
       const source = await loadMachineSource(paths.configFile, opts.env);
       logger.info({ file: paths.configFile, mode: source.mode }, 'using the machine config file already in place');
     } catch (err) {
-      throw new Error(`--install needs machine credentials: ${(err as Error).message}`);
+      throw new Error(`--install needs machine credentials: ${(err as Error).message}`, { cause: err });
     }
   }
   const cache = new BinaryCache(paths.cacheDir, paths.binDir, logger);

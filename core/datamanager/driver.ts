@@ -24,7 +24,7 @@ function checkCaptureDir(dir: string): void {
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK);
   } catch (err) {
-    throw new Error(`attributes.capture_dir ${JSON.stringify(dir)}: must be a folder the runtime can write (${(err as Error).message})`);
+    throw new Error(`attributes.capture_dir ${JSON.stringify(dir)}: must be a folder the runtime can write (${(err as Error).message})`, { cause: err });
   }
 }
 

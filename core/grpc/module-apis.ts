@@ -44,7 +44,7 @@ export function loadModuleApi(api: ModuleApi): LoadedModuleApi {
   try {
     packageDefinition = loadSync(api.proto, { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [dirname(api.proto)] });
   } catch (err) {
-    throw new Error(`module ${api.moduleId}: ${api.proto} cannot be loaded: ${(err as Error).message}`);
+    throw new Error(`module ${api.moduleId}: ${api.proto} cannot be loaded: ${(err as Error).message}`, { cause: err });
   }
   const definition = packageDefinition[api.service] as ServiceDefinition | undefined;
   if (!definition || typeof definition !== 'object' || !Object.values(definition).every((m) => typeof m === 'object' && 'path' in m)) {

@@ -164,7 +164,7 @@ function DoCommandPanel({ resource }: { resource: ResourceName }) {
       try {
         command = JSON.parse(text);
       } catch (err) {
-        throw new Error(`command: not JSON (${(err as Error).message})`);
+        throw new Error(`command: not JSON (${(err as Error).message})`, { cause: err });
       }
       if (command === null || typeof command !== 'object' || Array.isArray(command)) throw new Error('command: must be a JSON object');
       const reply = await doCommand(resource.type, resource.subtype, resource.name, command as Record<string, unknown>);

@@ -171,6 +171,7 @@ export class PgEndpoint {
       void session?.close();
     });
 
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- pg-gateway calls some hooks with its own `this`
     const endpoint = this;
     fromNodeSocket(socket, {
       tls: this.options.tls && { cert: toArrayBuffer(this.options.tls.cert), key: toArrayBuffer(this.options.tls.key) },

@@ -20,6 +20,7 @@ async function pipelineWithDocs(store: PipelineStore, organizationId: string, na
 }
 
 test.before(async () => {
+  // eslint-disable-next-line prefer-const -- assigned once the endpoint's store exists; the sinks callback reads it later
   let pipelines: PipelineStore | undefined;
   te = await startTestEndpoint({
     sinks: async (org) => (await pipelines!.list(org)).map((p) => ({ name: p.name, pipelineId: p.id })),

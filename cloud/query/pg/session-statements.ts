@@ -115,14 +115,14 @@ export function parseSessionStatement(sql: string): SessionStatement | undefined
     return { kind: 'set', name: ident(m[1]), value: settingValue(m[2]) };
   }
   if ((m = s.match(new RegExp(`^RESET\\s+${IDENT}$`, 'is')))) return { kind: 'reset', name: /^all$/i.test(m[1]) ? 'all' : ident(m[1]) };
-  if ((m = s.match(/^SHOW\s+TIME\s+ZONE$/is))) return { kind: 'show', name: 'timezone' };
-  if ((m = s.match(/^SHOW\s+TRANSACTION\s+ISOLATION\s+LEVEL$/is))) return { kind: 'show', name: 'transaction_isolation' };
+  if (/^SHOW\s+TIME\s+ZONE$/is.test(s)) return { kind: 'show', name: 'timezone' };
+  if (/^SHOW\s+TRANSACTION\s+ISOLATION\s+LEVEL$/is.test(s)) return { kind: 'show', name: 'transaction_isolation' };
   if ((m = s.match(new RegExp(`^SHOW\\s+${IDENT}$`, 'is')))) return { kind: 'show', name: ident(m[1]) };
   if ((m = s.match(/^(BEGIN|START\s+TRANSACTION)\b(.*)$/is))) {
     if (/READ\s+WRITE/i.test(m[2])) throw permissionDenied(`${m[1].toUpperCase()}: the database connection is read-only; READ WRITE transactions are refused`);
     return { kind: 'begin' };
   }
-  if ((m = s.match(/^(COMMIT|END)(\s+(WORK|TRANSACTION))?$/is))) return { kind: 'commit', tag: 'COMMIT' };
+  if (/^(COMMIT|END)(\s+(WORK|TRANSACTION))?$/is.test(s)) return { kind: 'commit', tag: 'COMMIT' };
   if (/^(ROLLBACK|ABORT)(\s+(WORK|TRANSACTION))?$/is.test(s)) return { kind: 'rollback' };
   if ((m = s.match(new RegExp(`^DECLARE\\s+${IDENT}\\s+(?:BINARY\\s+)?(?:ASENSITIVE\\s+|INSENSITIVE\\s+)?(?:NO\\s+)?(?:SCROLL\\s+)?CURSOR\\s+(?:(?:WITH|WITHOUT)\\s+HOLD\\s+)?FOR\\s+([\\s\\S]+)$`, 'i')))) {
     return { kind: 'declare', cursor: ident(m[1]), query: m[2] };

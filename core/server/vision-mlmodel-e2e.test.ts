@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encode } from 'fast-png';
 import jpeg from 'jpeg-js';
-import { GetClassificationsFromCameraRequest, GetClassificationsRequest, GetDetectionsRequest, VisionServiceClient } from '../../../gen/platform/service/vision/v1/vision.js';
-import { CameraServiceClient } from '../../../gen/platform/component/camera/v1/camera.js';
-import { RobotServiceClient } from '../../../gen/platform/robot/v1/robot.js';
-import { call, insecure } from '../../../core/server/testing/grpc.js';
-import { spawnRuntime, type SpawnedRuntime } from '../../../core/server/testing/spawn-runtime.js';
-import { writeChannelMeansModel } from '../../mlmodel/testing/tiny-onnx.js';
+import { GetClassificationsFromCameraRequest, GetClassificationsRequest, GetDetectionsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
+import { CameraServiceClient } from '../../gen/platform/component/camera/v1/camera.js';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { call, insecure } from './testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
+import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vision-mlmodel-'));
 const folder = join(dir, 'images');

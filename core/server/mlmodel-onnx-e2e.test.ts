@@ -4,11 +4,11 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LabelType, MLModelServiceClient } from '../../../gen/platform/service/mlmodel/v1/mlmodel.js';
-import { RobotServiceClient } from '../../../gen/platform/robot/v1/robot.js';
-import { call, insecure } from '../../../core/server/testing/grpc.js';
-import { spawnRuntime, type SpawnedRuntime } from '../../../core/server/testing/spawn-runtime.js';
-import { channelMeansSoftmax, writeChannelMeansModel } from '../testing/tiny-onnx.js';
+import { LabelType, MLModelServiceClient } from '../../gen/platform/service/mlmodel/v1/mlmodel.js';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { call, insecure } from './testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
+import { channelMeansSoftmax, writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'onnx-cpu-'));
 const modelPath = join(dir, 'means.onnx');
