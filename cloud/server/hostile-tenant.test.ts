@@ -174,7 +174,16 @@ test.serial('MQL over gRPC: every hostile input gets its documented error and th
     await expectGrpc(t, owner.dataClient.tabularDataByMQL(orgId, stages), expect, name);
     await normalQueryAnswers(t, name);
   }
-  t.deepEqual(await owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }]), [{ n: 3 }], 'MQL still answers');
+  // The evaluator children the inputs killed are replaced; starting one under the tsx loader on a loaded
+  // machine can take longer than this suite's 3 s limit, so MQL gets a few tries to answer again.
+  let answer: unknown;
+  for (let attempt = 0; attempt < 10 && answer === undefined; attempt++) {
+    answer = await owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }]).catch((err: { code?: number }) => {
+      if (err.code !== status.DEADLINE_EXCEEDED) throw err;
+      return undefined;
+    });
+  }
+  t.deepEqual(answer, [{ n: 3 }], 'MQL still answers');
 });
 
 test.serial('eight concurrent heavy queries: each ends in time or is refused for waiting, none stalls the cloud', async (t) => {
