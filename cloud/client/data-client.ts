@@ -99,7 +99,17 @@ type Callback<T> = (err: ServiceError | null, value?: T) => void;
 
 async function writeDest(dest: string | undefined, value: unknown): Promise<void> {
   if (!dest) return;
-  const json = JSON.stringify(value, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v), 2);
+  // JSON.stringify calls Buffer's toJSON before the replacer sees the value ({"type":"Buffer","data":[...]},
+  // five times the size), so the replacer looks at the holder's original value instead.
+  const json = JSON.stringify(
+    value,
+    function (this: Record<string, unknown>, key: string, v: unknown) {
+      const original = this[key];
+      if (original instanceof Uint8Array) return Buffer.from(original).toString('base64');
+      return typeof v === 'bigint' ? v.toString() : v;
+    },
+    2,
+  );
   await writeFile(dest, json);
 }
 

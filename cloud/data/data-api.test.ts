@@ -345,6 +345,14 @@ test.serial('dest writes the results to a file', async (t) => {
   const written = JSON.parse(readFileSync(dest, 'utf8')) as { data: unknown[]; count: number };
   t.is(written.count, 3);
   t.is(written.data.length, 3);
+  // Binary content is written as base64, not as {"type":"Buffer","data":[...]}.
+  const content = Buffer.from('binary \u0000\u00ff content');
+  const id = await data.fileUpload(content, part, { fileName: 'dest.bin' });
+  const binDest = join(tmp, 'bin.json');
+  await data.binaryDataByIds([id], { dest: binDest });
+  const text = readFileSync(binDest, 'utf8');
+  t.false(text.includes('"type": "Buffer"'));
+  t.true(text.includes(`"${content.toString('base64')}"`));
 });
 
 test.serial('binary deletes: by ids, and by a filter that must name an organization', async (t) => {

@@ -95,6 +95,7 @@ export class DataSync {
         if (timeReceived.getTime() < timeRequested.getTime()) {
           throw invalidArgument(`sensor_contents[${i}].metadata.time_received must not be before time_requested`);
         }
+        checkFiniteNumbers(item.struct, `sensor_contents[${i}].struct`);
         return { timeRequested, timeReceived, data: item.struct };
       });
       if (!capture.upload.uploadId) return { fileId: await insertTabular(this.deps.store, capture, points), binaryDataId: '' };
@@ -250,4 +251,22 @@ export function addDataSyncService(server: Server, deps: DataSyncDeps): void {
     dataCaptureUpload: { ...DataSyncServiceService.dataCaptureUpload, requestDeserialize: decodeDataCaptureUploadRequest },
   };
   server.addService(definition, impl);
+}
+
+/**
+ * JSON (the stored form of readings) has no NaN or Infinity: JSON.stringify would store them as null
+ * without a word. They are refused instead, naming the field, so no reading silently changes.
+ */
+export function checkFiniteNumbers(value: unknown, path: string): void {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw invalidArgument(`${path}: ${value} cannot be stored (readings are JSON, which has no NaN or Infinity); send null or a finite number`);
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => checkFiniteNumbers(v, `${path}[${i}]`));
+    return;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) checkFiniteNumbers(v, `${path}.${k}`);
+  }
 }

@@ -13,6 +13,7 @@ import { addDataServices } from '../data/add-data-services.js';
 import { QueryEngineSlot } from '../data/query-engine-slot.js';
 import { Store } from '../store/store.js';
 import { registerExtensions, type CloudContext, type CloudExtension } from './extension-contract.js';
+import { decodeErrorsAsInvalidArgument } from './handlers.js';
 
 export interface CloudServerOptions {
   dataDir: string;
@@ -38,7 +39,9 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const store = await Store.open(options.dataDir);
   const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
   const authorizer = new Authorizer(store, tokens);
-  const server = new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 });
+  const server = decodeErrorsAsInvalidArgument(
+    new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 }),
+  );
   const queryEngine = new QueryEngineSlot();
   addAuthService(server, store, tokens);
   addDataServices(server, { store, authorizer, queryEngine, logger });

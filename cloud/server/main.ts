@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // platform-cloud: the cloud service and its admin commands.
 import './threadpool.js';
+import './private-files.js';
 import { createExtensions } from './extensions.js';
 import { buildProgram } from './program.js';
 

@@ -6,7 +6,7 @@
 // Reads use a small pool of other connections and see committed data only; each reader keeps its
 // queries prepared (StatementCache).
 import { DuckDBConnection, DuckDBInstance, type DuckDBResultReader, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FileBlobStore, type BlobStore } from './blob-store.js';
@@ -102,6 +102,11 @@ export class Store {
 
   static async open(dataDir: string, options: StoreOptions = {}): Promise<Store> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // Data dirs and database files made before files were kept private get their modes tightened.
+    chmodSync(dataDir, 0o700);
+    for (const file of [Store.databasePath(dataDir), `${Store.databasePath(dataDir)}.wal`]) {
+      if (existsSync(file)) chmodSync(file, 0o600);
+    }
     const resources = options.resources ?? duckdbResourceSettings(dataDir);
     mkdirSync(resources.tempDirectory, { recursive: true, mode: 0o700 });
     const path = Store.databasePath(dataDir);
