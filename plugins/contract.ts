@@ -7,6 +7,7 @@
 // import the model module at runtime (only its types), and imports the driver side of this contract
 // from plugins/driver.js, so that workers start without loading zod.
 import type { z } from 'zod';
+import type { TypedDependency } from './api.js';
 import { checkModelName, parseApi } from './names.js';
 import { ConfigError, parseConfig } from './validation.js';
 
@@ -14,6 +15,7 @@ export type { Dependencies, DriverContext, DriverFactory, DriverLogger, Remote, 
 export { defineDriver } from './driver.js';
 import { CAPTURE_METHOD_NAME, type CaptureMethodDeclaration } from './capture.js';
 export type { CaptureKind, CaptureMethodDeclaration, CapturedBinary } from './capture.js';
+export { defineApi, type Api, type TypedDependency } from './api.js';
 
 export interface ModelDefinition<S extends z.ZodType = z.ZodType> {
   /** `<namespace>:<kind>:<subtype>`, e.g. `core:component:sensor`. */
@@ -22,8 +24,12 @@ export interface ModelDefinition<S extends z.ZodType = z.ZodType> {
   readonly model: string;
   /** Validates and defaults the attributes; also the attribute schema that -dump-resources prints. */
   readonly attributes: S;
-  /** The resource names that the attributes refer to, such as a motor's board. */
-  readonly implicitDependencies?: (attributes: z.output<S>) => string[];
+  /**
+   * The resources that the attributes refer to, such as a motor's board. Declare each with its API,
+   * `{ name: attrs.board, api: BOARD_API, field: 'board' }`, and the kernel refuses a config whose
+   * `board` names a resource of another API; a bare name is a dependency of any API.
+   */
+  readonly implicitDependencies?: (attributes: z.output<S>) => Array<string | TypedDependency>;
   /** The driver module (its default export is a DriverFactory); resolved in the worker. */
   readonly driver: URL;
   readonly description?: string;
@@ -53,6 +59,8 @@ export function defineModel<S extends z.ZodType>(definition: ModelDefinition<S>)
 export interface ValidatedAttributes<A = unknown> {
   readonly attributes: A;
   readonly implicitDependencies: string[];
+  /** The implicit dependencies declared with their API, which the kernel checks. */
+  readonly typedDependencies: TypedDependency[];
 }
 
 /**
@@ -65,6 +73,8 @@ export function validateAttributes<S extends z.ZodType>(
   path: string,
 ): ValidatedAttributes<z.output<S>> {
   const attributes = parseConfig(definition.attributes, raw ?? {}, path);
-  const implicitDependencies = [...new Set(definition.implicitDependencies?.(attributes) ?? [])].filter(Boolean);
-  return { attributes, implicitDependencies };
+  const declared = definition.implicitDependencies?.(attributes) ?? [];
+  const implicitDependencies = [...new Set(declared.map((d) => (typeof d === 'string' ? d : d.name)))].filter(Boolean);
+  const typedDependencies = declared.filter((d): d is TypedDependency => typeof d !== 'string' && Boolean(d.name));
+  return { attributes, implicitDependencies, typedDependencies };
 }

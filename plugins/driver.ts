@@ -1,6 +1,8 @@
 // The driver side of the plugin contract: what a driver module sees inside its worker. It has no
 // runtime imports on purpose: every resource's worker loads it, and a worker must start in a few
 // milliseconds (the model side, with zod, stays on the main thread: see contract.ts).
+import type { Api } from './api.js';
+
 /** What every driver instance may offer besides the methods of its api. */
 export interface Resource {
   /** A free-form, model-specific command. */
@@ -23,7 +25,13 @@ export interface DriverLogger {
 
 /** The resources a driver depends on, each reached through a proxy to its worker. */
 export interface Dependencies {
-  /** The proxy of a dependency, by resource name. Throws if the name is not a dependency. */
+  /**
+   * The proxy of a dependency of that API, typed by the API's token: `get(BOARD_API, attributes.board)`
+   * is a `Remote<Board>`. Throws a DriverError if the name is not a dependency or has another API (the
+   * kernel already refuses such a config when the model declared the dependency with its API).
+   */
+  get<T>(api: Api<T>, name: string): Remote<T>;
+  /** @deprecated The caller picks `T` unchecked; name the API instead: `get(BOARD_API, name)`. */
   get<T>(name: string): Remote<T>;
   /** The names of every dependency (depends_on plus implicit ones). */
   names(): string[];

@@ -11,9 +11,14 @@ export type DriverErrorCode =
   | 'INTERNAL';
 
 export class DriverError extends Error {
+  /**
+   * @param resource The resource whose driver failed (or that the error is about). The worker host
+   * fills it in for any error a driver throws, so logs and callers can name the resource.
+   */
   constructor(
     readonly code: DriverErrorCode,
     message: string,
+    readonly resource?: string,
   ) {
     super(message);
     this.name = 'DriverError';
@@ -29,10 +34,20 @@ export const outOfRange = (message: string) => new DriverError('OUT_OF_RANGE', m
 export interface SerializedError {
   code: DriverErrorCode;
   message: string;
+  /** The resource whose driver threw it. */
+  resource?: string;
   stack?: string;
 }
 
-export function serializeError(err: unknown): SerializedError {
+/** An error as a plain object that crosses threads; `resource` names the resource unless it already does. */
+export function serializeError(err: unknown, resource?: string): SerializedError {
+  const plain = serializePlain(err);
+  const named = (err as { resource?: unknown })?.resource;
+  const owner = typeof named === 'string' ? named : resource;
+  return owner === undefined ? plain : { ...plain, resource: owner };
+}
+
+function serializePlain(err: unknown): SerializedError {
   if (err instanceof DriverError) return { code: err.code, message: err.message, stack: err.stack };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
@@ -42,7 +57,7 @@ export function serializeError(err: unknown): SerializedError {
 }
 
 export function deserializeError(err: SerializedError): DriverError {
-  const error = new DriverError(err.code, err.message);
+  const error = new DriverError(err.code, err.message, err.resource);
   if (err.stack) error.stack = err.stack;
   return error;
 }

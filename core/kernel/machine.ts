@@ -134,12 +134,12 @@ export class Machine extends EventEmitter<MachineEvents> {
    */
   resource<T = unknown>(name: string, api?: string): Remote<T> {
     const node = this.nodes.get(name);
-    if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(name)}`);
+    if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(name)}`, name);
     if (api && node.spec.entry.api !== api) {
-      throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(name)} is a ${node.spec.entry.api}, not a ${api}`);
+      throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(name)} is a ${node.spec.entry.api}, not a ${api}`, name);
     }
     if (node.state !== 'ready' || !node.worker) {
-      throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`);
+      throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`, name);
     }
     const worker = node.worker;
     return createRemote<T>((method, args) => worker.call(method, args));
@@ -315,7 +315,7 @@ export class Machine extends EventEmitter<MachineEvents> {
           api: spec.entry.api,
           model: spec.entry.model,
           attributes: spec.attributes,
-          dependencies: spec.dependencies.map((name, i) => ({ name, port: ports[i] })),
+          dependencies: spec.dependencies.map((name, i) => ({ name, api: this.nodes.get(name)!.spec.entry.api, port: ports[i] })),
           logger: this.loggerName(node),
           logLevel: level,
           logFields: spec.model.moduleId ? { module_id: spec.model.moduleId } : undefined,

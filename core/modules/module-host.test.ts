@@ -214,8 +214,8 @@ test.serial('-untrusted-env disables modules: one log line, and each modular res
   t.false(runtime.output().includes('-untrusted-env is accepted but not supported yet'));
 });
 
-test.serial('the README walkthrough: its config serves the example, and its sed line turns the debug lines off', async (t) => {
-  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+test.serial('the plugins/README.md walkthrough: its config serves the example, and its sed line turns the debug lines off', async (t) => {
+  const readme = readFileSync(fileURLToPath(new URL('../../plugins/README.md', import.meta.url)), 'utf8');
   const configText = /cat > \/tmp\/weather\.json <<'EOF'\n([\s\S]*?)\n\s*EOF/.exec(readme)![1];
   const [, from, to] = /sed -i 's\/(.*?)\/(.*?)\/' \/tmp\/weather\.json/.exec(readme)!;
   const { network: _network, ...config } = JSON.parse(configText) as Record<string, unknown>;

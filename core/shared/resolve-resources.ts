@@ -6,6 +6,7 @@ import { ConfigError } from '../../plugins/validation.js';
 import type { ResourceEntry } from './resource-entry.js';
 import { analyzeGraph } from './resource-graph.js';
 import type { ModelRegistry, RegisteredModel } from './model-registry.js';
+import type { TypedDependency } from '../../plugins/api.js';
 
 export interface ResolvedResource {
   /** Unique among resources: the name, or `name@path` for an entry that duplicates a name. */
@@ -15,6 +16,8 @@ export interface ResolvedResource {
   attributes?: unknown;
   /** depends_on plus the implicit dependencies the model's validator returned. */
   dependencies: string[];
+  /** The implicit dependencies the model declared with their API (checked against the named resource). */
+  typedDependencies?: TypedDependency[];
   /** A config error: the resource is reported but not built until its config changes. */
   error?: string;
   /** Equal fingerprints mean the resource needs no rebuild (log level changes are applied in place). */
@@ -46,9 +49,9 @@ function resolveOne(entry: ResourceEntry, registry: ModelRegistry, explain?: Mis
     return { entry, dependencies: entry.dependsOn, error: error.message };
   }
   try {
-    const { attributes, implicitDependencies } = validateAttributes(model.definition, entry.attributes, `${entry.path}.attributes`);
+    const { attributes, implicitDependencies, typedDependencies } = validateAttributes(model.definition, entry.attributes, `${entry.path}.attributes`);
     const dependencies = [...new Set([...entry.dependsOn, ...implicitDependencies])];
-    return { entry, model, attributes, dependencies };
+    return { entry, model, attributes, dependencies, typedDependencies };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     return { entry, model, dependencies: entry.dependsOn, error: err.message };
@@ -66,6 +69,7 @@ export function resolveResources(entries: readonly ResourceEntry[], registry: Mo
   });
   // Graph problems are checked over the resources that have a name others can refer to.
   const named = resolved.filter((r) => r.key === r.entry.name);
+  const byName = new Map(named.map((r) => [r.key, r]));
   const { cycles, missing } = analyzeGraph(named.map((r) => ({ name: r.key, dependencies: r.dependencies })));
   for (const resource of named) {
     if (resource.error) continue;
@@ -73,7 +77,22 @@ export function resolveResources(entries: readonly ResourceEntry[], registry: Mo
     const cycle = cycles.get(resource.key);
     if (absent) resource.error = new ConfigError(resource.entry.path, `depends on ${absent.map((d) => JSON.stringify(d)).join(', ')}, which ${absent.length > 1 ? 'are' : 'is'} not configured`, resource.key).message;
     else if (cycle) resource.error = new ConfigError(resource.entry.path, `dependency cycle: ${cycle.join(' -> ')}`, resource.key).message;
+    else resource.error = wrongApi(resource, byName)?.message;
     if (resource.error) resource.fingerprint += `|${resource.error}`;
   }
   return resolved;
+}
+
+/**
+ * A dependency declared with its API must name a resource of that API: a motor whose `board` names a
+ * sensor is a config error of the motor, found now rather than at its first call.
+ */
+function wrongApi(resource: ResolvedResource, byName: ReadonlyMap<string, ResolvedResource>): ConfigError | undefined {
+  for (const dependency of resource.typedDependencies ?? []) {
+    const target = byName.get(dependency.name);
+    if (target && target.entry.api !== dependency.api) {
+      return new ConfigError(`${resource.entry.path}.attributes.${dependency.field}`, `must name a ${dependency.api}; ${JSON.stringify(dependency.name)} is a ${target.entry.api}`);
+    }
+  }
+  return undefined;
 }

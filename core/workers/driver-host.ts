@@ -13,6 +13,8 @@ import { createRemote } from './remote.js';
 import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type LogSyncRecord, type Outcome } from './protocol.js';
 
 let driver: Resource | undefined;
+/** The name of the resource this worker hosts, for DriverError.resource. */
+let resourceName: string | undefined;
 let minLevel = LEVEL_VALUES.info;
 
 /**
@@ -52,7 +54,9 @@ function createLogger(logger: string, fields: Record<string, unknown> | undefine
 
 async function construct(task: ConstructTask): Promise<Outcome> {
   minLevel = LEVEL_VALUES[task.logLevel];
+  resourceName = task.name;
   const remotes = new Map(task.dependencies.map((d) => [d.name, createRemote<unknown>(portSender(d.port, d.name))]));
+  const apis = new Map(task.dependencies.map((d) => [d.name, d.api]));
   const context: DriverContext<unknown> = {
     name: task.name,
     api: task.api,
@@ -60,9 +64,13 @@ async function construct(task: ConstructTask): Promise<Outcome> {
     attributes: task.attributes,
     logger: createLogger(task.logger, task.logFields),
     dependencies: {
-      get<T>(name: string) {
+      get<T>(apiOrName: string, maybeName?: string) {
+        const [api, name] = maybeName === undefined ? [undefined, apiOrName] : [apiOrName, maybeName];
         const remote = remotes.get(name);
-        if (!remote) throw new DriverError('FAILED_PRECONDITION', `${name} is not a dependency of ${task.name}`);
+        if (!remote) throw new DriverError('FAILED_PRECONDITION', `${name} is not a dependency of ${task.name}`, task.name);
+        if (api !== undefined && apis.get(name) !== api) {
+          throw new DriverError('FAILED_PRECONDITION', `dependency ${JSON.stringify(name)} of ${task.name} is a ${apis.get(name)}, not a ${api}`, task.name);
+        }
         return remote as never as ReturnType<typeof createRemote<T>>;
       },
       names: () => [...remotes.keys()],
@@ -92,17 +100,17 @@ async function reply({ outcome, transfer }: Invocation): Promise<unknown> {
 export default async function run(task: DriverTask): Promise<unknown> {
   switch (task.op) {
     case 'call':
-      return reply(await invoke(driver, task.method, task.args));
+      return reply(await invoke(driver, task.method, task.args, resourceName));
     case 'construct':
       try {
         return await construct(task);
       } catch (err) {
         // A constructor that throws is reported as a value; the kernel marks the resource unhealthy.
-        const { outcome } = await invoke({ fail: () => Promise.reject(err) }, 'fail', []);
+        const { outcome } = await invoke({ fail: () => Promise.reject(err) }, 'fail', [], task.name);
         return outcome;
       }
     case 'serve':
-      servePort(task.port, () => driver);
+      servePort(task.port, () => driver, resourceName);
       return { ok: true, value: null };
     case 'logLevel':
       minLevel = LEVEL_VALUES[task.level];
@@ -111,7 +119,7 @@ export default async function run(task: DriverTask): Promise<unknown> {
       const closing = driver;
       driver = undefined;
       if (!closing?.close) return { ok: true, value: null };
-      return (await invoke(closing, 'close', [])).outcome;
+      return (await invoke(closing, 'close', [], resourceName)).outcome;
     }
   }
 }

@@ -10,7 +10,8 @@ export interface Invocation {
   transfer: ArrayBuffer[];
 }
 
-export async function invoke(target: object | undefined, method: string, args: unknown[]): Promise<Invocation> {
+/** `resource` names the resource in any error the call produces (DriverError.resource). */
+export async function invoke(target: object | undefined, method: string, args: unknown[], resource?: string): Promise<Invocation> {
   try {
     if (!target) throw Object.assign(new Error('the driver is not constructed'), { code: 'UNAVAILABLE' });
     const fn = (target as Record<string, unknown>)[method];
@@ -20,6 +21,6 @@ export async function invoke(target: object | undefined, method: string, args: u
     const { value, buffers } = unwrapTransfer(await fn.apply(target, args));
     return { outcome: { ok: true, value: value ?? null }, transfer: buffers };
   } catch (err) {
-    return { outcome: { ok: false, error: serializeError(err) }, transfer: [] };
+    return { outcome: { ok: false, error: serializeError(err, resource) }, transfer: [] };
   }
 }

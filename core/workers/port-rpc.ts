@@ -6,9 +6,9 @@ import { invoke } from './invoke.js';
 import type { PortRequest, PortResponse } from './protocol.js';
 
 /** Serves calls arriving on `port` with the driver that `target()` returns at the time of the call. */
-export function servePort(port: MessagePort, target: () => object | undefined): void {
+export function servePort(port: MessagePort, target: () => object | undefined, resource?: string): void {
   port.on('message', async (request: PortRequest) => {
-    const { outcome, transfer } = await invoke(target(), request.method, request.args);
+    const { outcome, transfer } = await invoke(target(), request.method, request.args, resource);
     const response: PortResponse = { id: request.id, outcome };
     try {
       port.postMessage(response, transfer);

@@ -15,7 +15,8 @@ export interface ConstructTask {
   model: string;
   attributes: unknown;
   /** One port per dependency, connected to that dependency's worker. */
-  dependencies: { name: string; port: MessagePort }[];
+  /** Each dependency's channel, with its API so that dependencies.get(api, name) can check it. */
+  dependencies: { name: string; api: string; port: MessagePort }[];
   /** The kernel's own channel to the driver, served once it is built (saves a task round trip per start). */
   kernelPort: MessagePort;
   logger: string;

@@ -1,7 +1,8 @@
 import type { Resource } from '../contract.js';
 import type { I2C } from './i2c.js';
+import { defineApi } from '../api.js';
 
-export const BOARD_API = 'core:component:board';
+export const BOARD_API = defineApi<Board>('core:component:board');
 
 export interface AnalogValue {
   value: number;

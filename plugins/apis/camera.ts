@@ -1,6 +1,7 @@
 import type { Resource } from '../driver.js';
+import { defineApi } from '../api.js';
 
-export const CAMERA_API = 'core:component:camera';
+export const CAMERA_API = defineApi<Camera>('core:component:camera');
 
 /** Mime types of GetImage. */
 export const DEPTH_PNG = 'image/vnd.platform.depth+png';

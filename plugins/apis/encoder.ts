@@ -1,6 +1,7 @@
 import type { Resource } from '../contract.js';
+import { defineApi } from '../api.js';
 
-export const ENCODER_API = 'core:component:encoder';
+export const ENCODER_API = defineApi<Encoder>('core:component:encoder');
 
 export type PositionType = 'ticks' | 'degrees';
 

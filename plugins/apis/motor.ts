@@ -1,6 +1,7 @@
 import type { Resource } from '../contract.js';
+import { defineApi } from '../api.js';
 
-export const MOTOR_API = 'core:component:motor';
+export const MOTOR_API = defineApi<Motor>('core:component:motor');
 
 export interface MotorProperties {
   /** True when the motor knows its position (it has an encoder). */

@@ -1,6 +1,7 @@
 import type { Resource } from '../contract.js';
+import { defineApi } from '../api.js';
 
-export const SENSOR_API = 'core:component:sensor';
+export const SENSOR_API = defineApi<Sensor>('core:component:sensor');
 
 export interface Sensor extends Resource {
   /** The current readings, by name. Values must be JSON-compatible. */

@@ -1,6 +1,7 @@
 import type { Resource } from '../driver.js';
+import { defineApi } from '../api.js';
 
-export const VISION_API = 'core:service:vision';
+export const VISION_API = defineApi<Vision>('core:service:vision');
 
 /** One object found by a segmenter: its points and an axis-aligned box in the camera's frame. */
 export interface VisionObject {

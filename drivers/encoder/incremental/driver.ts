@@ -1,4 +1,4 @@
-import type { Board } from '../../../plugins/apis/board.js';
+import { BOARD_API, type Board } from '../../../plugins/apis/board.js';
 import type { Encoder } from '../../../plugins/apis/encoder.js';
 import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
@@ -61,5 +61,5 @@ export async function createIncrementalEncoder(attrs: IncrementalEncoderAttribut
 }
 
 export default defineDriver<IncrementalEncoderAttributes, Encoder>(({ attributes, dependencies, logger }) =>
-  createIncrementalEncoder(attributes, dependencies.get<Board>(attributes.board), logger),
+  createIncrementalEncoder(attributes, dependencies.get(BOARD_API, attributes.board), logger),
 );

@@ -1,4 +1,4 @@
-import type { Board } from '../../../plugins/apis/board.js';
+import { BOARD_API, type Board } from '../../../plugins/apis/board.js';
 import type { Encoder } from '../../../plugins/apis/encoder.js';
 import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
@@ -58,5 +58,5 @@ export async function createSingleEncoder(attrs: SingleEncoderAttributes, board:
 }
 
 export default defineDriver<SingleEncoderAttributes, Encoder>(({ attributes, dependencies, logger }) =>
-  createSingleEncoder(attributes, dependencies.get<Board>(attributes.board), logger),
+  createSingleEncoder(attributes, dependencies.get(BOARD_API, attributes.board), logger),
 );

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ENCODER_API } from '../../../plugins/apis/encoder.js';
 import { defineModel } from '../../../plugins/contract.js';
+import { BOARD_API } from '../../../plugins/apis/board.js';
 
 const name = z.string().min(1, 'must not be empty');
 
@@ -18,7 +19,7 @@ export const singleEncoderModel = defineModel({
   api: ENCODER_API,
   model: 'single',
   attributes: singleEncoderAttributes,
-  implicitDependencies: (attrs) => [attrs.board],
+  implicitDependencies: (attrs) => [{ name: attrs.board, api: BOARD_API, field: 'board' }],
   driver: new URL('./driver.js', import.meta.url),
   description: 'A one-channel encoder on a digital interrupt; the motor using it supplies the direction.',
 });

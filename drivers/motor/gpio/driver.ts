@@ -1,5 +1,5 @@
-import type { Board, BoardCapabilities } from '../../../plugins/apis/board.js';
-import type { Encoder } from '../../../plugins/apis/encoder.js';
+import { BOARD_API, type Board, type BoardCapabilities } from '../../../plugins/apis/board.js';
+import { ENCODER_API, type Encoder } from '../../../plugins/apis/encoder.js';
 import type { Motor, MotorProperties, PowerState } from '../../../plugins/apis/motor.js';
 import { defineDriver, type DriverLogger, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument, unimplemented } from '../../../plugins/errors.js';
@@ -22,13 +22,9 @@ export interface GpioMotorParts {
 const isUnimplemented = (err: unknown) => (err as { code?: unknown })?.code === 'UNIMPLEMENTED';
 
 export async function createGpioMotor({ name, attributes: attrs, board, encoder, logger }: GpioMotorParts): Promise<Motor & { close(): Promise<void> }> {
+  // No probe of the board here: the model declares `board` with BOARD_API, so the kernel has already
+  // refused a config whose board names anything but a board.
   const pins = attrs.pins;
-  try {
-    await board.getGPIO(pwmPins(pins)[0]!);
-  } catch (err) {
-    if (isUnimplemented(err)) throw invalidArgument(`board ${JSON.stringify(attrs.board)}: is not a board (it does not implement GetGPIO)`);
-    throw err;
-  }
   const capabilities: Partial<BoardCapabilities> = await board.capabilities().catch((err: unknown) => {
     if (isUnimplemented(err)) return {};
     throw err;
@@ -225,7 +221,7 @@ export default defineDriver<GpioMotorAttributes, Motor>(async ({ name, attribute
     name,
     attributes,
     logger,
-    board: dependencies.get<Board>(attributes.board),
-    encoder: attributes.encoder ? dependencies.get<Encoder>(attributes.encoder) : undefined,
+    board: dependencies.get(BOARD_API, attributes.board),
+    encoder: attributes.encoder ? dependencies.get(ENCODER_API, attributes.encoder) : undefined,
   }),
 );

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { MOTOR_API } from '../../../plugins/apis/motor.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { DEFAULT_PWM_FREQ, describePins, WIRING_RULE, wiringOf } from './wiring.js';
+import { BOARD_API } from '../../../plugins/apis/board.js';
+import { ENCODER_API } from '../../../plugins/apis/encoder.js';
 
 const pin = z.string({ error: 'must be a string holding a board pin number, e.g. "12"' }).min(1, 'must not be empty');
 
@@ -53,7 +55,10 @@ export const gpioMotorModel = defineModel({
   api: MOTOR_API,
   model: 'gpio',
   attributes: gpioMotorAttributes,
-  implicitDependencies: (attrs) => [attrs.board, ...(attrs.encoder ? [attrs.encoder] : [])],
+  implicitDependencies: (attrs) => [
+    { name: attrs.board, api: BOARD_API, field: 'board' },
+    ...(attrs.encoder ? [{ name: attrs.encoder, api: ENCODER_API, field: 'encoder' }] : []),
+  ],
   driver: new URL('./driver.js', import.meta.url),
   description: 'A DC motor behind a driver chip on a board: pwm+dir, a+b or a+b+pwm wiring, optional encoder.',
 });

@@ -14,7 +14,8 @@ import obstaclesDepth from './driver.js';
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 const context = <A>(attributes: A, deps: Record<string, unknown> = {}): DriverContext<A> => ({
   name: 'x', api: 'a', model: 'm', attributes, logger,
-  dependencies: { get: ((name: string) => deps[name]) as never, names: () => Object.keys(deps) },
+  // get(api, name) or the older get(name): the name is the last argument.
+  dependencies: { get: ((...args: string[]) => deps[args[args.length - 1]]) as never, names: () => Object.keys(deps) },
 });
 
 test('the fake camera hands its cloud over as a transfer of the positions and colours buffers', async (t) => {

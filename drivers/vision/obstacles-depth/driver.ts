@@ -1,7 +1,7 @@
 // obstacles_depth in its worker: fetches the camera's cloud straight from the camera's worker (the point
 // buffers are transferred, not copied), segments it here, encodes each object as PCD here, and transfers
 // the results back, so the gRPC thread only awaits.
-import { DEPTH_PNG, type Camera, type PointCloud } from '../../../plugins/apis/camera.js';
+import { CAMERA_API, DEPTH_PNG, type Camera, type PointCloud } from '../../../plugins/apis/camera.js';
 import type { Vision, VisionObject } from '../../../plugins/apis/vision.js';
 import { defineDriver, type Remote } from '../../../plugins/driver.js';
 import { invalidArgument } from '../../../plugins/errors.js';
@@ -61,7 +61,7 @@ export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dep
       if (requested && requested !== cameraName) {
         throw invalidArgument(`camera_name ${JSON.stringify(requested)}: this obstacles_depth service segments camera ${JSON.stringify(cameraName)} (its camera_name attribute)`);
       }
-      const captured = await capture(dependencies.get<Camera>(cameraName));
+      const captured = await capture(dependencies.get(CAMERA_API, cameraName));
       if ('depthOnly' in captured) {
         const objects = medianDepthObject(captured.depthOnly, cameraName);
         return transfer(objects, objects.map((o) => o.pointCloud.buffer as ArrayBuffer));
