@@ -10,4 +10,14 @@ import { obstaclesDepthModel } from './vision/obstacles-depth/model.js';
 import { onnxCpuModel } from './mlmodel/onnx-cpu/model.js';
 import { mlmodelVisionModel } from './vision/mlmodel/model.js';
 
-export const builtinModels: readonly ModelDefinition[] = [fakeBoardModel, ...motorAndBoardModels, fakeSensorModel, fakeCameraModel, pcdFileCameraModel, imageFileCameraModel, obstaclesDepthModel, onnxCpuModel, mlmodelVisionModel];
+export const builtinModels: readonly ModelDefinition[] = [
+  fakeBoardModel,
+  ...motorAndBoardModels,
+  fakeSensorModel,
+  fakeCameraModel,
+  pcdFileCameraModel,
+  imageFileCameraModel,
+  obstaclesDepthModel,
+  onnxCpuModel,
+  mlmodelVisionModel,
+];

@@ -67,11 +67,7 @@ export interface ValidatedAttributes<A = unknown> {
  * A model's config validator: validates the attributes found at `path` and returns them with their
  * implicit dependencies. Throws a ConfigError naming the path and the rule.
  */
-export function validateAttributes<S extends z.ZodType>(
-  definition: ModelDefinition<S>,
-  raw: unknown,
-  path: string,
-): ValidatedAttributes<z.output<S>> {
+export function validateAttributes<S extends z.ZodType>(definition: ModelDefinition<S>, raw: unknown, path: string): ValidatedAttributes<z.output<S>> {
   const attributes = parseConfig(definition.attributes, raw ?? {}, path);
   const declared = definition.implicitDependencies?.(attributes) ?? [];
   const implicitDependencies = [...new Set(declared.map((d) => (typeof d === 'string' ? d : d.name)))].filter(Boolean);

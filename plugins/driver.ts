@@ -52,4 +52,3 @@ export type DriverFactory<A = unknown, R extends Resource = Resource> = (context
 export function defineDriver<A, R extends Resource>(factory: DriverFactory<A, R>): DriverFactory<A, R> {
   return factory;
 }
-

@@ -1,14 +1,7 @@
 // Errors that drivers throw to callers. They cross thread boundaries as plain objects ({code, message}),
 // so they carry a string code rather than a class identity; the gRPC layer maps the code to a status.
 export type DriverErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'FAILED_PRECONDITION'
-  | 'UNIMPLEMENTED'
-  | 'NOT_FOUND'
-  | 'OUT_OF_RANGE'
-  | 'UNAVAILABLE'
-  | 'DEADLINE_EXCEEDED'
-  | 'INTERNAL';
+  'INVALID_ARGUMENT' | 'FAILED_PRECONDITION' | 'UNIMPLEMENTED' | 'NOT_FOUND' | 'OUT_OF_RANGE' | 'UNAVAILABLE' | 'DEADLINE_EXCEEDED' | 'INTERNAL';
 
 export class DriverError extends Error {
   /**
@@ -63,5 +56,8 @@ export function deserializeError(err: SerializedError): DriverError {
 }
 
 function isDriverErrorCode(code: unknown): code is DriverErrorCode {
-  return typeof code === 'string' && ['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'UNIMPLEMENTED', 'NOT_FOUND', 'OUT_OF_RANGE', 'UNAVAILABLE', 'DEADLINE_EXCEEDED', 'INTERNAL'].includes(code);
+  return (
+    typeof code === 'string' &&
+    ['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'UNIMPLEMENTED', 'NOT_FOUND', 'OUT_OF_RANGE', 'UNAVAILABLE', 'DEADLINE_EXCEEDED', 'INTERNAL'].includes(code)
+  );
 }

@@ -33,7 +33,11 @@ function walk(dir, found = { ts: [], assets: [] }) {
 rmSync(out, { recursive: true, force: true });
 const files = { ts: [], assets: [] };
 for (const dir of sourceDirs) {
-  try { walk(join(root, dir), files); } catch (err) { if (err.code !== 'ENOENT') throw err; }
+  try {
+    walk(join(root, dir), files);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
 }
 await build({
   entryPoints: files.ts,
@@ -47,12 +51,27 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
-const workerBundle = { bundle: true, format: 'cjs', platform: 'node', target: 'node20', tsconfig: join(root, 'tsconfig.json'), sourcemap: 'linked', logLevel: 'warning' };
+const workerBundle = {
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  tsconfig: join(root, 'tsconfig.json'),
+  sourcemap: 'linked',
+  logLevel: 'warning',
+};
 // Piscina is the host's only package, and it is loaded lazily (for transfers) from node_modules.
-await build({ ...workerBundle, entryPoints: [join(root, 'core/workers/driver-host.ts')], outfile: join(out, 'core/workers/driver-host.cjs'), external: ['piscina'] });
+await build({
+  ...workerBundle,
+  entryPoints: [join(root, 'core/workers/driver-host.ts')],
+  outfile: join(out, 'core/workers/driver-host.cjs'),
+  external: ['piscina'],
+});
 await build({ ...workerBundle, entryPoints: [join(root, 'scripts/bench/empty-worker.ts')], outfile: join(out, 'scripts/bench/empty-worker.cjs') });
 // The data manager (core/datamanager) is a built-in service whose driver runs in a worker like the others.
-const drivers = files.ts.filter((f) => (relative(root, f).startsWith('drivers') && f.endsWith('/driver.ts')) || relative(root, f) === join('core', 'datamanager', 'driver.ts'));
+const drivers = files.ts.filter(
+  (f) => (relative(root, f).startsWith('drivers') && f.endsWith('/driver.ts')) || relative(root, f) === join('core', 'datamanager', 'driver.ts'),
+);
 await build({
   ...workerBundle,
   entryPoints: drivers.map((f) => ({ in: f, out: relative(root, f).slice(0, -'.ts'.length) + '.bundle' })),

@@ -51,7 +51,12 @@ function rewriteImports(dir) {
  * Writes the code into `out` (default: the package's _gen folder), swapping it in whole. Returns false,
  * after saying why, when the compiler or the plugin is not on `searchPath`.
  */
-export function generatePython(root, descriptorSet, out = join(root, 'cloud', 'client', 'python', 'platform_sdk', '_gen'), searchPath = process.env.PATH ?? '') {
+export function generatePython(
+  root,
+  descriptorSet,
+  out = join(root, 'cloud', 'client', 'python', 'platform_sdk', '_gen'),
+  searchPath = process.env.PATH ?? '',
+) {
   const protoc = findTool('protoc', searchPath);
   const plugin = findTool('grpc_python_plugin', searchPath);
   if (!protoc || !plugin) {

@@ -56,7 +56,8 @@ try {
   copyFileSync(join(root, 'package.json'), join(work, 'package.json'));
   if (existsSync(join(root, '.npmrc'))) copyFileSync(join(root, '.npmrc'), join(work, '.npmrc'));
   // The current lock keeps every version it records; --fresh resolves everything anew.
-  if (!process.argv.includes('--fresh') && existsSync(join(root, 'package-lock.json'))) copyFileSync(join(root, 'package-lock.json'), join(work, 'package-lock.json'));
+  if (!process.argv.includes('--fresh') && existsSync(join(root, 'package-lock.json')))
+    copyFileSync(join(root, 'package-lock.json'), join(work, 'package-lock.json'));
   execFileSync('npm', ['install', '--package-lock-only', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: work, stdio: 'inherit' });
   const lock = JSON.parse(readFileSync(join(work, 'package-lock.json'), 'utf8'));
   const added = recordUnfetchedPlatforms(lock);

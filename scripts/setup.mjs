@@ -16,9 +16,17 @@ const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit'
 function ensureSystemPackages() {
   const list = join(root, '.ci', 'apt-packages.txt');
   if (!existsSync(list)) return;
-  const wanted = readFileSync(list, 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+  const wanted = readFileSync(list, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean);
   const missing = wanted.filter((pkg) => {
-    try { execFileSync('dpkg', ['-s', pkg], { stdio: 'ignore' }); return false; } catch { return true; }
+    try {
+      execFileSync('dpkg', ['-s', pkg], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
   });
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {

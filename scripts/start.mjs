@@ -31,7 +31,9 @@ function stopAll(code) {
   stopping = true;
   // The runtime first (it ships its last log lines to the cloud), then the cloud.
   const [cloud, ...rest] = children;
-  Promise.all(rest.map((c) => stop(c))).then(() => (cloud ? stop(cloud) : undefined)).then(() => process.exit(code));
+  Promise.all(rest.map((c) => stop(c)))
+    .then(() => (cloud ? stop(cloud) : undefined))
+    .then(() => process.exit(code));
 }
 function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
@@ -78,7 +80,9 @@ function writePrivate(path, text) {
 
 async function offline(config) {
   const address = await startProgram('platform-server', [serverMain, '-config', config], /platform-server serving on (\S+)/);
-  process.stdout.write(`\n  platform-server runs ${config} (offline) on ${address}:\n    grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus\n  Ctrl-C stops it.\n\n`);
+  process.stdout.write(
+    `\n  platform-server runs ${config} (offline) on ${address}:\n    grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus\n  Ctrl-C stops it.\n\n`,
+  );
 }
 
 async function stack() {

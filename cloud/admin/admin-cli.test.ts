@@ -58,10 +58,28 @@ test('bad admin input fails with a message naming the field', async (t) => {
   const dir = tempDataDir();
   try {
     const org = await adminJson(dir, ['org', 'create', 'acme']);
-    const noOrg = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', main, 'key', 'create', '--org', 'missing', '--role', 'owner', '--data-dir', dir]));
+    const noOrg = await t.throwsAsync(
+      run(process.execPath, ['--import', 'tsx', main, 'key', 'create', '--org', 'missing', '--role', 'owner', '--data-dir', dir]),
+    );
     t.regex((noOrg as { stderr?: string }).stderr ?? '', /organization missing does not exist/);
     const both = await t.throwsAsync(
-      run(process.execPath, ['--import', 'tsx', main, 'key', 'create', '--org', org.id, '--location', 'a', '--machine', 'b', '--role', 'owner', '--data-dir', dir]),
+      run(process.execPath, [
+        '--import',
+        'tsx',
+        main,
+        'key',
+        'create',
+        '--org',
+        org.id,
+        '--location',
+        'a',
+        '--machine',
+        'b',
+        '--role',
+        'owner',
+        '--data-dir',
+        dir,
+      ]),
     );
     t.regex((both as { stderr?: string }).stderr ?? '', /at most one of location and machine/);
     const role = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', main, 'key', 'create', '--org', org.id, '--role', 'admin', '--data-dir', dir]));

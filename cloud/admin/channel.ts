@@ -19,7 +19,10 @@ export function adminSocketPath(dataDir: string): string {
 }
 
 export class AdminError extends Error {
-  constructor(message: string, readonly code?: number) {
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
     super(message);
     this.name = 'AdminError';
   }

@@ -92,7 +92,15 @@ export async function createKey(
   }
   const id = randomUUID();
   const key = newSecret();
-  await store.execute('INSERT INTO api_keys (id, organization_id, scope_type, scope_id, role, key_hash, time_created) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, org, scope.type, scope.id, role, await hashSecret(key), now()]);
+  await store.execute('INSERT INTO api_keys (id, organization_id, scope_type, scope_id, role, key_hash, time_created) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    id,
+    org,
+    scope.type,
+    scope.id,
+    role,
+    await hashSecret(key),
+    now(),
+  ]);
   return { id, key };
 }
 

@@ -41,7 +41,10 @@ export async function setMachineAgentConfig(store: Store, args: Record<string, u
     if (err instanceof ConfigError) throw invalidArgument(err.message);
     throw err;
   }
-  if (maintenance !== undefined && (!isObject(maintenance) || typeof maintenance.sensor_name !== 'string' || typeof maintenance.maintenance_allowed_key !== 'string')) {
+  if (
+    maintenance !== undefined &&
+    (!isObject(maintenance) || typeof maintenance.sensor_name !== 'string' || typeof maintenance.maintenance_allowed_key !== 'string')
+  ) {
     throw invalidArgument('maintenance needs sensor_name and maintenance_allowed_key strings');
   }
   const part = await mainPartOf(store, machineId);

@@ -41,7 +41,10 @@ test.serial('an exact-platform build wins over an "any" build of the same versio
 test.serial('semver, ranges and URLs', async (t) => {
   t.is((await resolveRelease(store, 'platform-server', '^1.0.0', 'windows/amd64')).version, '1.1.0');
   t.is((await resolveRelease(store, 'platform-server', '~1.0.0', 'windows/amd64')).version, '1.0.0');
-  await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), { instanceOf: ReleaseResolutionError, message: /1\.2\.0 has no release for windows\/amd64/ });
+  await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), {
+    instanceOf: ReleaseResolutionError,
+    message: /1\.2\.0 has no release for windows\/amd64/,
+  });
   await t.throwsAsync(resolveRelease(store, 'platform-server', '^3.0.0', 'linux/amd64'), { message: /satisfies \^3\.0\.0/ });
   const url = await resolveRelease(store, 'platform-server', 'https://x.example/bin', 'linux/amd64');
   t.deepEqual([url.url, url.sha256], ['https://x.example/bin', '']);
@@ -56,9 +59,17 @@ test.serial('a channel pins its version, including an older one', async (t) => {
 });
 
 test.serial('bad release input names the field', async (t) => {
-  await t.throwsAsync(addRelease(store, { subsystem: 'kernel', version: '1.0.0', url: 'https://x/y', sha256: sha('a') }), { message: /subsystem must be "agent" or "platform-server"/ });
-  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'ftp://x/y', sha256: sha('a') }), { message: /url must be an http\(s\):\/\/ or file:\/\/ URL/ });
-  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'https://x/y', sha256: 'abc' }), { message: /sha256 must be 64 hex digits/ });
-  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', platform: 'Linux-x64', url: 'https://x/y', sha256: sha('a') }), { message: /platform must look like linux\/amd64/ });
+  await t.throwsAsync(addRelease(store, { subsystem: 'kernel', version: '1.0.0', url: 'https://x/y', sha256: sha('a') }), {
+    message: /subsystem must be "agent" or "platform-server"/,
+  });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'ftp://x/y', sha256: sha('a') }), {
+    message: /url must be an http\(s\):\/\/ or file:\/\/ URL/,
+  });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', url: 'https://x/y', sha256: 'abc' }), {
+    message: /sha256 must be 64 hex digits/,
+  });
+  await t.throwsAsync(addRelease(store, { subsystem: 'agent', version: '1.0.0', platform: 'Linux-x64', url: 'https://x/y', sha256: sha('a') }), {
+    message: /platform must look like linux\/amd64/,
+  });
   await t.throwsAsync(setChannel(store, { subsystem: 'agent', channel: 'beta', version: '1.0.0' }), { message: /channel must be "stable" or "dev"/ });
 });

@@ -37,7 +37,8 @@ export interface ReleaseRow {
 const now = () => timestampValue();
 
 export function requireSubsystem(value: unknown): AgentSubsystem {
-  if (!AGENT_SUBSYSTEMS.includes(value as AgentSubsystem)) throw invalidArgument(`subsystem must be "agent" or "platform-server", got ${JSON.stringify(value)}`);
+  if (!AGENT_SUBSYSTEMS.includes(value as AgentSubsystem))
+    throw invalidArgument(`subsystem must be "agent" or "platform-server", got ${JSON.stringify(value)}`);
   return value as AgentSubsystem;
 }
 
@@ -115,7 +116,10 @@ export async function setChannel(store: Store, args: Record<string, unknown>): P
   return { subsystem, channel, version };
 }
 
-export async function listReleases(store: Store, args: Record<string, unknown>): Promise<{ releases: ReleaseRow[]; channels: { subsystem: string; channel: string; version: string }[] }> {
+export async function listReleases(
+  store: Store,
+  args: Record<string, unknown>,
+): Promise<{ releases: ReleaseRow[]; channels: { subsystem: string; channel: string; version: string }[] }> {
   await ensureReleaseTables(store);
   const filter = args.subsystem ? requireSubsystem(args.subsystem) : undefined;
   const releases = (await store.query(
@@ -139,10 +143,11 @@ export class ReleaseResolutionError extends Error {}
 export async function resolveRelease(store: Store, subsystem: AgentSubsystem, spec: string, platform: string): Promise<ReleaseRow> {
   const parsed = parseVersionSpec(spec);
   if (parsed.kind === 'url' || parsed.kind === 'file') return { subsystem, version: spec, platform, url: spec, sha256: '' };
-  const rows = (await store.query(
-    'SELECT subsystem, version, platform, url, sha256 FROM agent_releases WHERE subsystem = ? AND platform IN (?, ?)',
-    [subsystem, platform, ANY_PLATFORM],
-  )) as unknown as ReleaseRow[];
+  const rows = (await store.query('SELECT subsystem, version, platform, url, sha256 FROM agent_releases WHERE subsystem = ? AND platform IN (?, ?)', [
+    subsystem,
+    platform,
+    ANY_PLATFORM,
+  ])) as unknown as ReleaseRow[];
   // An exact-platform build wins over an "any" one of the same version.
   const byVersion = new Map<string, ReleaseRow>();
   for (const r of rows) if (!byVersion.has(r.version) || r.platform !== ANY_PLATFORM) byVersion.set(r.version, r);

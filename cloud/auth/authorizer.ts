@@ -132,10 +132,7 @@ export class Authorizer {
 
   private async readKey(keyId: string) {
     const readAt = Date.now();
-    const rows = await this.store.query(
-      'SELECT organization_id, scope_type, scope_id, role, revoked_at, rotated_at FROM api_keys WHERE id = ?',
-      [keyId],
-    );
+    const rows = await this.store.query('SELECT organization_id, scope_type, scope_id, role, revoked_at, rotated_at FROM api_keys WHERE id = ?', [keyId]);
     const row = rows[0];
     if (!row || row.revoked_at != null) return { principal: undefined, rotatedAtS: 0, readAt };
     const principal: KeyPrincipal = {

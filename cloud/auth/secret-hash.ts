@@ -5,9 +5,7 @@ const params = { N: 16384, r: 8, p: 1 };
 const keyLength = 32;
 
 function derive(secret: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scrypt(secret, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+  return new Promise((resolve, reject) => scrypt(secret, salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
 export async function hashSecret(secret: string): Promise<string> {

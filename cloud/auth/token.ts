@@ -24,7 +24,10 @@ export class TokenError extends Error {
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 export class TokenSigner {
-  constructor(private readonly secret: Buffer, readonly ttlSeconds = 3600) {}
+  constructor(
+    private readonly secret: Buffer,
+    readonly ttlSeconds = 3600,
+  ) {}
 
   /** Loads <data-dir>/token-secret, creating it (durably, mode 0600) on first use. */
   static forDataDir(dataDir: string, ttlSeconds?: number): TokenSigner {

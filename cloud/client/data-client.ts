@@ -162,12 +162,27 @@ export class DataClient {
   ): Promise<string> {
     if (!dataRequestTimes || dataRequestTimes.length !== 2) throw new ValueError('dataRequestTimes must be a pair [requested, received]');
     const metadata: UploadMetadata = {
-      partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_BINARY_SENSOR, fileName: '',
-      methodParameters: options.methodParameters, fileExtension, tags, datasetIds: options.datasetIds ?? [], mimeType: '', uploadId: options.uploadId ?? '',
+      partId,
+      componentType,
+      componentName,
+      methodName,
+      type: DataType.DATA_TYPE_BINARY_SENSOR,
+      fileName: '',
+      methodParameters: options.methodParameters,
+      fileExtension,
+      tags,
+      datasetIds: options.datasetIds ?? [],
+      mimeType: '',
+      uploadId: options.uploadId ?? '',
     };
     const res = await this.call<{ binaryDataId: string }>((md, cb) =>
       this.dataSync.dataCaptureUpload(
-        { metadata, sensorContents: [{ metadata: { timeRequested: dataRequestTimes[0], timeReceived: dataRequestTimes[1], mimeType: '' }, binary: Buffer.from(binaryData) }] },
+        {
+          metadata,
+          sensorContents: [
+            { metadata: { timeRequested: dataRequestTimes[0], timeReceived: dataRequestTimes[1], mimeType: '' }, binary: Buffer.from(binaryData) },
+          ],
+        },
         md,
         cb,
       ),
@@ -192,8 +207,18 @@ export class DataClient {
       );
     }
     const metadata: UploadMetadata = {
-      partId, componentType, componentName, methodName, type: DataType.DATA_TYPE_TABULAR_SENSOR, fileName: '',
-      methodParameters: options.methodParameters, fileExtension: '', tags, datasetIds: options.datasetIds ?? [], mimeType: '', uploadId: options.uploadId ?? '',
+      partId,
+      componentType,
+      componentName,
+      methodName,
+      type: DataType.DATA_TYPE_TABULAR_SENSOR,
+      fileName: '',
+      methodParameters: options.methodParameters,
+      fileExtension: '',
+      tags,
+      datasetIds: options.datasetIds ?? [],
+      mimeType: '',
+      uploadId: options.uploadId ?? '',
     };
     const sensorContents = tabularData.map((item, i) => ({
       metadata: { timeRequested: dataRequestTimes[i][0], timeReceived: dataRequestTimes[i][1], mimeType: '' },
@@ -276,7 +301,12 @@ export class DataClient {
     const res = await this.call<import('../../gen/platform/app/data/v1/data.js').TabularDataByFilterResponse>((md, cb) =>
       this.dataService.tabularDataByFilter(
         {
-          dataRequest: { filter: createFilter(filter), limit: options.limit ?? 0, last: options.last ?? '', sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED },
+          dataRequest: {
+            filter: createFilter(filter),
+            limit: options.limit ?? 0,
+            last: options.last ?? '',
+            sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED,
+          },
           countOnly: options.countOnly ?? false,
           includeInternalData: options.includeInternalData ?? false,
         },
@@ -329,7 +359,12 @@ export class DataClient {
     const res = await this.call<import('../../gen/platform/app/data/v1/data.js').BinaryDataByFilterResponse>((md, cb) =>
       this.dataService.binaryDataByFilter(
         {
-          dataRequest: { filter: createFilter(filter), limit: options.limit ?? 0, last: options.last ?? '', sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED },
+          dataRequest: {
+            filter: createFilter(filter),
+            limit: options.limit ?? 0,
+            last: options.last ?? '',
+            sortOrder: options.sortOrder ?? Order.ORDER_UNSPECIFIED,
+          },
           includeBinary: options.includeBinary ?? true,
           countOnly: options.countOnly ?? false,
           includeInternalData: options.includeInternalData ?? false,
@@ -338,7 +373,12 @@ export class DataClient {
         cb,
       ),
     );
-    const result = { data: res.data.map((d) => ({ binary: d.binary, metadata: d.metadata! })), count: res.count, last: res.last, totalSizeBytes: res.totalSizeBytes };
+    const result = {
+      data: res.data.map((d) => ({ binary: d.binary, metadata: d.metadata! })),
+      count: res.count,
+      last: res.last,
+      totalSizeBytes: res.totalSizeBytes,
+    };
     await writeDest(options.dest, result);
     return result;
   }
@@ -407,7 +447,8 @@ export class DataClient {
     if (!Number.isInteger(deleteOlderThanDays) || deleteOlderThanDays < 0) {
       throw new ValueError(`deleteOlderThanDays must be a non-negative integer, got ${deleteOlderThanDays}`);
     }
-    return (await this.call<{ deletedCount: number }>((md, cb) => this.dataService.deleteTabularData({ organizationId, deleteOlderThanDays }, md, cb))).deletedCount;
+    return (await this.call<{ deletedCount: number }>((md, cb) => this.dataService.deleteTabularData({ organizationId, deleteOlderThanDays }, md, cb)))
+      .deletedCount;
   }
 
   /** The filter must name at least one organization in organizationIds. */
@@ -439,9 +480,7 @@ export class DataClient {
 
   async removeTagsFromBinaryDataByFilter(tags: string[], filter?: FilterInput): Promise<number> {
     return (
-      await this.call<{ deletedCount: number }>((md, cb) =>
-        this.dataService.removeTagsFromBinaryDataByFilter({ tags, filter: createFilter(filter) }, md, cb),
-      )
+      await this.call<{ deletedCount: number }>((md, cb) => this.dataService.removeTagsFromBinaryDataByFilter({ tags, filter: createFilter(filter) }, md, cb))
     ).deletedCount;
   }
 

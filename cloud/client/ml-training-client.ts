@@ -17,7 +17,6 @@ import {
   type SubmitCustomTrainingJobResponse,
   type SubmitTrainingJobResponse,
   type UploadTrainingScriptResponse,
-
   type TrainingJobLogEntry,
   type TrainingJobMetadata,
   type TrainingScript,
@@ -70,7 +69,9 @@ export class MLTrainingClient {
     tags: string[],
     args: Record<string, string> = {},
   ): Promise<string> {
-    const res = await this.call((md, cb: Callback<SubmitTrainingJobResponse>) => this.rpc.submitTrainingJob({ organizationId, datasetId, modelName, modelVersion, modelType, tags, arguments: args }, md, cb));
+    const res = await this.call((md, cb: Callback<SubmitTrainingJobResponse>) =>
+      this.rpc.submitTrainingJob({ organizationId, datasetId, modelName, modelVersion, modelType, tags, arguments: args }, md, cb),
+    );
     return res.id;
   }
 
@@ -84,9 +85,21 @@ export class MLTrainingClient {
     modelVersion: string,
     args: Record<string, string> = {},
   ): Promise<string> {
-    const res = await this.call((md, cb: Callback<SubmitCustomTrainingJobResponse>) => this.rpc.submitCustomTrainingJob({
-      organizationId, datasetId, registryItemId, registryItemVersion, modelName, modelVersion, arguments: args,
-    }, md, cb));
+    const res = await this.call((md, cb: Callback<SubmitCustomTrainingJobResponse>) =>
+      this.rpc.submitCustomTrainingJob(
+        {
+          organizationId,
+          datasetId,
+          registryItemId,
+          registryItemVersion,
+          modelName,
+          modelVersion,
+          arguments: args,
+        },
+        md,
+        cb,
+      ),
+    );
     return res.id;
   }
 
@@ -122,17 +135,28 @@ export class MLTrainingClient {
     pkg: Uint8Array,
     options: UploadTrainingScriptOptions = {},
   ): Promise<TrainingScript> {
-    const res = await this.call((md, cb: Callback<UploadTrainingScriptResponse>) => this.rpc.uploadTrainingScript({
-      organizationId, registryItemId, version, entrypoint, package: Buffer.from(pkg),
-      modelType: options.modelType ?? ModelType.MODEL_TYPE_UNSPECIFIED,
-      modelFramework: options.modelFramework ?? 0,
-      description: options.description ?? '',
-    }, md, cb));
+    const res = await this.call((md, cb: Callback<UploadTrainingScriptResponse>) =>
+      this.rpc.uploadTrainingScript(
+        {
+          organizationId,
+          registryItemId,
+          version,
+          entrypoint,
+          package: Buffer.from(pkg),
+          modelType: options.modelType ?? ModelType.MODEL_TYPE_UNSPECIFIED,
+          modelFramework: options.modelFramework ?? 0,
+          description: options.description ?? '',
+        },
+        md,
+        cb,
+      ),
+    );
     return res.script!;
   }
 
   async listTrainingScripts(organizationId: string, registryItemId = ''): Promise<TrainingScript[]> {
-    return (await this.call((md, cb: Callback<ListTrainingScriptsResponse>) => this.rpc.listTrainingScripts({ organizationId, registryItemId }, md, cb))).scripts;
+    return (await this.call((md, cb: Callback<ListTrainingScriptsResponse>) => this.rpc.listTrainingScripts({ organizationId, registryItemId }, md, cb)))
+      .scripts;
   }
 
   async listModelArtefacts(organizationId: string, modelName = ''): Promise<ModelArtefact[]> {

@@ -44,7 +44,10 @@ export class BinaryDataStore {
   private async boxesOf(rows: Row[]): Promise<Map<string, BoundingBox[]>> {
     const boxes = new Map<string, BoundingBox[]>();
     if (rows.length === 0) return boxes;
-    const byId = inList('binary_data_id', rows.map((r) => String(r.binary_data_id)));
+    const byId = inList(
+      'binary_data_id',
+      rows.map((r) => String(r.binary_data_id)),
+    );
     const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id`, byId.params);
     for (const b of boxRows) {
       const list = boxes.get(String(b.binary_data_id)) ?? [];
@@ -114,7 +117,10 @@ export class BinaryDataStore {
     const { count, blobKeys } = await this.store.transaction(async (conn) => {
       const keys = (await conn.runAndReadAll(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, where.params)).getRowObjectsJS();
       if (keys.length === 0) return { count: 0, blobKeys: [] as string[] };
-      const byId = inList('binary_data_id', keys.map((k) => String(k.binary_data_id)));
+      const byId = inList(
+        'binary_data_id',
+        keys.map((k) => String(k.binary_data_id)),
+      );
       await conn.run(`DELETE FROM bounding_boxes WHERE ${byId.sql}`, byId.params);
       const result = await conn.run(`DELETE FROM binary_data WHERE ${byId.sql}`, byId.params);
       return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)) };
@@ -198,10 +204,10 @@ export class BinaryDataStore {
     // DISTINCT lists first: a tabular upload's points all share one tag list.
     const sources = [`SELECT DISTINCT tags FROM binary_data WHERE ${binary.sql}`];
     if (tabular) sources.push(`SELECT DISTINCT tags FROM tabular_data WHERE ${tabular.sql}`);
-    const rows = await this.store.query(
-      `SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) ORDER BY tag`,
-      [...binary.params, ...(tabular?.params ?? [])],
-    );
+    const rows = await this.store.query(`SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) ORDER BY tag`, [
+      ...binary.params,
+      ...(tabular?.params ?? []),
+    ]);
     return rows.map((r) => String(r.tag));
   }
 
@@ -238,7 +244,13 @@ export class BinaryDataStore {
     }
     const bboxId = randomUUID();
     await this.store.execute('INSERT INTO bounding_boxes VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
-      bboxId, id, box.label, box.xMinNormalized, box.yMinNormalized, box.xMaxNormalized, box.yMaxNormalized,
+      bboxId,
+      id,
+      box.label,
+      box.xMinNormalized,
+      box.yMinNormalized,
+      box.xMaxNormalized,
+      box.yMaxNormalized,
     ]);
     return bboxId;
   }

@@ -40,7 +40,10 @@ test.serial('tabular upload stores one point per data item with the shared metad
   t.is(page.count, 3);
   t.is(page.data.length, 3);
   // Newest first by default.
-  t.deepEqual(page.data.map((d) => (d.data.readings as { temperature: number }).temperature), [2, 1, 0]);
+  t.deepEqual(
+    page.data.map((d) => (d.data.readings as { temperature: number }).temperature),
+    [2, 1, 0],
+  );
   const meta = page.data[0].metadata;
   t.like(meta, {
     organizationId: fx.orgA,
@@ -137,7 +140,10 @@ test.serial('filter fields combine with AND; tags filters match by OR, tagged an
   t.deepEqual(await names({ tagsFilter: { type: TagsFilterType.TAGS_FILTER_TYPE_UNTAGGED } }), ['f-c']);
   // The interval: start inclusive, end exclusive.
   const only = await data.tabularDataByFilter({ startTime: new Date(base + minute), endTime: new Date(base + 2 * minute) });
-  t.deepEqual(only.data.map((d) => d.metadata.componentName), ['f-b']);
+  t.deepEqual(
+    only.data.map((d) => d.metadata.componentName),
+    ['f-b'],
+  );
   t.is(await grpcCode(t, data.tabularDataByFilter({ startTime: new Date(base + minute), endTime: new Date(base) })), status.INVALID_ARGUMENT);
   t.is(await grpcCode(t, data.tabularDataByFilter({ bboxLabels: ['cat'] })), status.INVALID_ARGUMENT);
 });
@@ -163,7 +169,10 @@ test.serial('binary uploads take their MIME type from the extension and come bac
   const pcd = await data.binaryDataCaptureUpload(Buffer.from('pcd bytes'), part, camera, 'cam', 'NextPointCloud', '.pcd', times);
   const other = await data.binaryDataCaptureUpload(Buffer.from('other'), part, camera, 'cam', 'Do', '.bin', times);
   const records = await data.binaryDataByIds([jpg, png, pcd, other]);
-  t.deepEqual(records.map((r) => r.metadata.captureMetadata!.mimeType), ['image/jpeg', 'image/png', 'pointcloud/pcd', 'application/octet-stream']);
+  t.deepEqual(
+    records.map((r) => r.metadata.captureMetadata!.mimeType),
+    ['image/jpeg', 'image/png', 'pointcloud/pcd', 'application/octet-stream'],
+  );
   t.is(Buffer.from(records[0].binary).toString(), 'jpeg bytes');
   t.like(records[0].metadata, { binaryDataId: jpg, fileExt: '.jpg', fileSizeBytes: 10 });
   t.deepEqual(records[0].metadata.captureMetadata!.tags, ['img']);
@@ -218,14 +227,7 @@ test.serial('streaming uploads need a file extension and store the whole stream'
 
 test.serial('GetLatestTabularData returns the newest point, or null when the source has none', async (t) => {
   const base = Date.now() - 30_000;
-  await data.tabularDataCaptureUpload(
-    [{ readings: { v: 1 } }, { readings: { v: 2 } }],
-    part,
-    sensor,
-    'latest-src',
-    'Readings',
-    pairs(2, base),
-  );
+  await data.tabularDataCaptureUpload([{ readings: { v: 1 } }, { readings: { v: 2 } }], part, sensor, 'latest-src', 'Readings', pairs(2, base));
   const latest = await data.getLatestTabularData(part, 'latest-src', sensor, 'Readings');
   t.deepEqual(latest?.payload, { readings: { v: 2 } });
   t.is(latest?.timeCaptured.getTime(), base + 1000);
@@ -239,11 +241,25 @@ test.serial('ExportTabularData streams every point of a source with its metadata
   await data.tabularDataCaptureUpload(readings(5), part, sensor, 'export-src', 'Readings', pairs(5, base), ['exp']);
   const all = await data.exportTabularData(part, 'export-src', sensor, 'Readings');
   t.is(all.length, 5);
-  t.like(all[0], { partId: part, resourceName: 'export-src', resourceSubtype: sensor, methodName: 'Readings', organizationId: fx.orgA, robotName: 'rover', partName: 'rover-main' });
+  t.like(all[0], {
+    partId: part,
+    resourceName: 'export-src',
+    resourceSubtype: sensor,
+    methodName: 'Readings',
+    organizationId: fx.orgA,
+    robotName: 'rover',
+    partName: 'rover-main',
+  });
   t.deepEqual(all[0].tags, ['exp']);
-  t.deepEqual(all.map((p) => (p.payload!.readings as { temperature: number }).temperature), [0, 1, 2, 3, 4]);
+  t.deepEqual(
+    all.map((p) => (p.payload!.readings as { temperature: number }).temperature),
+    [0, 1, 2, 3, 4],
+  );
   const some = await data.exportTabularData(part, 'export-src', sensor, 'Readings', new Date(base + 1000), new Date(base + 3000));
-  t.deepEqual(some.map((p) => (p.payload!.readings as { temperature: number }).temperature), [1, 2]);
+  t.deepEqual(
+    some.map((p) => (p.payload!.readings as { temperature: number }).temperature),
+    [1, 2],
+  );
 });
 
 test.serial('tags are added and removed by ids and by filter, and listed by filter', async (t) => {
@@ -274,15 +290,27 @@ test.serial('a file upload goes to disk as its chunks arrive, not at the end', a
   const stream = data.dataSync.fileUpload(md, (err, res) => (err ? fail(err) : answer(res!.binaryDataId)));
   stream.write({
     metadata: {
-      partId: part, componentType: '', componentName: 'streamed', methodName: '', type: DataType.DATA_TYPE_FILE, fileName: 'big.bin',
-      methodParameters: undefined, fileExtension: '.bin', tags: [], datasetIds: [], mimeType: '', uploadId: '',
+      partId: part,
+      componentType: '',
+      componentName: 'streamed',
+      methodName: '',
+      type: DataType.DATA_TYPE_FILE,
+      fileName: 'big.bin',
+      methodParameters: undefined,
+      fileExtension: '.bin',
+      tags: [],
+      datasetIds: [],
+      mimeType: '',
+      uploadId: '',
     },
   });
   for (let i = 0; i < 16; i++) stream.write({ fileContents: { data: chunk } });
   // The stream is still open: the content must already be in a temp file of the blob store.
   const written = async () => {
     try {
-      return readdirSync(blobRoot).filter((f) => f.endsWith('.tmp')).map((f) => statSync(join(blobRoot, f)).size);
+      return readdirSync(blobRoot)
+        .filter((f) => f.endsWith('.tmp'))
+        .map((f) => statSync(join(blobRoot, f)).size);
     } catch {
       return [];
     }
@@ -292,7 +320,10 @@ test.serial('a file upload goes to disk as its chunks arrive, not at the end', a
     await new Promise((r) => setTimeout(r, 50));
     sizes = await written();
   }
-  t.true(sizes.some((s) => s >= 16 * chunk.length), `temp files while the upload is open: ${JSON.stringify(sizes)}`);
+  t.true(
+    sizes.some((s) => s >= 16 * chunk.length),
+    `temp files while the upload is open: ${JSON.stringify(sizes)}`,
+  );
   stream.write({ fileContents: { data: Buffer.from('end') } });
   stream.end();
   const id = await done;
@@ -325,8 +356,16 @@ test.serial('bounding boxes are validated, returned as annotations, listed by la
     { id: bbox, label: 'cat', xMinNormalized: 0.1, yMinNormalized: 0.2, xMaxNormalized: 0.5, yMaxNormalized: 0.6, confidence: undefined },
   );
   t.deepEqual(await data.boundingBoxLabelsByFilter({ componentName: 'boxcam' }), ['cat', 'dog']);
-  t.deepEqual((await data.binaryDataByFilter({ bboxLabels: ['cat'] })).data.map((d) => d.metadata.binaryDataId), [img]);
-  for (const coords of [[-0.1, 0, 0.5, 0.5], [0, 0, 1.1, 0.5], [0, 1.5, 1, 1], [0, 0, 0.5, 2]]) {
+  t.deepEqual(
+    (await data.binaryDataByFilter({ bboxLabels: ['cat'] })).data.map((d) => d.metadata.binaryDataId),
+    [img],
+  );
+  for (const coords of [
+    [-0.1, 0, 0.5, 0.5],
+    [0, 0, 1.1, 0.5],
+    [0, 1.5, 1, 1],
+    [0, 0, 0.5, 2],
+  ]) {
     const err = await t.throwsAsync(data.addBoundingBoxToImageById(img, 'cat', coords[0], coords[1], coords[2], coords[3]));
     t.is(codeOf(err), status.INVALID_ARGUMENT);
     t.regex(err!.message, /\[0, 1\]/);
@@ -390,7 +429,19 @@ test.serial('a capture time outside the representable range is INVALID_ARGUMENT 
   const err = await new Promise<Error | null>((resolve) =>
     client.dataClient.dataSync.dataCaptureUpload(
       {
-        metadata: { partId: part, componentType: sensor, componentName: 'far', methodName: 'Readings', type: 2, fileName: '', fileExtension: '', tags: [], datasetIds: [], mimeType: '', uploadId: '' },
+        metadata: {
+          partId: part,
+          componentType: sensor,
+          componentName: 'far',
+          methodName: 'Readings',
+          type: 2,
+          fileName: '',
+          fileExtension: '',
+          tags: [],
+          datasetIds: [],
+          mimeType: '',
+          uploadId: '',
+        },
         sensorContents: [{ metadata: { timeRequested: farFuture, timeReceived: farFuture, mimeType: '' }, struct: { readings: { a: 1 } } }],
       },
       md,

@@ -88,13 +88,16 @@ export function addDataService(server: Server, deps: DataServiceDeps): void {
       authorizer.checkOrg(await caller(md), orgField(req.organizationId), { level: 'organization' });
       if (req.query.length > 0 && req.mqlBinary.length > 0) throw invalidArgument('query and mql_binary: give the stages in one of them, not both');
       if (req.query.length === 0 && req.mqlBinary.length === 0) throw invalidArgument('query must hold at least one aggregation stage');
-      const stages = req.query.length > 0 ? (req.query as Record<string, unknown>[]) : req.mqlBinary.map((bytes, i) => {
-        try {
-          return deserialize(bytes) as Record<string, unknown>;
-        } catch (err) {
-          throw invalidArgument(`mql_binary[${i}] is not a BSON document: ${(err as Error).message}`);
-        }
-      });
+      const stages =
+        req.query.length > 0
+          ? (req.query as Record<string, unknown>[])
+          : req.mqlBinary.map((bytes, i) => {
+              try {
+                return deserialize(bytes) as Record<string, unknown>;
+              } catch (err) {
+                throw invalidArgument(`mql_binary[${i}] is not a BSON document: ${(err as Error).message}`);
+              }
+            });
       return { rawData: bsonDocs(await engine().tabularDataByMQL(req.organizationId, stages, mqlSourceOf(req))) };
     }),
     exportTabularData: serverStream(async (call: ServerWritableStream<ExportTabularDataRequest, ExportTabularDataResponse>) => {

@@ -114,10 +114,7 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
   } else {
     if (filter.mimeType.length > 0) add(`mime_type IN (${placeholders(filter.mimeType.length)})`, ...filter.mimeType);
     if (filter.bboxLabels.length > 0) {
-      add(
-        `binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE label IN (${placeholders(filter.bboxLabels.length)}))`,
-        ...filter.bboxLabels,
-      );
+      add(`binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE label IN (${placeholders(filter.bboxLabels.length)}))`, ...filter.bboxLabels);
     }
     if (filter.datasetId) add('list_contains(dataset_ids, ?)', filter.datasetId);
   }

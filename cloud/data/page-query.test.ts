@@ -20,10 +20,18 @@ test('windowed pages equal plain top-N pages', async (t) => {
     const base = Date.parse('2026-01-01T00:00:00Z');
     // Mostly in order, a late batch with old times, a burst sharing one timestamp, and a sparse source.
     for (let b = 0; b < 6; b++) {
-      const points = Array.from({ length: 500 }, (_, i) => ({ timeRequested: new Date(base + (b * 500 + i) * 1000), timeReceived: new Date(), data: { readings: { i } } }));
+      const points = Array.from({ length: 500 }, (_, i) => ({
+        timeRequested: new Date(base + (b * 500 + i) * 1000),
+        timeReceived: new Date(),
+        data: { readings: { i } },
+      }));
       await insertTabular(store, { part, componentType: 'sensor', componentName: 'a', methodName: 'Readings', tags: [] }, points);
     }
-    const late = Array.from({ length: 300 }, (_, i) => ({ timeRequested: new Date(base + i * 7000 + 500), timeReceived: new Date(), data: { readings: { late: i } } }));
+    const late = Array.from({ length: 300 }, (_, i) => ({
+      timeRequested: new Date(base + i * 7000 + 500),
+      timeReceived: new Date(),
+      data: { readings: { late: i } },
+    }));
     await insertTabular(store, { part, componentType: 'sensor', componentName: 'a', methodName: 'Readings', tags: [] }, late);
     const burst = Array.from({ length: 120 }, () => ({ timeRequested: new Date(base + 1_500_000), timeReceived: new Date(), data: { readings: {} } }));
     await insertTabular(store, { part, componentType: 'sensor', componentName: 'a', methodName: 'Readings', tags: [] }, burst);
@@ -43,10 +51,10 @@ test('windowed pages equal plain top-N pages', async (t) => {
       for (;;) {
         const page = pageOf({ limit: 70, last, sortOrder });
         const windowed = await readPage(store, 'tabular_data', cols, where, page, 0n);
-        const plain = await store.query(
-          `SELECT ${cols} FROM tabular_data WHERE ${where.sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
-          [...where.params, ...page.afterParams],
-        );
+        const plain = await store.query(`SELECT ${cols} FROM tabular_data WHERE ${where.sql}${page.after} ORDER BY ${page.orderBy} LIMIT ${page.limit}`, [
+          ...where.params,
+          ...page.afterParams,
+        ]);
         t.deepEqual(windowed, plain);
         if (windowed.length === 0) break;
         last = cursorOf(windowed[windowed.length - 1]);
@@ -66,8 +74,16 @@ test('a first page across a long gap in capture times is exact', async (t) => {
   try {
     const capture = { part, componentType: 'sensor', componentName: 'a', methodName: 'Readings', tags: [] };
     const old = Date.parse('2025-01-01T00:00:00Z');
-    await insertTabular(store, capture, Array.from({ length: 2000 }, (_, i) => ({ timeRequested: new Date(old + i * 1000), timeReceived: new Date(), data: { readings: {} } })));
-    await insertTabular(store, capture, Array.from({ length: 10 }, (_, i) => ({ timeRequested: new Date(Date.now() - i), timeReceived: new Date(), data: { readings: {} } })));
+    await insertTabular(
+      store,
+      capture,
+      Array.from({ length: 2000 }, (_, i) => ({ timeRequested: new Date(old + i * 1000), timeReceived: new Date(), data: { readings: {} } })),
+    );
+    await insertTabular(
+      store,
+      capture,
+      Array.from({ length: 10 }, (_, i) => ({ timeRequested: new Date(Date.now() - i), timeReceived: new Date(), data: { readings: {} } })),
+    );
     const cols = 'seq, epoch_us(time_requested) AS t_us';
     const where = { sql: 'true', params: [] };
     const page = pageOf({ limit: 50, last: '', sortOrder: Order.ORDER_UNSPECIFIED });

@@ -53,10 +53,11 @@ export async function readPage(
   smallTable = smallTableRows,
 ): Promise<Row[]> {
   const run = (extra: string, extraParams: unknown[]) =>
-    store.query(
-      `SELECT ${columns} FROM ${table} WHERE ${where.sql}${page.after}${extra} ORDER BY ${page.orderBy} LIMIT ${page.limit}`,
-      [...where.params, ...page.afterParams, ...(extraParams as never[])],
-    );
+    store.query(`SELECT ${columns} FROM ${table} WHERE ${where.sql}${page.after}${extra} ORDER BY ${page.orderBy} LIMIT ${page.limit}`, [
+      ...where.params,
+      ...page.afterParams,
+      ...(extraParams as never[]),
+    ]);
   const { lo, hi, n } = await spanOf(store, table);
   if (n < smallTable || lo === null || hi === null) return run('', []);
   if (!page.ascending && !page.cursor) {

@@ -58,8 +58,14 @@ test.serial('the four calls reach the registered engine, with BSON documents dec
   try {
     t.deepEqual(await c.operator.tabularDataBySQL(c.org, 'SELECT 1'), [{ n: 1, when: new Date(0), nested: { a: [1, 2] } }]);
     t.deepEqual(await c.operator.tabularDataByMQL(c.org, [{ $match: { x: 1 } }, { $count: 'count' }]), [{ count: 3 }]);
-    await c.owner.tabularDataByMQL(c.org, [{ $limit: 1 }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK, pipelineId: 'p1' });
-    await c.owner.tabularDataByMQL(c.org, [{ $limit: 1 }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_UNSPECIFIED, useRecentData: true });
+    await c.owner.tabularDataByMQL(c.org, [{ $limit: 1 }], {
+      tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK,
+      pipelineId: 'p1',
+    });
+    await c.owner.tabularDataByMQL(c.org, [{ $limit: 1 }], {
+      tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_UNSPECIFIED,
+      useRecentData: true,
+    });
     t.deepEqual(await c.operator.getDatabaseConnection(c.org), { hostname: 'db.local', uri: `postgres://db.local/${c.org}`, hasDatabaseUser: true });
     await c.owner.configureDatabaseUser(c.org, 'pw-123456');
     t.deepEqual(calls, [

@@ -94,9 +94,7 @@ export function pageOf(request: { limit: number; last: string; sortOrder: Order 
     const cursor = decodeCursor(request.last);
     const t = timestampTZValue(cursor.timeMicros);
     // The first conjunct alone lets DuckDB skip whole row groups by their min/max capture time.
-    page.after = ascending
-      ? ' AND time_requested >= ? AND (time_requested > ? OR seq > ?)'
-      : ' AND time_requested <= ? AND (time_requested < ? OR seq < ?)';
+    page.after = ascending ? ' AND time_requested >= ? AND (time_requested > ? OR seq > ?)' : ' AND time_requested <= ? AND (time_requested < ? OR seq < ?)';
     page.afterParams = [t, t, cursor.seq];
     page.cursor = cursor;
   }

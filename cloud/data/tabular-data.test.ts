@@ -19,9 +19,9 @@ test('only data synced within the last year counts as the latest', async (t) => 
     const capture = { part, componentType: source.resourceSubtype, componentName: source.resourceName, methodName: 'Readings', tags: [] };
     await insertTabular(store, capture, [{ timeRequested: new Date(), timeReceived: new Date(), data: { readings: { v: 1 } } }]);
     t.true((await getLatestTabularData(store, source)).found);
-    await store.execute("UPDATE tabular_data SET time_synced = now() - INTERVAL 366 DAY");
+    await store.execute('UPDATE tabular_data SET time_synced = now() - INTERVAL 366 DAY');
     t.deepEqual(await getLatestTabularData(store, source), { found: false });
-    await store.execute("UPDATE tabular_data SET time_synced = now() - INTERVAL 364 DAY");
+    await store.execute('UPDATE tabular_data SET time_synced = now() - INTERVAL 364 DAY');
     t.true((await getLatestTabularData(store, source)).found);
   } finally {
     await store.close();

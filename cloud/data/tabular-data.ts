@@ -21,7 +21,6 @@ import { captureColumns, captureMetadataOf, cursorOf, pageOf, parseJson } from '
 
 const pointColumns = `seq, epoch_us(time_requested) AS t_us, ${captureColumns}, time_requested, time_received, data, size_bytes`;
 
-
 export async function tabularDataByFilter(store: Store, principal: KeyPrincipal, request: TabularDataByFilterRequest): Promise<TabularDataByFilterResponse> {
   const where = filterWhere(request.dataRequest?.filter, 'tabular', principal, { includeInternal: request.includeInternalData });
   if (request.countOnly) {

@@ -146,11 +146,12 @@ export class Datasets {
     }
     this.authorizer.checkOrg(p, organizationId, { role: 'owner' });
     const id = await this.create(md, name, organizationId);
-    const rows = await this.store.query(
-      `SELECT binary_data_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`,
-      datasetIds,
-    );
-    if (rows.length > 0) await this.addMembers(rows.map((r) => String(r.binary_data_id)), id);
+    const rows = await this.store.query(`SELECT binary_data_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`, datasetIds);
+    if (rows.length > 0)
+      await this.addMembers(
+        rows.map((r) => String(r.binary_data_id)),
+        id,
+      );
     return id;
   }
 }

@@ -23,7 +23,10 @@ test.serial('create, list by organization and by ids, rename', async (t) => {
   t.like(ds, { id, name: 'birds', organizationId: fx.orgA });
   t.true(ds.timeCreated instanceof Date);
   await data.renameDataset(id, 'more birds');
-  t.deepEqual((await data.listDatasetsByIds([id])).map((d) => d.name), ['more birds']);
+  t.deepEqual(
+    (await data.listDatasetsByIds([id])).map((d) => d.name),
+    ['more birds'],
+  );
   t.is(codeOf(await t.throwsAsync(data.createDataset('more birds', fx.orgA))), status.ALREADY_EXISTS);
   t.is(codeOf(await t.throwsAsync(data.createDataset('', fx.orgA))), status.INVALID_ARGUMENT);
   t.is(codeOf(await t.throwsAsync(data.renameDataset(id, ''))), status.INVALID_ARGUMENT);
@@ -48,7 +51,10 @@ test.serial('adding data tags it PLATFORM_DATASET_{id} and records the id; remov
   const [after] = await data.binaryDataByIds([a]);
   t.deepEqual(after.metadata.datasetIds, []);
   t.deepEqual(after.metadata.captureMetadata!.tags, ['base']);
-  t.deepEqual((await data.binaryDataByFilter({ datasetId: id })).data.map((d) => d.metadata.binaryDataId), [b]);
+  t.deepEqual(
+    (await data.binaryDataByFilter({ datasetId: id })).data.map((d) => d.metadata.binaryDataId),
+    [b],
+  );
   t.is(codeOf(await t.throwsAsync(data.addBinaryDataToDatasetByIds([], id))), status.INVALID_ARGUMENT);
   t.is(codeOf(await t.throwsAsync(data.addBinaryDataToDatasetByIds([a], 'missing'))), status.NOT_FOUND);
   t.is(codeOf(await t.throwsAsync(data.addBinaryDataToDatasetByIds(['missing'], id))), status.NOT_FOUND);

@@ -185,7 +185,8 @@ export class DataSync {
       await writer?.abort();
       throw err;
     }
-    if (head === undefined || !writer) throw invalidArgument(`${name === 'file' ? 'FileUpload' : 'StreamingDataCaptureUpload'} needs a first message with metadata`);
+    if (head === undefined || !writer)
+      throw invalidArgument(`${name === 'file' ? 'FileUpload' : 'StreamingDataCaptureUpload'} needs a first message with metadata`);
     return { head, writer };
   }
 
@@ -259,7 +260,8 @@ export function addDataSyncService(server: Server, deps: DataSyncDeps): void {
  */
 export function checkFiniteNumbers(value: unknown, path: string): void {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw invalidArgument(`${path}: ${value} cannot be stored (readings are JSON, which has no NaN or Infinity); send null or a finite number`);
+    if (!Number.isFinite(value))
+      throw invalidArgument(`${path}: ${value} cannot be stored (readings are JSON, which has no NaN or Infinity); send null or a finite number`);
     return;
   }
   if (Array.isArray(value)) {

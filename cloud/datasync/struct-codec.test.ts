@@ -5,8 +5,18 @@ import { decodeDataCaptureUploadRequest, encodeDataCaptureUploadRequest } from '
 
 const request: DataCaptureUploadRequest = {
   metadata: {
-    partId: 'p', componentType: 'rdk:component:sensor', componentName: 'c', methodName: 'Readings', type: DataType.DATA_TYPE_TABULAR_SENSOR,
-    fileName: '', methodParameters: { a: 1 }, fileExtension: '', tags: ['t'], datasetIds: [], mimeType: '', uploadId: '',
+    partId: 'p',
+    componentType: 'rdk:component:sensor',
+    componentName: 'c',
+    methodName: 'Readings',
+    type: DataType.DATA_TYPE_TABULAR_SENSOR,
+    fileName: '',
+    methodParameters: { a: 1 },
+    fileExtension: '',
+    tags: ['t'],
+    datasetIds: [],
+    mimeType: '',
+    uploadId: '',
   },
   sensorContents: [
     {

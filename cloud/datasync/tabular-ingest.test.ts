@@ -36,7 +36,14 @@ test('concurrent uploads each keep their own metadata, points and seq range', as
       sizes.map((n, u) =>
         insertTabular(
           store,
-          { part, componentType: 'rdk:component:sensor', componentName: `c${u}`, methodName: 'Readings', methodParameters: u % 2 ? { u } : undefined, tags: [`t${u}`, 'shared'] },
+          {
+            part,
+            componentType: 'rdk:component:sensor',
+            componentName: `c${u}`,
+            methodName: 'Readings',
+            methodParameters: u % 2 ? { u } : undefined,
+            tags: [`t${u}`, 'shared'],
+          },
           pointsOf(u, n),
         ),
       ),
@@ -61,9 +68,14 @@ test('concurrent uploads each keep their own metadata, points and seq range', as
       t.true(row.sizes_ok && row.times_ok && row.part_ok && row.public && row.synced);
     }
     const sample = await store.query(`SELECT data FROM tabular_data WHERE component_name = 'c1' ORDER BY seq LIMIT 2 OFFSET 2047`);
-    t.deepEqual(sample.map((r) => JSON.parse(String(r.data))), [{ readings: { upload: 1, i: 2047, text: 'é' } }, { readings: { upload: 1, i: 2048, text: 'é' } }]);
+    t.deepEqual(
+      sample.map((r) => JSON.parse(String(r.data))),
+      [{ readings: { upload: 1, i: 2047, text: 'é' } }, { readings: { upload: 1, i: 2048, text: 'é' } }],
+    );
     // Rows keep their capture order inside the table (page queries rely on row-group time ranges).
-    const order = await store.query(`SELECT bool_and(ordered) AS ok FROM (SELECT time_requested >= lag(time_requested) OVER (ORDER BY rowid) OR upload_id <> lag(upload_id) OVER (ORDER BY rowid) AS ordered FROM tabular_data)`);
+    const order = await store.query(
+      `SELECT bool_and(ordered) AS ok FROM (SELECT time_requested >= lag(time_requested) OVER (ORDER BY rowid) OR upload_id <> lag(upload_id) OVER (ORDER BY rowid) AS ordered FROM tabular_data)`,
+    );
     t.not(order[0].ok, false);
   });
 });
@@ -82,7 +94,13 @@ test('an upload that fails inside a group fails alone', async (t) => {
     t.is(results[1].status, 'rejected');
     t.is(results[2].status, 'fulfilled');
     const rows = await store.query('SELECT component_name, count(*) AS n FROM tabular_data GROUP BY ALL ORDER BY 1');
-    t.deepEqual(rows.map((r) => [r.component_name, Number(r.n)]), [['a', 10], ['b', 20]]);
+    t.deepEqual(
+      rows.map((r) => [r.component_name, Number(r.n)]),
+      [
+        ['a', 10],
+        ['b', 20],
+      ],
+    );
     // The writer goes on afterwards.
     await insertTabular(store, capture('c'), pointsOf(3, 4));
     t.is(Number((await store.query(`SELECT count(*) AS n FROM tabular_data WHERE component_name = 'c'`))[0].n), 4);

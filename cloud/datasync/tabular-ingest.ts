@@ -113,10 +113,22 @@ class TabularWriter {
     const lastSeq = firstSeq + BigInt(points.length) - 1n;
     const params = capture.methodParameters && Object.keys(capture.methodParameters).length > 0 ? JSON.stringify(capture.methodParameters) : null;
     const constants: Record<string, DuckDBValue> = {
-      upload: uploadId, org: p.organizationId, loc: p.locationId, robot: p.machineId, robotName: p.robotName, part: p.partId,
-      partName: p.partName, ct: capture.componentType, cn: capture.componentName, mn: capture.methodName, mp: params,
-      tags: listValue(capture.tags), synced: timestampValue(), internal: capture.tags.includes(internalTag),
-      first: firstSeq, last: lastSeq,
+      upload: uploadId,
+      org: p.organizationId,
+      loc: p.locationId,
+      robot: p.machineId,
+      robotName: p.robotName,
+      part: p.partId,
+      partName: p.partName,
+      ct: capture.componentType,
+      cn: capture.componentName,
+      mn: capture.methodName,
+      mp: params,
+      tags: listValue(capture.tags),
+      synced: timestampValue(),
+      internal: capture.tags.includes(internalTag),
+      first: firstSeq,
+      last: lastSeq,
     };
     const chunks = stagingChunks(points, firstSeq);
     const committed = new Promise<void>((resolve, reject) => {

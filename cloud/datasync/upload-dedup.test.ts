@@ -17,8 +17,12 @@ const t1 = new Date('2026-01-01T00:00:01Z');
 test('a repeated tabular upload id stores its points once and answers the same file id', async (t) => {
   const part = fx.partClient(fx.machineA1).dataClient;
   const items = [{ readings: { a: 1 } }, { readings: { a: 2 } }];
-  const times: [Date, Date][] = [[t0, t0], [t1, t1]];
-  const send = () => part.tabularDataCaptureUpload(items, fx.machineA1.part_id, 'core:component:sensor', 'dedup-tab', 'Readings', times, [], { uploadId: 'file-1' });
+  const times: [Date, Date][] = [
+    [t0, t0],
+    [t1, t1],
+  ];
+  const send = () =>
+    part.tabularDataCaptureUpload(items, fx.machineA1.part_id, 'core:component:sensor', 'dedup-tab', 'Readings', times, [], { uploadId: 'file-1' });
   const first = await send();
   const [second, third] = await Promise.all([send(), send()]); // concurrent retries too
   t.is(second, first);
@@ -34,8 +38,12 @@ test('a repeated tabular upload id stores its points once and answers the same f
 test('a repeated binary upload id stores one datum, whether sent whole or streamed', async (t) => {
   const part = fx.partClient(fx.machineA1).dataClient;
   const image = Buffer.from('not really a jpeg');
-  const first = await part.binaryDataCaptureUpload(image, fx.machineA1.part_id, 'core:component:camera', 'dedup-cam', 'GetImage', '.jpg', [t0, t1], ['x'], { uploadId: 'img-1' });
-  const again = await part.binaryDataCaptureUpload(image, fx.machineA1.part_id, 'core:component:camera', 'dedup-cam', 'GetImage', '.jpg', [t0, t1], ['x'], { uploadId: 'img-1' });
+  const first = await part.binaryDataCaptureUpload(image, fx.machineA1.part_id, 'core:component:camera', 'dedup-cam', 'GetImage', '.jpg', [t0, t1], ['x'], {
+    uploadId: 'img-1',
+  });
+  const again = await part.binaryDataCaptureUpload(image, fx.machineA1.part_id, 'core:component:camera', 'dedup-cam', 'GetImage', '.jpg', [t0, t1], ['x'], {
+    uploadId: 'img-1',
+  });
   const streamed = await part.streamingDataCaptureUpload(image, fx.machineA1.part_id, '.jpg', { componentName: 'dedup-cam', uploadId: 'img-1' });
   t.is(again, first);
   t.is(streamed, first);
@@ -47,8 +55,12 @@ test('the same upload id from two parts is two uploads', async (t) => {
   const a = fx.partClient(fx.machineA1).dataClient;
   const b = fx.partClient(fx.machineA2).dataClient;
   const times: [Date, Date][] = [[t0, t0]];
-  const idA = await a.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA1.part_id, 'core:component:sensor', 'dedup-two', 'Readings', times, [], { uploadId: 'same' });
-  const idB = await b.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA2.part_id, 'core:component:sensor', 'dedup-two', 'Readings', times, [], { uploadId: 'same' });
+  const idA = await a.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA1.part_id, 'core:component:sensor', 'dedup-two', 'Readings', times, [], {
+    uploadId: 'same',
+  });
+  const idB = await b.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA2.part_id, 'core:component:sensor', 'dedup-two', 'Readings', times, [], {
+    uploadId: 'same',
+  });
   t.not(idA, idB);
   const reader = fx.client(fx.keys.ownerA).dataClient;
   t.is((await reader.tabularDataByFilter({ componentName: 'dedup-two' }, { countOnly: true })).count, 2);
@@ -56,7 +68,11 @@ test('the same upload id from two parts is two uploads', async (t) => {
 
 test('an upload id longer than 128 characters is INVALID_ARGUMENT naming the field', async (t) => {
   const part = fx.partClient(fx.machineA1).dataClient;
-  const err = await t.throwsAsync(part.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA1.part_id, 'core:component:sensor', 'dedup-long', 'Readings', [[t0, t0]], [], { uploadId: 'x'.repeat(129) }));
+  const err = await t.throwsAsync(
+    part.tabularDataCaptureUpload([{ readings: { v: 1 } }], fx.machineA1.part_id, 'core:component:sensor', 'dedup-long', 'Readings', [[t0, t0]], [], {
+      uploadId: 'x'.repeat(129),
+    }),
+  );
   t.is((err as { code?: number }).code, 3);
   t.regex(err!.message, /upload_id/);
 });

@@ -40,7 +40,7 @@ export class UploadDedup {
     const running = this.inFlight.get(storedId);
     if (running) {
       // The first attempt's failure is not ours: then try again ourselves.
-      if (await running.catch(() => undefined) !== undefined) return false;
+      if ((await running.catch(() => undefined)) !== undefined) return false;
       return this.once(kind, storedId, write);
     }
     const attempt = (async () => {

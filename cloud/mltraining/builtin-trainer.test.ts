@@ -21,11 +21,20 @@ test('a job whose tags no image carries fails FAILED_PRECONDITION naming the lab
     await rm(root, { recursive: true, force: true });
   });
   const submit = (modelType: 'SINGLE_LABEL_CLASSIFICATION' | 'OBJECT_DETECTION', version: string, dataset = datasetId) =>
-    training.submitTrainingJob({ organizationId: 'org', datasetId: dataset, modelName: 'm', modelVersion: version, modelType, tags: ['red', 'green'], arguments: { epochs: '1' } });
-  const done = (id: string) => waitFor('the job to end', () => {
-    const job = training.getTrainingJob(id);
-    return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
-  });
+    training.submitTrainingJob({
+      organizationId: 'org',
+      datasetId: dataset,
+      modelName: 'm',
+      modelVersion: version,
+      modelType,
+      tags: ['red', 'green'],
+      arguments: { epochs: '1' },
+    });
+  const done = (id: string) =>
+    waitFor('the job to end', () => {
+      const job = training.getTrainingJob(id);
+      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
+    });
   const classify = await done(await submit('SINGLE_LABEL_CLASSIFICATION', 'v1'));
   t.is(classify.status, 'FAILED');
   t.is(classify.errorStatus?.code, status.FAILED_PRECONDITION);

@@ -13,12 +13,13 @@ export class CloudTrainingDataSource implements TrainingDataSource {
 
   async listImages(organizationId: string, datasetId: string): Promise<TrainingImage[]> {
     const member = `organization_id = ? AND list_contains(dataset_ids, ?) AND mime_type LIKE 'image/%' AND NOT internal`;
-    const rows = await this.store.query(
-      `SELECT binary_data_id, file_ext, tags FROM binary_data WHERE ${member} ORDER BY seq`, [organizationId, datasetId]);
+    const rows = await this.store.query(`SELECT binary_data_id, file_ext, tags FROM binary_data WHERE ${member} ORDER BY seq`, [organizationId, datasetId]);
     const boxes = await this.store.query(
       `SELECT binary_data_id, label, x_min_normalized, y_min_normalized, x_max_normalized, y_max_normalized
          FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${member})
-         ORDER BY binary_data_id, id`, [organizationId, datasetId]);
+         ORDER BY binary_data_id, id`,
+      [organizationId, datasetId],
+    );
     const images = new Map<string, TrainingImage>();
     for (const row of rows) {
       const id = String(row.binary_data_id);

@@ -19,9 +19,14 @@ test('export keeps every image, only the wanted labels, and never dataset member
   const exported = await exportDataset(source, 'org', id, folder, ['red', 'green']);
   t.is(exported.images, 3);
   t.deepEqual(exported.labelCounts, { red: { images: 1, boxes: 1 }, green: { images: 0, boxes: 0 } });
-  const lines = (await readFile(exported.datasetFile, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const lines = (await readFile(exported.datasetFile, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   t.deepEqual(lines[0].classification_annotations, [{ annotation_label: 'red' }]);
-  t.deepEqual(lines[0].bounding_box_annotations, [{ annotation_label: 'red', x_min_normalized: 0.1, y_min_normalized: 0.2, x_max_normalized: 0.5, y_max_normalized: 0.6 }]);
+  t.deepEqual(lines[0].bounding_box_annotations, [
+    { annotation_label: 'red', x_min_normalized: 0.1, y_min_normalized: 0.2, x_max_normalized: 0.5, y_max_normalized: 0.6 },
+  ]);
   t.deepEqual(lines[1].classification_annotations, []); // a negative example
   t.is(await readFile(join(folder, lines[2].image_path), 'utf8'), 'c');
   t.is((await readdir(join(folder, 'images'))).length, 3);

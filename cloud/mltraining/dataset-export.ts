@@ -48,18 +48,20 @@ export async function exportDataset(
     const boxes = image.boundingBoxes.filter((b) => wanted(b.label));
     for (const tag of tags) count(tag).images += 1;
     for (const box of boxes) count(box.label).boxes += 1;
-    lines.push(JSON.stringify({
-      image_path: imagePath,
-      binary_data_id: image.binaryDataId,
-      classification_annotations: tags.map((t) => ({ annotation_label: t })),
-      bounding_box_annotations: boxes.map((b) => ({
-        annotation_label: b.label,
-        x_min_normalized: b.xMinNormalized,
-        y_min_normalized: b.yMinNormalized,
-        x_max_normalized: b.xMaxNormalized,
-        y_max_normalized: b.yMaxNormalized,
-      })),
-    }));
+    lines.push(
+      JSON.stringify({
+        image_path: imagePath,
+        binary_data_id: image.binaryDataId,
+        classification_annotations: tags.map((t) => ({ annotation_label: t })),
+        bounding_box_annotations: boxes.map((b) => ({
+          annotation_label: b.label,
+          x_min_normalized: b.xMinNormalized,
+          y_min_normalized: b.yMinNormalized,
+          x_max_normalized: b.xMaxNormalized,
+          y_max_normalized: b.yMaxNormalized,
+        })),
+      }),
+    );
   }
   const datasetFile = join(folder, 'dataset.jsonl');
   await writeFile(datasetFile, lines.length ? `${lines.join('\n')}\n` : '');

@@ -37,11 +37,15 @@ test.after.always(async () => {
 });
 
 const finished = (id: string, client = () => fx.training) =>
-  waitFor(`job ${id} to finish`, async () => {
-    const job = await client().getTrainingJob(id);
-    const done = [TrainingStatus.TRAINING_STATUS_COMPLETED, TrainingStatus.TRAINING_STATUS_FAILED, TrainingStatus.TRAINING_STATUS_CANCELED];
-    return done.includes(job.status) && job;
-  }, 300_000);
+  waitFor(
+    `job ${id} to finish`,
+    async () => {
+      const job = await client().getTrainingJob(id);
+      const done = [TrainingStatus.TRAINING_STATUS_COMPLETED, TrainingStatus.TRAINING_STATUS_FAILED, TrainingStatus.TRAINING_STATUS_CANCELED];
+      return done.includes(job.status) && job;
+    },
+    300_000,
+  );
 
 const codeOf = (err: unknown) => (err as { code?: number }).code;
 
@@ -70,8 +74,24 @@ const download = (model: string, file: string) => fx.training.downloadModelArtef
 
 test.serial('built-in jobs for the three model types are queued', async (t) => {
   const args = (target: string) => ({ epochs: '40', target_metric: target, seed: '3' });
-  built.single = await fx.training.submitTrainingJob(fx.orgId, datasetId, 'colours', 'v1', ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, labels, args('0.97'));
-  built.multi = await fx.training.submitTrainingJob(fx.orgId, datasetId, 'colour-sets', 'v1', ModelType.MODEL_TYPE_MULTI_LABEL_CLASSIFICATION, labels, args('0.95'));
+  built.single = await fx.training.submitTrainingJob(
+    fx.orgId,
+    datasetId,
+    'colours',
+    'v1',
+    ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION,
+    labels,
+    args('0.97'),
+  );
+  built.multi = await fx.training.submitTrainingJob(
+    fx.orgId,
+    datasetId,
+    'colour-sets',
+    'v1',
+    ModelType.MODEL_TYPE_MULTI_LABEL_CLASSIFICATION,
+    labels,
+    args('0.95'),
+  );
   built.detect = await fx.training.submitTrainingJob(fx.orgId, datasetId, 'shapes', 'v1', ModelType.MODEL_TYPE_OBJECT_DETECTION, labels, args('0.85'));
   const job = await fx.training.getTrainingJob(built.single);
   t.is(job.modelType, ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION);
@@ -91,7 +111,10 @@ test.serial('single-label classification passes 0.9 validation accuracy; its ONN
   const [artefact] = await fx.training.listModelArtefacts(fx.orgId, 'colours');
   t.is(artefact.id, job.syncedModelId);
   t.is(artefact.modelVersion, 'v1');
-  t.deepEqual(artefact.files.map((f) => f.name), ['labels.txt', 'metrics.json', 'model.onnx']);
+  t.deepEqual(
+    artefact.files.map((f) => f.name),
+    ['labels.txt', 'metrics.json', 'model.onnx'],
+  );
   t.deepEqual(artefact.labels, labels);
   t.is((await download('colours', 'labels.txt')).toString(), 'blue\ngreen\nred\n');
   const fresh = shapeImages(60, { seed: 99 });
@@ -128,9 +151,14 @@ test.serial('a custom script from the registry trains on the exported dataset', 
   t.is(script.entrypoint, 'model/training.py');
   const again = await t.throwsAsync(fx.training.uploadTrainingScript(fx.orgId, 'shapes:centroid', '1.0.0', 'model/training.py', pkg));
   t.is(codeOf(again), status.ALREADY_EXISTS);
-  t.deepEqual((await fx.training.listTrainingScripts(fx.orgId)).map((s) => `${s.registryItemId}@${s.version}`), ['shapes:centroid@1.0.0']);
+  t.deepEqual(
+    (await fx.training.listTrainingScripts(fx.orgId)).map((s) => `${s.registryItemId}@${s.version}`),
+    ['shapes:centroid@1.0.0'],
+  );
 
-  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'shapes:centroid', '1.0.0', 'centroid', '2024-05-01', { validation_fraction: '0.3' });
+  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'shapes:centroid', '1.0.0', 'centroid', '2024-05-01', {
+    validation_fraction: '0.3',
+  });
   const job = await finished(id);
   t.is(job.status, TrainingStatus.TRAINING_STATUS_COMPLETED, job.errorStatus?.message);
   t.true(job.isCustomJob);
@@ -153,7 +181,10 @@ test.serial('cancel, delete, list filters and the errors of the job API', async 
   const child = Number(await readFile(pidFile, 'utf8'));
   t.is((await fx.training.getTrainingJob(id)).status, TrainingStatus.TRAINING_STATUS_IN_PROGRESS);
   t.is(codeOf(await t.throwsAsync(fx.training.deleteCompletedTrainingJob(id))), status.FAILED_PRECONDITION);
-  t.deepEqual((await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_IN_PROGRESS)).map((j) => j.id), [id]);
+  t.deepEqual(
+    (await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_IN_PROGRESS)).map((j) => j.id),
+    [id],
+  );
 
   await fx.training.cancelTrainingJob(id);
   t.is((await fx.training.getTrainingJob(id)).status, TrainingStatus.TRAINING_STATUS_CANCELING);
@@ -162,7 +193,9 @@ test.serial('cancel, delete, list filters and the errors of the job API', async 
   t.false(isRunning(child));
   t.is(codeOf(await t.throwsAsync(fx.training.cancelTrainingJob('no-such-job'))), status.NOT_FOUND);
 
-  const reused = await t.throwsAsync(fx.training.submitTrainingJob(fx.orgId, datasetId, 'colours', 'v1', ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, labels));
+  const reused = await t.throwsAsync(
+    fx.training.submitTrainingJob(fx.orgId, datasetId, 'colours', 'v1', ModelType.MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, labels),
+  );
   t.is(codeOf(reused), status.ALREADY_EXISTS);
 
   const all = await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED);
@@ -179,7 +212,10 @@ test.serial('jobs survive a restart; a job running when the cloud is killed beco
   const before = await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED);
   await fx.restart('stop');
   const after = await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED);
-  t.deepEqual(after.map((j) => [j.id, j.status]), before.map((j) => [j.id, j.status]));
+  t.deepEqual(
+    after.map((j) => [j.id, j.status]),
+    before.map((j) => [j.id, j.status]),
+  );
   t.is((await fx.training.downloadModelArtefact(fx.orgId, 'colours', 'v1', 'labels.txt')).toString(), 'blue\ngreen\nred\n');
 
   const pidFile = join(scratch, 'crash.pid');

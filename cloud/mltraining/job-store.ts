@@ -22,7 +22,10 @@ export class JobStore {
   private readonly logs = new Map<string, LogSink>();
   private readonly folder: string;
 
-  constructor(root: string, private readonly maxLogEntries = maxLogEntriesPerJob) {
+  constructor(
+    root: string,
+    private readonly maxLogEntries = maxLogEntriesPerJob,
+  ) {
     this.folder = join(root, 'jobs');
   }
 
@@ -71,7 +74,10 @@ export class JobStore {
 
   private enqueue(id: string, write: () => Promise<void>): Promise<void> {
     const next = (this.chains.get(id) ?? Promise.resolve()).then(write);
-    this.chains.set(id, next.catch(() => undefined));
+    this.chains.set(
+      id,
+      next.catch(() => undefined),
+    );
     return next;
   }
 

@@ -24,12 +24,21 @@ test('the final metrics event of a custom script wins over the progress event be
     await rm(root, { recursive: true, force: true });
   });
   await training.registry.upload({
-    organizationId: org, registryItemId: 'final', version: '1.0.0', entrypoint: 'train.sh',
+    organizationId: org,
+    registryItemId: 'final',
+    version: '1.0.0',
+    entrypoint: 'train.sh',
     package: await scriptPackage({ 'train.sh': { content: finalMetricsScript, mode: 0o755 } }),
   });
   for (const version of ['v1', 'v2', 'v3']) {
     const id = await training.submitCustomTrainingJob({
-      organizationId: org, datasetId, registryItemId: 'final', registryItemVersion: '1.0.0', modelName: 'm', modelVersion: version, arguments: {},
+      organizationId: org,
+      datasetId,
+      registryItemId: 'final',
+      registryItemVersion: '1.0.0',
+      modelName: 'm',
+      modelVersion: version,
+      arguments: {},
     });
     const job = await waitFor(`job ${id} to finish`, () => {
       const j = training.getTrainingJob(id);

@@ -3,21 +3,11 @@
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
-import {
-  MLTrainingServiceService,
-  type MLTrainingServiceServer,
-} from '../../gen/platform/app/mltraining/v1/ml_training.js';
+import { MLTrainingServiceService, type MLTrainingServiceServer } from '../../gen/platform/app/mltraining/v1/ml_training.js';
 import { invalidArgument, notFound } from '../../core/shared/status-error.js';
 import { serverStream, unary } from '../server/handlers.js';
 import { checkOrganizationId, type MLTraining } from './ml-training.js';
-import {
-  artefactToProto,
-  frameworkFromProto,
-  jobToProto,
-  modelTypeFromProto,
-  scriptToProto,
-  statusFromProto,
-} from './proto-mapping.js';
+import { artefactToProto, frameworkFromProto, jobToProto, modelTypeFromProto, scriptToProto, statusFromProto } from './proto-mapping.js';
 import type { TrainingAuth } from './training-auth.js';
 import type { TrainingJob } from './training-job.js';
 
@@ -41,7 +31,10 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
     submitTrainingJob: unary(async (req, md) => {
       await orgOf(md, req.organizationId);
       const modelType = modelTypeFromProto(req.modelType);
-      if (!modelType) throw invalidArgument('model_type is required (MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, MODEL_TYPE_MULTI_LABEL_CLASSIFICATION or MODEL_TYPE_OBJECT_DETECTION)');
+      if (!modelType)
+        throw invalidArgument(
+          'model_type is required (MODEL_TYPE_SINGLE_LABEL_CLASSIFICATION, MODEL_TYPE_MULTI_LABEL_CLASSIFICATION or MODEL_TYPE_OBJECT_DETECTION)',
+        );
       const id = await training.submitTrainingJob({ ...req, modelType, arguments: req.arguments });
       return { id };
     }),

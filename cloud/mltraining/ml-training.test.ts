@@ -25,7 +25,13 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }, options: Pa
     await rm(root, { recursive: true, force: true });
   });
   const upload = async (id: string, content: string, entrypoint = 'train.sh') =>
-    training.registry.upload({ organizationId: org, registryItemId: id, version: '1.0.0', entrypoint, package: await scriptPackage({ [entrypoint]: { content, mode: 0o755 } }) });
+    training.registry.upload({
+      organizationId: org,
+      registryItemId: id,
+      version: '1.0.0',
+      entrypoint,
+      package: await scriptPackage({ [entrypoint]: { content, mode: 0o755 } }),
+    });
   return { root, source, datasetId, training, upload };
 }
 
@@ -36,7 +42,13 @@ const finished = (training: MLTraining, id: string) =>
   });
 
 const custom = (datasetId: string, registryItemId: string, modelVersion: string, args: Record<string, string> = {}) => ({
-  organizationId: org, datasetId, registryItemId, registryItemVersion: '1.0.0', modelName: 'm', modelVersion, arguments: args,
+  organizationId: org,
+  datasetId,
+  registryItemId,
+  registryItemVersion: '1.0.0',
+  modelName: 'm',
+  modelVersion,
+  arguments: args,
 });
 
 test('a custom job gets the exported dataset and arguments, and its model becomes an artefact', async (t) => {
@@ -51,7 +63,10 @@ test('a custom job gets the exported dataset and arguments, and its model become
   t.truthy(job.trainingStarted && job.trainingEnded);
   const [artefact] = training.artefacts.list(org, 'm');
   t.is(artefact.id, job.syncedModelId);
-  t.deepEqual(artefact.files.map((f) => f.name), ['extra/greeting.txt', 'first-annotation.jsonl', 'model.onnx']);
+  t.deepEqual(
+    artefact.files.map((f) => f.name),
+    ['extra/greeting.txt', 'first-annotation.jsonl', 'model.onnx'],
+  );
   t.is(await readFile(training.artefacts.filePath(org, 'm', 'v1', 'extra/greeting.txt'), 'utf8'), 'hello there\n');
   const annotation = JSON.parse(await readFile(training.artefacts.filePath(org, 'm', 'v1', 'first-annotation.jsonl'), 'utf8'));
   t.regex(annotation.image_path, /^images\/.+\.png$/);
@@ -100,8 +115,14 @@ test('the queue respects its concurrency; a pending job cancels at once', async 
   const third = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v3'));
   await waitFor('the first job to run', () => existsSync(pidFile));
   t.is(training.getTrainingJob(second).status, 'PENDING');
-  t.deepEqual(training.listTrainingJobs(org, 'PENDING').map((j) => j.id), [second, third]);
-  t.deepEqual(training.listTrainingJobs(org, 'IN_PROGRESS').map((j) => j.id), [first]);
+  t.deepEqual(
+    training.listTrainingJobs(org, 'PENDING').map((j) => j.id),
+    [second, third],
+  );
+  t.deepEqual(
+    training.listTrainingJobs(org, 'IN_PROGRESS').map((j) => j.id),
+    [first],
+  );
   t.is(training.listTrainingJobs(org).length, 3);
   t.is(training.listTrainingJobs('another-org').length, 0);
   await training.cancelTrainingJob(second);
@@ -176,8 +197,15 @@ test('a script past its memory limit fails with RESOURCE_EXHAUSTED', async (t) =
 
 test('submit checks its fields and names the broken rule', async (t) => {
   const { training, datasetId } = await setup(t);
-  const base = { organizationId: org, datasetId, modelName: 'm', modelVersion: 'v1', modelType: 'SINGLE_LABEL_CLASSIFICATION' as const, tags: ['red', 'green'] };
-  const code = async (p: Promise<unknown>) => ((await t.throwsAsync(p)) as { code?: number; message: string });
+  const base = {
+    organizationId: org,
+    datasetId,
+    modelName: 'm',
+    modelVersion: 'v1',
+    modelType: 'SINGLE_LABEL_CLASSIFICATION' as const,
+    tags: ['red', 'green'],
+  };
+  const code = async (p: Promise<unknown>) => (await t.throwsAsync(p)) as { code?: number; message: string };
   t.regex((await code(training.submitTrainingJob({ ...base, tags: [] }))).message, /tags must name at least one label/);
   t.regex((await code(training.submitTrainingJob({ ...base, tags: ['red'] }))).message, /at least two labels/);
   t.regex((await code(training.submitTrainingJob({ ...base, modelType: 'NOPE' as never }))).message, /model_type must be one of/);

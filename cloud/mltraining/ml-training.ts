@@ -114,7 +114,8 @@ export class MLTraining {
     killOrphans(job.id, job.pid);
     const canceled = job.status === 'CANCELING';
     const now = new Date().toISOString();
-    const message = canceled ? 'canceled by request (the cloud restarted while the job was stopping)'
+    const message = canceled
+      ? 'canceled by request (the cloud restarted while the job was stopping)'
       : 'the cloud stopped while the job was running (crash or kill); submit it again';
     Object.assign(job, {
       status: canceled ? 'CANCELED' : 'FAILED',
@@ -150,7 +151,14 @@ export class MLTraining {
     }
     checkBuiltinArguments(request.arguments ?? {});
     await this.checkCommon(request);
-    return this.enqueue({ ...request, tags: [...new Set(request.tags)], isCustomJob: false, registryItemId: '', registryItemVersion: '', modelFramework: 'ONNX' });
+    return this.enqueue({
+      ...request,
+      tags: [...new Set(request.tags)],
+      isCustomJob: false,
+      registryItemId: '',
+      registryItemVersion: '',
+      modelFramework: 'ONNX',
+    });
   }
 
   async submitCustomTrainingJob(request: SubmitCustomTrainingJob): Promise<string> {
@@ -171,11 +179,18 @@ export class MLTraining {
     if (owner !== request.organizationId) throw notFound(`no dataset ${request.datasetId} in organization ${request.organizationId}`);
   }
 
-  private enqueue(fields: Omit<TrainingJob, 'id' | 'status' | 'createdOn' | 'lastModified' | 'syncedModelId' | 'validationMetrics' | 'arguments'> & { arguments?: Record<string, string> }): Promise<string> {
+  private enqueue(
+    fields: Omit<TrainingJob, 'id' | 'status' | 'createdOn' | 'lastModified' | 'syncedModelId' | 'validationMetrics' | 'arguments'> & {
+      arguments?: Record<string, string>;
+    },
+  ): Promise<string> {
     // Checked and claimed synchronously, so two concurrent submits cannot both take a version.
-    const used = [...this.jobs.values()].some((j) => j.organizationId === fields.organizationId && j.modelName === fields.modelName && j.modelVersion === fields.modelVersion)
-      || this.artefacts.find(fields.organizationId, fields.modelName, fields.modelVersion);
-    if (used) throw alreadyExists(`model_version '${fields.modelVersion}' is already used for model ${fields.modelName} in organization ${fields.organizationId}`);
+    const used =
+      [...this.jobs.values()].some(
+        (j) => j.organizationId === fields.organizationId && j.modelName === fields.modelName && j.modelVersion === fields.modelVersion,
+      ) || this.artefacts.find(fields.organizationId, fields.modelName, fields.modelVersion);
+    if (used)
+      throw alreadyExists(`model_version '${fields.modelVersion}' is already used for model ${fields.modelName} in organization ${fields.organizationId}`);
     if (!this.started) throw failedPrecondition('the training service is starting; try again');
     const now = new Date().toISOString();
     const job: TrainingJob = {
@@ -234,7 +249,12 @@ export class MLTraining {
     if (job.status === 'CANCELING') return;
     const now = new Date().toISOString();
     if (job.status === 'PENDING' && this.queue.remove(id)) {
-      Object.assign(job, { status: 'CANCELED', errorStatus: { code: 1, message: 'canceled by request before it started' }, lastModified: now, trainingEnded: now });
+      Object.assign(job, {
+        status: 'CANCELED',
+        errorStatus: { code: 1, message: 'canceled by request before it started' },
+        lastModified: now,
+        trainingEnded: now,
+      });
       await this.store.save(job);
       await this.store.appendLog(id, { level: 'info', time: now, message: 'canceled before it started' });
       await this.store.closeLog(id);

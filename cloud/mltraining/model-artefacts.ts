@@ -81,7 +81,10 @@ export class ModelArtefactStore {
         ...meta,
         id,
         files,
-        labels: labelsText.split('\n').map((l) => l.trim()).filter(Boolean),
+        labels: labelsText
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean),
         createdOn: new Date().toISOString(),
       };
       await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(artefact, null, 1), 0o600);

@@ -11,7 +11,12 @@ import { waitFor } from '../../core/shared/testing/eventually.js';
 
 /** Starts a group whose leader (sh) exits at once, leaving a `sleep` child behind in the group. */
 async function leftoverGroup(cwd: string, env: Record<string, string>): Promise<{ leader: number; child: number }> {
-  const sh = spawn('/bin/sh', ['-c', 'sleep 300 >/dev/null 2>&1 & echo $!'], { cwd, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+  const sh = spawn('/bin/sh', ['-c', 'sleep 300 >/dev/null 2>&1 & echo $!'], {
+    cwd,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   let out = '';
   sh.stdout!.on('data', (d) => (out += d));
   await new Promise((resolve) => sh.once('close', resolve));
@@ -27,7 +32,12 @@ test('the group of a dead trainer leader is ended through the marks its children
   const byEnv = await leftoverGroup(root, { [jobIdVariable]: jobId });
   const unrelated = await leftoverGroup(root, { [jobIdVariable]: 'another-job' });
   t.teardown(async () => {
-    for (const p of [byCwd, byEnv, unrelated]) try { process.kill(-p.leader, 'SIGKILL'); } catch { /* gone */ }
+    for (const p of [byCwd, byEnv, unrelated])
+      try {
+        process.kill(-p.leader, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     await rm(root, { recursive: true, force: true });
   });
   t.false(isRunning(byCwd.leader));
@@ -35,7 +45,7 @@ test('the group of a dead trainer leader is ended through the marks its children
 
   killOrphans(jobId, undefined);
   await waitFor('the leftover children to die', () => !isRunning(byCwd.child) && !isRunning(byEnv.child), 30_000);
-  t.true(isRunning(unrelated.child), 'another job\'s processes are left alone');
+  t.true(isRunning(unrelated.child), "another job's processes are left alone");
 });
 
 test('the recorded group of a dead leader is ended even when its children carry no mark', async (t) => {
@@ -43,7 +53,12 @@ test('the recorded group of a dead leader is ended even when its children carry 
   const group = await leftoverGroup(root, {});
   const other = await leftoverGroup(root, {});
   t.teardown(async () => {
-    for (const p of [group, other]) try { process.kill(-p.leader, 'SIGKILL'); } catch { /* gone */ }
+    for (const p of [group, other])
+      try {
+        process.kill(-p.leader, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     await rm(root, { recursive: true, force: true });
   });
   killOrphans('job-without-marks', group.leader);

@@ -45,9 +45,11 @@ export function killOrphans(jobId: string, recordedPid: number | undefined): num
 }
 
 function carriesJob(entry: string, jobId: string): boolean {
-  return read(() => readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(jobId))
-    || read(() => readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`${jobIdVariable}=${jobId}`))
-    || read(() => readlinkSync(`/proc/${entry}/cwd`).split('/').includes(jobId));
+  return (
+    read(() => readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(jobId)) ||
+    read(() => readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`${jobIdVariable}=${jobId}`)) ||
+    read(() => readlinkSync(`/proc/${entry}/cwd`).split('/').includes(jobId))
+  );
 }
 
 /** Reads one /proc fact; a process that ended meanwhile or is not ours to read carries nothing. */

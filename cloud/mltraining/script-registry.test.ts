@@ -14,7 +14,12 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }) {
 }
 
 const upload = (pkg: Uint8Array, over: Record<string, unknown> = {}) => ({
-  organizationId: 'org', registryItemId: 'acme:trainer', version: '1.0.0', entrypoint: 'train.py', package: pkg, ...over,
+  organizationId: 'org',
+  registryItemId: 'acme:trainer',
+  version: '1.0.0',
+  entrypoint: 'train.py',
+  package: pkg,
+  ...over,
 });
 
 const code = (err: unknown) => (err as { code?: number }).code;
@@ -27,7 +32,10 @@ test('an uploaded version is listed, can be fetched and is immutable', async (t)
   t.is(script.modelType, 'OBJECT_DETECTION');
   await registry.upload(upload(pkg, { version: '1.1.0' }));
   await registry.upload(upload(pkg, { registryItemId: 'other' }));
-  t.deepEqual((await registry.list('org', 'acme:trainer')).map((s) => s.version), ['1.0.0', '1.1.0']);
+  t.deepEqual(
+    (await registry.list('org', 'acme:trainer')).map((s) => s.version),
+    ['1.0.0', '1.1.0'],
+  );
   t.is((await registry.list('org')).length, 3);
   t.is((await registry.list('another-org')).length, 0);
   const found = await registry.get('org', 'acme:trainer', '1.0.0');

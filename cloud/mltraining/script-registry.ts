@@ -41,10 +41,14 @@ const versionRule = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
 export function checkRegistryRef(registryItemId: string, version: string, versionField = 'version'): void {
   if (!itemIdRule.test(registryItemId)) {
-    throw invalidArgument(`registry_item_id '${registryItemId}' must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`);
+    throw invalidArgument(
+      `registry_item_id '${registryItemId}' must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit`,
+    );
   }
   if (!versionRule.test(version)) {
-    throw invalidArgument(`${versionField} '${version}' must be 1-64 characters of letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.2.0 or 2024-05-01T10-00-00)`);
+    throw invalidArgument(
+      `${versionField} '${version}' must be 1-64 characters of letters, digits, '.', '_', '+' or '-', starting with a letter or digit (e.g. 1.2.0 or 2024-05-01T10-00-00)`,
+    );
   }
 }
 
@@ -94,7 +98,8 @@ export class TrainingScriptRegistry {
       };
       await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(script, null, 1), 0o600);
       await mkdir(join(target, '..'), { recursive: true });
-      if (await exists(target)) throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
+      if (await exists(target))
+        throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
       await rename(staging, target);
       await syncFolder(join(target, '..'));
       return script;
@@ -163,5 +168,8 @@ export class TrainingScriptRegistry {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }

@@ -20,10 +20,11 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }) {
     await training.stop();
     await rm(root, { recursive: true, force: true });
   });
-  const done = (id: string) => waitFor('the job to end', () => {
-    const job = training.getTrainingJob(id);
-    return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
-  });
+  const done = (id: string) =>
+    waitFor('the job to end', () => {
+      const job = training.getTrainingJob(id);
+      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
+    });
   return { source, training, done };
 }
 
@@ -32,8 +33,13 @@ test('40 images with default arguments train a model that tells the two labels a
   const datasetId = source.addShapes('org', shapeImages(40, { colours: ['red', 'blue'], size: 32 }));
   // Only the image size is given (32 keeps the test fast); epochs, batch size and stopping are the defaults.
   const id = await training.submitTrainingJob({
-    organizationId: 'org', datasetId, modelName: 'm', modelVersion: 'v1', modelType: 'SINGLE_LABEL_CLASSIFICATION',
-    tags: ['red', 'blue'], arguments: { image_size: '32' },
+    organizationId: 'org',
+    datasetId,
+    modelName: 'm',
+    modelVersion: 'v1',
+    modelType: 'SINGLE_LABEL_CLASSIFICATION',
+    tags: ['red', 'blue'],
+    arguments: { image_size: '32' },
   });
   const job = await done(id);
   t.is(job.status, 'COMPLETED', JSON.stringify(job.errorStatus));
@@ -41,7 +47,10 @@ test('40 images with default arguments train a model that tells the two labels a
   t.is(job.validationMetrics.better_than_chance, 1);
   t.is(job.validationMetrics.chance_accuracy, 0.5);
   const { logs } = await training.getTrainingJobLogs(id);
-  t.true(logs.some((l) => /training on 32 images, validating on 8; .*batch size 8, up to 100 epochs/.test(l.message)), 'steps are chosen from the size');
+  t.true(
+    logs.some((l) => /training on 32 images, validating on 8; .*batch size 8, up to 100 epochs/.test(l.message)),
+    'steps are chosen from the size',
+  );
   t.true(logs.some((l) => l.message.startsWith('keeping the best checkpoint: epoch')));
   t.false(logs.some((l) => l.message.includes('no better than chance')));
 
@@ -56,10 +65,18 @@ test('a model no better than chance says so in its logs and metrics', async (t) 
   const { source, training, done } = await setup(t);
   // Every image is the same grey square, half tagged one way and half the other: nothing can be learned.
   const grey = encode({ width: 16, height: 16, data: new Uint8Array(16 * 16 * 3).fill(128), channels: 3, depth: 8 });
-  const datasetId = source.addDataset('org', Array.from({ length: 12 }, (_, i) => ({ png: grey, tags: [i % 2 ? 'a' : 'b'] })));
+  const datasetId = source.addDataset(
+    'org',
+    Array.from({ length: 12 }, (_, i) => ({ png: grey, tags: [i % 2 ? 'a' : 'b'] })),
+  );
   const id = await training.submitTrainingJob({
-    organizationId: 'org', datasetId, modelName: 'm', modelVersion: 'v1', modelType: 'SINGLE_LABEL_CLASSIFICATION',
-    tags: ['a', 'b'], arguments: { image_size: '16', epochs: '3' },
+    organizationId: 'org',
+    datasetId,
+    modelName: 'm',
+    modelVersion: 'v1',
+    modelType: 'SINGLE_LABEL_CLASSIFICATION',
+    tags: ['a', 'b'],
+    arguments: { image_size: '16', epochs: '3' },
   });
   const job = await done(id);
   t.is(job.status, 'COMPLETED', JSON.stringify(job.errorStatus));

@@ -9,8 +9,12 @@ test('protocol lines become events; anything else is an info log', (t) => {
   t.deepEqual(parseTrainerLine('{"event": "log", "level": "error", "message": "no labels"}'), { kind: 'log', level: 'error', message: 'no labels' });
   t.deepEqual(parseTrainerLine('{"event": "log", "level": "shout", "message": "x"}'), { kind: 'log', level: 'info', message: 'x' });
   t.deepEqual(parseTrainerLine('{"event": "metrics", "metrics": {"accuracy": 0.5, "bad": "x"}}'), { kind: 'metrics', metrics: { accuracy: 0.5 } });
-  t.like(parseTrainerLine('{"event": "progress", "epoch": 3, "total_epochs": 9, "loss": 0.1, "metric_name": "map50", "metric": 0.7, "images_per_second": 40, "elapsed_seconds": 2}'),
-    { kind: 'progress', epoch: 3, totalEpochs: 9, metricName: 'map50', metric: 0.7 });
+  t.like(
+    parseTrainerLine(
+      '{"event": "progress", "epoch": 3, "total_epochs": 9, "loss": 0.1, "metric_name": "map50", "metric": 0.7, "images_per_second": 40, "elapsed_seconds": 2}',
+    ),
+    { kind: 'progress', epoch: 3, totalEpochs: 9, metricName: 'map50', metric: 0.7 },
+  );
   t.deepEqual(parseTrainerLine('{not json'), { kind: 'log', level: 'info', message: '{not json' });
   t.deepEqual(parseTrainerLine('Epoch 1 done'), { kind: 'log', level: 'info', message: 'Epoch 1 done' });
 });
@@ -21,16 +25,19 @@ test('a trainer that ignores SIGTERM is killed after the grace period; stderr be
   const events: TrainerEvent[] = [];
   let started!: () => void;
   const ready = new Promise<void>((resolve) => (started = resolve));
-  const trainer = new TrainerProcess({
-    command: '/bin/sh',
-    args: ['-c', 'trap "" TERM; echo "stubborn" >&2; echo ready; while :; do sleep 1; done'],
-    cwd,
-    limits: { wallSeconds: 600 },
-    killGraceMs: 200,
-  }, (event) => {
-    events.push(event);
-    if (event.kind === 'log' && event.message === 'ready') started();
-  });
+  const trainer = new TrainerProcess(
+    {
+      command: '/bin/sh',
+      args: ['-c', 'trap "" TERM; echo "stubborn" >&2; echo ready; while :; do sleep 1; done'],
+      cwd,
+      limits: { wallSeconds: 600 },
+      killGraceMs: 200,
+    },
+    (event) => {
+      events.push(event);
+      if (event.kind === 'log' && event.message === 'ready') started();
+    },
+  );
   await ready;
   const pid = trainer.pid!;
   trainer.cancel();

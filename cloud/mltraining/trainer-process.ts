@@ -58,9 +58,14 @@ export function parseTrainerLine(line: string): TrainerEvent {
       const num = (k: string) => (typeof value[k] === 'number' ? (value[k] as number) : 0);
       if (value.event === 'progress') {
         return {
-          kind: 'progress', epoch: num('epoch'), totalEpochs: num('total_epochs'), loss: num('loss'),
-          metricName: typeof value.metric_name === 'string' ? value.metric_name : '', metric: num('metric'),
-          imagesPerSecond: num('images_per_second'), elapsedSeconds: num('elapsed_seconds'),
+          kind: 'progress',
+          epoch: num('epoch'),
+          totalEpochs: num('total_epochs'),
+          loss: num('loss'),
+          metricName: typeof value.metric_name === 'string' ? value.metric_name : '',
+          metric: num('metric'),
+          imagesPerSecond: num('images_per_second'),
+          elapsedSeconds: num('elapsed_seconds'),
         };
       }
       if (value.event === 'metrics' && value.metrics && typeof value.metrics === 'object') {
@@ -93,7 +98,10 @@ export class TrainerProcess {
   private killTimer?: NodeJS.Timeout;
   private wallTimer?: NodeJS.Timeout;
 
-  constructor(private readonly spec: TrainerProcessSpec, onEvent: (event: TrainerEvent) => void) {
+  constructor(
+    private readonly spec: TrainerProcessSpec,
+    onEvent: (event: TrainerEvent) => void,
+  ) {
     const stderrTail: string[] = [];
     this.child = spawn('/bin/sh', limitedCommand(spec), {
       cwd: spec.cwd,

@@ -60,13 +60,28 @@ export class TrainingRun {
     const workDir = join(this.ctx.workRoot, job.id);
     try {
       await this.update({ status: 'IN_PROGRESS', trainingStarted: new Date().toISOString() });
-      await this.log('info', job.isCustomJob
-        ? `starting custom training with ${job.registryItemId} version ${job.registryItemVersion}`
-        : `starting built-in ${job.modelType} training on tags ${job.tags.join(', ')}`);
-      const exported = await exportDataset(this.ctx.dataSource, job.organizationId, job.datasetId, join(workDir, 'dataset'),
-        job.isCustomJob ? undefined : job.tags, this.abort.signal);
-      await this.log('info', `exported ${exported.images} images: ${Object.entries(exported.labelCounts)
-        .map(([label, n]) => `${label} (${n.images} images, ${n.boxes} boxes)`).join(', ') || 'no labels'}`);
+      await this.log(
+        'info',
+        job.isCustomJob
+          ? `starting custom training with ${job.registryItemId} version ${job.registryItemVersion}`
+          : `starting built-in ${job.modelType} training on tags ${job.tags.join(', ')}`,
+      );
+      const exported = await exportDataset(
+        this.ctx.dataSource,
+        job.organizationId,
+        job.datasetId,
+        join(workDir, 'dataset'),
+        job.isCustomJob ? undefined : job.tags,
+        this.abort.signal,
+      );
+      await this.log(
+        'info',
+        `exported ${exported.images} images: ${
+          Object.entries(exported.labelCounts)
+            .map(([label, n]) => `${label} (${n.images} images, ${n.boxes} boxes)`)
+            .join(', ') || 'no labels'
+        }`,
+      );
       if (exported.images === 0) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: `dataset ${job.datasetId} has no images` });
       const output = join(workDir, 'output');
       await mkdir(output, { recursive: true });
@@ -82,7 +97,7 @@ export class TrainingRun {
         modelName: job.modelName,
         modelVersion: job.modelVersion,
         modelType: job.modelType,
-        modelFramework: job.isCustomJob ? job.modelFramework ?? frameworkOf(files.map(String)) : 'ONNX',
+        modelFramework: job.isCustomJob ? (job.modelFramework ?? frameworkOf(files.map(String))) : 'ONNX',
         trainingJobId: job.id,
         validationMetrics: job.validationMetrics,
       });
@@ -103,8 +118,14 @@ export class TrainingRun {
       const args = { ...this.ctx.builtinDefaults, ...job.arguments };
       return {
         command: this.ctx.python,
-        args: [builtinScript, ...common, `--model_type=${job.modelType!.toLowerCase()}`, `--labels=${job.tags.join(',')}`,
-          `--num_threads=${this.ctx.trainerThreads}`, ...Object.entries(args).map(([k, v]) => `--${k}=${v}`)],
+        args: [
+          builtinScript,
+          ...common,
+          `--model_type=${job.modelType!.toLowerCase()}`,
+          `--labels=${job.tags.join(',')}`,
+          `--num_threads=${this.ctx.trainerThreads}`,
+          ...Object.entries(args).map(([k, v]) => `--${k}=${v}`),
+        ],
         cwd: workDir,
         env: { [jobIdVariable]: job.id },
         limits: this.ctx.builtinLimits,
@@ -145,10 +166,17 @@ export class TrainingRun {
       await this.log(event.level, event.message);
     } else if (event.kind === 'progress') {
       const progress = {
-        epoch: event.epoch, totalEpochs: event.totalEpochs, loss: event.loss, validationMetricName: event.metricName,
-        validationMetric: event.metric, imagesPerSecond: event.imagesPerSecond,
+        epoch: event.epoch,
+        totalEpochs: event.totalEpochs,
+        loss: event.loss,
+        validationMetricName: event.metricName,
+        validationMetric: event.metric,
+        imagesPerSecond: event.imagesPerSecond,
       };
-      await this.log('info', `epoch ${event.epoch}/${event.totalEpochs}: loss ${event.loss.toFixed(4)}, validation ${event.metricName} ${event.metric.toFixed(4)}, ${event.imagesPerSecond.toFixed(0)} images/s`);
+      await this.log(
+        'info',
+        `epoch ${event.epoch}/${event.totalEpochs}: loss ${event.loss.toFixed(4)}, validation ${event.metricName} ${event.metric.toFixed(4)}, ${event.imagesPerSecond.toFixed(0)} images/s`,
+      );
       await this.update({ progress, validationMetrics: { ...this.job.validationMetrics, [event.metricName]: event.metric } });
     } else {
       await this.update({ validationMetrics: event.metrics });
@@ -168,7 +196,8 @@ export class TrainingRun {
     if (/MemoryError|Cannot allocate memory|std::bad_alloc|DefaultCPUAllocator/.test(outcome.stderrTail.join('\n'))) {
       throw new JobFailure({ code: grpcStatus.RESOURCE_EXHAUSTED, message: `the trainer ran out of memory (limit ${limits.memoryBytes} bytes): ${why}` });
     }
-    if (outcome.exitCode === 2 && !this.job.isCustomJob) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: why || 'the dataset cannot train this model' });
+    if (outcome.exitCode === 2 && !this.job.isCustomJob)
+      throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: why || 'the dataset cannot train this model' });
     if (outcome.exitCode !== 0) {
       const how = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
       throw new JobFailure({ code: grpcStatus.INTERNAL, message: `the trainer ${how}${why ? `: ${why}` : ''}` });
@@ -185,10 +214,15 @@ export class TrainingRun {
       await this.finish({ status: 'CANCELED', errorStatus: { code: grpcStatus.CANCELLED, message: 'canceled by request' } });
       return;
     }
-    const errorStatus = this.stopReason === 'shutdown'
-      ? { code: grpcStatus.UNAVAILABLE, message: 'the cloud stopped while the job was running; submit it again' }
-      : err instanceof JobFailure ? err.status
-      : { code: (err as { code?: number }).code && (err as { code: number }).code < 17 ? (err as { code: number }).code : grpcStatus.INTERNAL, message: (err as Error).message };
+    const errorStatus =
+      this.stopReason === 'shutdown'
+        ? { code: grpcStatus.UNAVAILABLE, message: 'the cloud stopped while the job was running; submit it again' }
+        : err instanceof JobFailure
+          ? err.status
+          : {
+              code: (err as { code?: number }).code && (err as { code: number }).code < 17 ? (err as { code: number }).code : grpcStatus.INTERNAL,
+              message: (err as Error).message,
+            };
     await this.log('error', `training failed: ${errorStatus.message}`);
     await this.finish({ status: 'FAILED', errorStatus });
   }

@@ -58,7 +58,14 @@ export function addAppService(server: Server, store: Store, authorizer: Authoriz
     }),
     getRobotPartLogs: unary(async (req: GetRobotPartLogsRequest, md: Metadata) => {
       const { part } = await authorizeUser(store, authorizer, md, req.id);
-      const page = await logs.query(part.id, { levels: req.levels, start: req.start, end: req.end, filter: req.filter, pageToken: req.pageToken, limit: req.limit });
+      const page = await logs.query(part.id, {
+        levels: req.levels,
+        start: req.start,
+        end: req.end,
+        filter: req.filter,
+        pageToken: req.pageToken,
+        limit: req.limit,
+      });
       return { logs: page.logs.map(logEntryOut), nextPageToken: page.nextPageToken };
     }),
     tailRobotPartLogs: serverStream<TailRobotPartLogsRequest, TailRobotPartLogsResponse>(async (call) => {

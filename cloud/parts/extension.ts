@@ -16,7 +16,13 @@ let logs: PartLogs | undefined;
 async function getConfig(store: Store, args: Record<string, unknown>) {
   const part = await findPart(store, String(args.part ?? ''));
   const latest = await latestPartConfig(store, part.id);
-  return { part_id: part.id, revision: latest?.revision ?? 0, time: latest?.time.toISOString() ?? null, saved_by: latest?.savedBy ?? null, config: latest?.config ?? {} };
+  return {
+    part_id: part.id,
+    revision: latest?.revision ?? 0,
+    time: latest?.time.toISOString() ?? null,
+    saved_by: latest?.savedBy ?? null,
+    config: latest?.config ?? {},
+  };
 }
 
 async function setConfig(store: Store, args: Record<string, unknown>) {
@@ -37,7 +43,7 @@ async function queryLogs(store: Store, args: Record<string, unknown>) {
 }
 
 function commands(program: Command, admin: AdminRunner): void {
-  const part = program.command('part').description("machine parts: their saved machine config and their logs");
+  const part = program.command('part').description('machine parts: their saved machine config and their logs');
   const sub = (parent: Command, name: string, description: string) =>
     parent
       .command(name)
@@ -80,7 +86,10 @@ function commands(program: Command, admin: AdminRunner): void {
     .action(async (o: { part: string; level?: string[]; since?: string; grep?: string; limit: string }) =>
       run(logsCmd, 'part.logs', { part: o.part, levels: o.level, since: o.since, grep: o.grep, limit: Number(o.limit) }, (r) =>
         (r as { time: string; level: string; logger_name: string; message: string; fields: Record<string, unknown> }[])
-          .map((e) => `${e.time} ${e.level.toUpperCase().padEnd(5)} ${e.logger_name} ${e.message}${Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`)
+          .map(
+            (e) =>
+              `${e.time} ${e.level.toUpperCase().padEnd(5)} ${e.logger_name} ${e.message}${Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`,
+          )
           .join('\n'),
       ),
     );

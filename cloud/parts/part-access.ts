@@ -10,7 +10,13 @@ import { findPart, type PartRow } from './part-configs.js';
 
 const placeOf = (part: PartRow) => ({ organizationId: part.organizationId, locationId: part.locationId, machineId: part.machineId });
 
-export async function authorizeUser(store: Store, authorizer: Authorizer, md: Metadata, partId: string, role?: 'owner'): Promise<{ part: PartRow; principal: KeyPrincipal }> {
+export async function authorizeUser(
+  store: Store,
+  authorizer: Authorizer,
+  md: Metadata,
+  partId: string,
+  role?: 'owner',
+): Promise<{ part: PartRow; principal: KeyPrincipal }> {
   const principal = await authorizer.authenticate(md);
   const part = await findPart(store, partId);
   authorizer.check(principal, placeOf(part), role ? { role } : {});
@@ -21,7 +27,8 @@ export async function authorizeMachine(store: Store, authorizer: Authorizer, md:
   const principal = await authorizer.authenticate(md);
   const part = await findPart(store, partId);
   if (principal.kind === 'part') {
-    if (principal.partId !== part.id) throw permissionDenied(`${describePrincipal(principal)} may only use the machine API for itself, not for part ${part.id}`);
+    if (principal.partId !== part.id)
+      throw permissionDenied(`${describePrincipal(principal)} may only use the machine API for itself, not for part ${part.id}`);
   } else {
     authorizer.check(principal, placeOf(part));
   }

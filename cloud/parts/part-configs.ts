@@ -41,7 +41,14 @@ export async function findPart(store: Store, partId: string): Promise<PartRow> {
   const rows = await store.query('SELECT id, name, machine_id, location_id, organization_id, main_part FROM machine_parts WHERE id = ?', [partId]);
   if (rows.length === 0) throw notFound(`machine part ${partId} does not exist`);
   const r = rows[0];
-  return { id: String(r.id), name: String(r.name), machineId: String(r.machine_id), locationId: String(r.location_id), organizationId: String(r.organization_id), mainPart: Boolean(r.main_part) };
+  return {
+    id: String(r.id),
+    name: String(r.name),
+    machineId: String(r.machine_id),
+    locationId: String(r.location_id),
+    organizationId: String(r.organization_id),
+    mainPart: Boolean(r.main_part),
+  };
 }
 
 /** The main part of a machine (the one that `machine create` made), or NOT_FOUND. */

@@ -17,12 +17,21 @@ test('entries older than 30 days are refused at upload, hidden from queries once
     t.is(LOG_RETENTION_MS, 30 * DAY);
     const stored = await logs.append('p1', [entry(now - 31 * DAY, 'too old'), entry(now - 29 * DAY, 'old'), entry(now - DAY, 'recent')]);
     t.is(stored, 2);
-    t.deepEqual((await logs.query('p1', {})).logs.map((e) => e.message), ['recent', 'old']);
+    t.deepEqual(
+      (await logs.query('p1', {})).logs.map((e) => e.message),
+      ['recent', 'old'],
+    );
     now += 2 * DAY; // 'old' is now 31 days old
-    t.deepEqual((await logs.query('p1', {})).logs.map((e) => e.message), ['recent']);
+    t.deepEqual(
+      (await logs.query('p1', {})).logs.map((e) => e.message),
+      ['recent'],
+    );
     t.is(await logs.sweep(), 1);
     const rows = await store.query('SELECT message FROM part_logs ORDER BY time');
-    t.deepEqual(rows.map((r) => r.message), ['recent']);
+    t.deepEqual(
+      rows.map((r) => r.message),
+      ['recent'],
+    );
   } finally {
     await store.close();
     removeDataDir(dir);
@@ -32,5 +41,8 @@ test('entries older than 30 days are refused at upload, hidden from queries once
 test('neither API offers a way to delete logs', (t) => {
   const methods = [...Object.keys(AppServiceService), ...Object.keys(RobotServiceService)];
   t.true(methods.includes('getRobotPartLogs'));
-  t.deepEqual(methods.filter((m) => /delete|remove|purge|clear/i.test(m)), []);
+  t.deepEqual(
+    methods.filter((m) => /delete|remove|purge|clear/i.test(m)),
+    [],
+  );
 });

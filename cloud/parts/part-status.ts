@@ -28,7 +28,11 @@ export class PartStatusBook {
     for (const sql of partStatusTables) await store.execute(sql);
     const book = new PartStatusBook(store);
     for (const row of await store.query('SELECT part_id, time_reported, status FROM part_status')) {
-      book.parts.set(String(row.part_id), { lastAccess: row.time_reported as Date, reportedAt: row.time_reported as Date, report: JSON.parse(String(row.status)) as ReportStatusRequest });
+      book.parts.set(String(row.part_id), {
+        lastAccess: row.time_reported as Date,
+        reportedAt: row.time_reported as Date,
+        report: JSON.parse(String(row.status)) as ReportStatusRequest,
+      });
     }
     return book;
   }

@@ -49,7 +49,10 @@ test.after.always(async () => {
 
 test.serial('part config set refuses an invalid file with every error, saves a valid one as revision 1, and get prints it', async (t) => {
   const bad = join(cloud.dataDir, 'bad.json');
-  writeFileSync(bad, JSON.stringify({ components: [{ name: 'a', api: 'core:widget:x', model: 'fake' }, sensor('b'), sensor('b'), { ...sensor('c'), model: 'nosuch' }] }));
+  writeFileSync(
+    bad,
+    JSON.stringify({ components: [{ name: 'a', api: 'core:widget:x', model: 'fake' }, sensor('b'), sensor('b'), { ...sensor('c'), model: 'nosuch' }] }),
+  );
   const err = (await t.throwsAsync(cli(cloud.dataDir, ['part', 'config', 'set', '--part', rover.part_id, bad]))) as Error & { code?: number; stderr?: string };
   t.is(err.code, 1);
   t.regex(String(err.stderr), /components\[0\]\.api "core:widget:x": kind must be component or service/);
@@ -59,7 +62,11 @@ test.serial('part config set refuses an invalid file with every error, saves a v
   writeFileSync(good, JSON.stringify({ components: [sensor('thermometer')] }));
   const { stdout } = await cli(cloud.dataDir, ['part', 'config', 'set', '--part', rover.part_id, good]);
   t.is(stdout.trim(), '1');
-  const got = JSON.parse((await cli(cloud.dataDir, ['part', 'config', 'get', '--part', rover.part_id, '--json'])).stdout) as { revision: number; config: unknown; saved_by: string };
+  const got = JSON.parse((await cli(cloud.dataDir, ['part', 'config', 'get', '--part', rover.part_id, '--json'])).stdout) as {
+    revision: number;
+    config: unknown;
+    saved_by: string;
+  };
   t.is(got.revision, 1);
   t.is(got.saved_by, 'admin');
   t.deepEqual(got.config, { components: [sensor('thermometer')] });
@@ -74,13 +81,26 @@ test.serial('AppService: any role reads, owners update, other organizations are 
   t.is((denied as { code?: number }).code, status.PERMISSION_DENIED);
   const foreign = await t.throwsAsync(call(stranger.app.getRobotPart.bind(stranger.app), { id: rover.part_id }, stranger.md));
   t.is((foreign as { code?: number }).code, status.PERMISSION_DENIED);
-  const invalid = await t.throwsAsync(call(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('x'), { ...sensor('y'), depends_on: ['z'] }] } }, owner.md));
+  const invalid = await t.throwsAsync(
+    call(
+      owner.app.updateRobotPart.bind(owner.app),
+      { id: rover.part_id, robotConfig: { components: [sensor('x'), { ...sensor('y'), depends_on: ['z'] }] } },
+      owner.md,
+    ),
+  );
   t.is((invalid as { code?: number }).code, status.INVALID_ARGUMENT);
   t.regex((invalid as Error).message, /components\[1\] "y": depends on "z", which is not configured/);
-  const updated = await call(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer'), sensor('hygrometer')] } }, owner.md);
+  const updated = await call(
+    owner.app.updateRobotPart.bind(owner.app),
+    { id: rover.part_id, robotConfig: { components: [sensor('thermometer'), sensor('hygrometer')] } },
+    owner.md,
+  );
   t.is(updated.part?.configRevision, 2);
   const history = await call(operator.app.getRobotPartHistory.bind(operator.app), { id: rover.part_id }, operator.md);
-  t.deepEqual(history.history.map((h) => h.revision), [2, 1]);
+  t.deepEqual(
+    history.history.map((h) => h.revision),
+    [2, 1],
+  );
   t.regex(history.history[0].savedBy, /^API key \S+ \(owner of organization/);
   t.is(history.history[1].savedBy, 'admin');
   t.true(history.history[0].time! >= history.history[1].time!);
@@ -97,40 +117,106 @@ test.serial('RobotService: a part reads and watches only its own config', async 
   await new Promise((r) => setTimeout(r, 300));
   await call(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('barometer')] } }, owner.md);
   const revisions = await got;
-  t.deepEqual(revisions.map((r) => r.revision), [2, 3]);
+  t.deepEqual(
+    revisions.map((r) => r.revision),
+    [2, 3],
+  );
   t.deepEqual(revisions[1].config, { components: [sensor('barometer')] });
 });
 
 test.serial('logs uploaded by the machine are queried by level, time and text, paged, tailed, and printed by part logs', async (t) => {
   const base = Date.now() - 60_000;
-  const entry = (i: number, level: string, message: string): LogEntry => ({ time: new Date(base + i * 1000), level, loggerName: `platform.components.sensor.s${i % 2}`, message, fields: { i } });
+  const entry = (i: number, level: string, message: string): LogEntry => ({
+    time: new Date(base + i * 1000),
+    level,
+    loggerName: `platform.components.sensor.s${i % 2}`,
+    message,
+    fields: { i },
+  });
   const tail = operator.app.tailRobotPartLogs({ id: rover.part_id, levels: ['error'] }, operator.md);
   const tailed = collect(tail, (items) => items.length >= 1);
   await new Promise((r) => setTimeout(r, 300));
-  const logs = [entry(0, 'info', 'started'), entry(1, 'warn', 'Battery low'), entry(2, 'error', 'sensor failed'), entry(3, 'info', 'battery charged'), entry(4, 'debug', 'tick')];
+  const logs = [
+    entry(0, 'info', 'started'),
+    entry(1, 'warn', 'Battery low'),
+    entry(2, 'error', 'sensor failed'),
+    entry(3, 'info', 'battery charged'),
+    entry(4, 'debug', 'tick'),
+  ];
   await call(roverPart.robot.log.bind(roverPart.robot), { id: rover.part_id, logs }, roverPart.md);
-  const errorsOnly = await call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: ['error'], filter: '', pageToken: '', limit: 0 }, operator.md);
-  t.deepEqual(errorsOnly.logs.map((l) => l.message), ['sensor failed']);
+  const errorsOnly = await call(
+    operator.app.getRobotPartLogs.bind(operator.app),
+    { id: rover.part_id, levels: ['error'], filter: '', pageToken: '', limit: 0 },
+    operator.md,
+  );
+  t.deepEqual(
+    errorsOnly.logs.map((l) => l.message),
+    ['sensor failed'],
+  );
   t.deepEqual(errorsOnly.logs[0].fields, { i: 2 });
-  const battery = await call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: [], filter: 'BATTERY', pageToken: '', limit: 0 }, operator.md);
-  t.deepEqual(battery.logs.map((l) => l.message), ['battery charged', 'Battery low']);
-  const window = await call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: [], filter: '', start: new Date(base + 1000), end: new Date(base + 3000), pageToken: '', limit: 0 }, operator.md);
-  t.deepEqual(window.logs.map((l) => l.message), ['sensor failed', 'Battery low']);
-  const page1 = await call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: [], filter: '', pageToken: '', limit: 3 }, operator.md);
-  const page2 = await call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: [], filter: '', pageToken: page1.nextPageToken, limit: 3 }, operator.md);
-  t.deepEqual([...page1.logs, ...page2.logs].map((l) => l.message), ['tick', 'battery charged', 'sensor failed', 'Battery low', 'started']);
+  const battery = await call(
+    operator.app.getRobotPartLogs.bind(operator.app),
+    { id: rover.part_id, levels: [], filter: 'BATTERY', pageToken: '', limit: 0 },
+    operator.md,
+  );
+  t.deepEqual(
+    battery.logs.map((l) => l.message),
+    ['battery charged', 'Battery low'],
+  );
+  const window = await call(
+    operator.app.getRobotPartLogs.bind(operator.app),
+    { id: rover.part_id, levels: [], filter: '', start: new Date(base + 1000), end: new Date(base + 3000), pageToken: '', limit: 0 },
+    operator.md,
+  );
+  t.deepEqual(
+    window.logs.map((l) => l.message),
+    ['sensor failed', 'Battery low'],
+  );
+  const page1 = await call(
+    operator.app.getRobotPartLogs.bind(operator.app),
+    { id: rover.part_id, levels: [], filter: '', pageToken: '', limit: 3 },
+    operator.md,
+  );
+  const page2 = await call(
+    operator.app.getRobotPartLogs.bind(operator.app),
+    { id: rover.part_id, levels: [], filter: '', pageToken: page1.nextPageToken, limit: 3 },
+    operator.md,
+  );
+  t.deepEqual(
+    [...page1.logs, ...page2.logs].map((l) => l.message),
+    ['tick', 'battery charged', 'sensor failed', 'Battery low', 'started'],
+  );
   t.is(page2.nextPageToken, '');
-  t.deepEqual((await tailed).flatMap((r) => (r as { logs: LogEntry[] }).logs.map((l) => l.message)), ['sensor failed']);
-  const badLevel = await t.throwsAsync(call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: ['loud'], filter: '', pageToken: '', limit: 0 }, operator.md));
+  t.deepEqual(
+    (await tailed).flatMap((r) => (r as { logs: LogEntry[] }).logs.map((l) => l.message)),
+    ['sensor failed'],
+  );
+  const badLevel = await t.throwsAsync(
+    call(operator.app.getRobotPartLogs.bind(operator.app), { id: rover.part_id, levels: ['loud'], filter: '', pageToken: '', limit: 0 }, operator.md),
+  );
   t.regex((badLevel as Error).message, /levels\[0\] "loud": must be one of debug, info, warn, error/);
-  const printed = (await cli(cloud.dataDir, ['part', 'logs', '--part', rover.part_id, '--level', 'warn', 'info', '--grep', 'battery'])).stdout.trim().split('\n');
+  const printed = (await cli(cloud.dataDir, ['part', 'logs', '--part', rover.part_id, '--level', 'warn', 'info', '--grep', 'battery'])).stdout
+    .trim()
+    .split('\n');
   t.is(printed.length, 2);
   t.regex(printed[0], /WARN +platform\.components\.sensor\.s1 Battery low/);
   t.regex(printed[1], /INFO +platform\.components\.sensor\.s1 battery charged/);
 });
 
 test.serial('a status report shows the part online with its runtime version and its resources that are not ready', async (t) => {
-  await call(roverPart.robot.reportStatus.bind(roverPart.robot), { id: rover.part_id, runtimeVersion: '9.8.7', machineState: 'running', configRevision: 3, configError: '', notReady: [{ name: 'b', state: 'unhealthy', error: 'boom' }], resourceCount: 2 }, roverPart.md);
+  await call(
+    roverPart.robot.reportStatus.bind(roverPart.robot),
+    {
+      id: rover.part_id,
+      runtimeVersion: '9.8.7',
+      machineState: 'running',
+      configRevision: 3,
+      configError: '',
+      notReady: [{ name: 'b', state: 'unhealthy', error: 'boom' }],
+      resourceCount: 2,
+    },
+    roverPart.md,
+  );
   const { part } = await call(operator.app.getRobotPart.bind(operator.app), { id: rover.part_id }, operator.md);
   t.true(part?.online);
   t.is(part?.runtimeVersion, '9.8.7');
@@ -143,7 +229,13 @@ test.serial('a status report shows the part online with its runtime version and 
 
 test.serial('agent config set writes the agent and maintenance objects into the part config, the one source of truth', async (t) => {
   const file = join(cloud.dataDir, 'agent.json');
-  writeFileSync(file, JSON.stringify({ agent: { advanced_settings: { debug: true } }, maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'ok' } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      agent: { advanced_settings: { debug: true } },
+      maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'ok' },
+    }),
+  );
   await cli(cloud.dataDir, ['agent', 'config', 'set', '--machine', rover.machine_id, '--file', file]);
   const { part } = await call(operator.app.getRobotPart.bind(operator.app), { id: rover.part_id }, operator.md);
   t.is(part?.configRevision, 4);

@@ -47,13 +47,15 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
       // Revisions are read from the table, never from the event, so that a burst of saves ends with
       // the newest one sent and none sent twice.
       const sendNewer = () => {
-        sending = sending.then(async () => {
-          const current = await configOf(store, part.id);
-          if (current.revision > sent) {
-            sent = current.revision;
-            call.write(current);
-          }
-        }).catch(() => undefined);
+        sending = sending
+          .then(async () => {
+            const current = await configOf(store, part.id);
+            if (current.revision > sent) {
+              sent = current.revision;
+              call.write(current);
+            }
+          })
+          .catch(() => undefined);
       };
       const events = partEvents(store);
       const onConfig = (partId: string) => {

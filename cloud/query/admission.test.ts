@@ -14,11 +14,19 @@ test('at most maxPerOrg of one organization and maxTotal in all run at once', as
   const admission = new QueryAdmission({ maxTotal: 3, maxPerOrg: 2, maxWaitMs: 60_000 });
   const started: string[] = [];
   const gates = Array.from({ length: 4 }, gate);
-  const runs = gates.map((g, i) => admission.run('org-a', async () => { started.push(`a${i}`); await g.done; }));
+  const runs = gates.map((g, i) =>
+    admission.run('org-a', async () => {
+      started.push(`a${i}`);
+      await g.done;
+    }),
+  );
   await new Promise((r) => setImmediate(r));
   t.deepEqual(started, ['a0', 'a1']);
   const b = gate();
-  const runB = admission.run('org-b', async () => { started.push('b'); await b.done; });
+  const runB = admission.run('org-b', async () => {
+    started.push('b');
+    await b.done;
+  });
   await new Promise((r) => setImmediate(r));
   t.deepEqual(started, ['a0', 'a1', 'b'], 'another organization gets the free slot at once');
   t.is(admission.active, 3);
@@ -36,8 +44,14 @@ test('when a slot frees, organizations take turns instead of first come first se
   const first = gate();
   const running = admission.run('org-a', () => first.done);
   const waiting = [
-    ...['a1', 'a2', 'a3'].map((n) => admission.run('org-a', async () => { order.push(n); })),
-    admission.run('org-b', async () => { order.push('b1'); }),
+    ...['a1', 'a2', 'a3'].map((n) =>
+      admission.run('org-a', async () => {
+        order.push(n);
+      }),
+    ),
+    admission.run('org-b', async () => {
+      order.push('b1');
+    }),
   ];
   first.open();
   await Promise.all([running, ...waiting]);
@@ -48,7 +62,10 @@ test('waiting longer than maxWaitMs is RESOURCE_EXHAUSTED naming the limits, and
   const admission = new QueryAdmission({ maxTotal: 1, maxPerOrg: 1, maxWaitMs: 20 });
   const hold = gate();
   const running = admission.run('org-a', () => hold.done);
-  const err = await t.throwsAsync(admission.run('org-a', async () => 1), { instanceOf: StatusError });
+  const err = await t.throwsAsync(
+    admission.run('org-a', async () => 1),
+    { instanceOf: StatusError },
+  );
   t.is(err!.code, status.RESOURCE_EXHAUSTED);
   t.regex(err!.message, /waited 20 ms for a turn.*PLATFORM_QUERY_CONCURRENCY_PER_ORG.*PLATFORM_QUERY_CONCURRENCY/);
   hold.open();
@@ -61,7 +78,10 @@ test('too many waiting queries of one organization are refused at once', async (
   const hold = gate();
   const running = admission.run('org-a', () => hold.done);
   const queued = [admission.run('org-a', async () => 1), admission.run('org-a', async () => 1)];
-  const err = await t.throwsAsync(admission.run('org-a', async () => 1), { instanceOf: StatusError });
+  const err = await t.throwsAsync(
+    admission.run('org-a', async () => 1),
+    { instanceOf: StatusError },
+  );
   t.is(err!.code, status.RESOURCE_EXHAUSTED);
   t.regex(err!.message, /PLATFORM_QUERY_MAX_QUEUED_PER_ORG=2/);
   hold.open();
@@ -70,7 +90,12 @@ test('too many waiting queries of one organization are refused at once', async (
 
 test('a query that throws releases its slot', async (t) => {
   const admission = new QueryAdmission({ maxTotal: 1, maxPerOrg: 1, maxWaitMs: 60_000 });
-  await t.throwsAsync(admission.run('org-a', async () => { throw new Error('boom'); }), { message: 'boom' });
+  await t.throwsAsync(
+    admission.run('org-a', async () => {
+      throw new Error('boom');
+    }),
+    { message: 'boom' },
+  );
   t.is(admission.active, 0);
   t.is(await admission.run('org-a', async () => 3), 3);
 });

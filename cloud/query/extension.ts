@@ -83,7 +83,9 @@ export function createQueryExtension(): CloudExtension {
       const scheduler = new PipelineScheduler(pipelines, mql, { intervalMs: envNumber('PLATFORM_QUERY_PIPELINE_INTERVAL_S', 15, 1) * 1000, logger });
       scheduler.start();
       addDataPipelinesService(ctx.server, pipelines, ctx.authorizer);
-      ctx.setQueryEngine(new PlatformQueryEngine({ sandbox, mql, users, endpoint: () => ({ hostname: publicHost, port: pg.address()?.port ?? address.port }) }));
+      ctx.setQueryEngine(
+        new PlatformQueryEngine({ sandbox, mql, users, endpoint: () => ({ hostname: publicHost, port: pg.address()?.port ?? address.port }) }),
+      );
       running = { pool, pg, scheduler };
     },
     async stop() {

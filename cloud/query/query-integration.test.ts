@@ -40,7 +40,11 @@ test.before(async () => {
   const times = [0, 1, 2].map((i) => [new Date(t0.getTime() + i * 1000), new Date(t0.getTime() + i * 1000 + 5)] as [Date, Date]);
   await machine.dataClient.tabularDataCaptureUpload(
     [{ readings: { temperature: 20 } }, { readings: { temperature: 22 } }, { readings: { temperature: 30 } }],
-    part.part_id, 'rdk:component:sensor', 'thermo', 'Readings', times,
+    part.part_id,
+    'rdk:component:sensor',
+    'thermo',
+    'Readings',
+    times,
   );
   machine.close();
   pipelines = new DataPipelinesClient(owner.connection);
@@ -56,7 +60,10 @@ test.after.always(async () => {
 });
 
 test('tabularDataBySQL returns decoded documents of the caller organisation', async (t) => {
-  const rows = await owner.dataClient.tabularDataBySQL(orgId, `SELECT component_name, count(*) AS n, avg(data.readings.temperature::DOUBLE) AS avg FROM readings GROUP BY 1`);
+  const rows = await owner.dataClient.tabularDataBySQL(
+    orgId,
+    `SELECT component_name, count(*) AS n, avg(data.readings.temperature::DOUBLE) AS avg FROM readings GROUP BY 1`,
+  );
   t.deepEqual(rows, [{ component_name: 'thermo', n: 3, avg: 24 }]);
   const [row] = await owner.dataClient.tabularDataBySQL(orgId, 'SELECT * FROM readings LIMIT 1');
   t.true(row.time_received instanceof Date);
@@ -64,9 +71,12 @@ test('tabularDataBySQL returns decoded documents of the caller organisation', as
 });
 
 test('tabularDataBySQL never returns a wrong number: integers past int64 come as Decimal128 (up to 34 digits) or text', async (t) => {
-  const [row] = await owner.dataClient.tabularDataBySQL(orgId, `SELECT sum(x) AS s, 18446744073709551615::UBIGINT AS u,
+  const [row] = await owner.dataClient.tabularDataBySQL(
+    orgId,
+    `SELECT sum(x) AS s, 18446744073709551615::UBIGINT AS u,
     170141183460469231731687303715884105727::HUGEINT AS h, 42::HUGEINT AS small
-    FROM (VALUES (9223372036854775807::BIGINT), (9223372036854775807::BIGINT)) v(x)`);
+    FROM (VALUES (9223372036854775807::BIGINT), (9223372036854775807::BIGINT)) v(x)`,
+  );
   t.is((row.s as { _bsontype?: string })._bsontype, 'Decimal128');
   t.is(String(row.s), '18446744073709551614');
   t.is(String(row.u), '18446744073709551615');
@@ -91,12 +101,16 @@ test('tabularDataByMQL runs stages; raw BSON stages and use_recent_data still wo
   t.deepEqual(docs, [{ _id: 'thermo', max: 30, n: 2 }]);
   const raw = await owner.dataClient.tabularDataByMQL(orgId, [serialize({ $count: 'n' })], { useRecentData: true });
   t.deepEqual(raw, [{ n: 3 }]);
-  const hot = await owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE });
+  const hot = await owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }], {
+    tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE,
+  });
   t.deepEqual(hot, [{ n: 3 }]);
   const refused = await t.throwsAsync(owner.dataClient.tabularDataByMQL(orgId, [{ $lookup: { from: 'x' } }]));
   t.is((refused as { code?: number }).code, status.INVALID_ARGUMENT);
   t.regex(refused!.message, /stage \$lookup is not allowed/);
-  const noPipeline = await t.throwsAsync(owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK }));
+  const noPipeline = await t.throwsAsync(
+    owner.dataClient.tabularDataByMQL(orgId, [{ $count: 'n' }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK }),
+  );
   t.regex(noPipeline!.message, /pipeline_id/);
 });
 
@@ -119,11 +133,17 @@ test('configureDatabaseUser then psql with the URI from getDatabaseConnection', 
 test('data pipelines through DataPipelinesClient: create, list, runs, sink through PIPELINE_SINK, delete', async (t) => {
   const id = await pipelines.createDataPipeline(orgId, 'counts', [{ $count: 'n' }], '* * * * *');
   const list = await pipelines.listDataPipelines(orgId);
-  t.deepEqual(list.map((p) => [p.id, p.name, p.enabled, p.query]), [[id, 'counts', true, [{ $count: 'n' }]]]);
+  t.deepEqual(
+    list.map((p) => [p.id, p.name, p.enabled, p.query]),
+    [[id, 'counts', true, [{ $count: 'n' }]]],
+  );
   const got = await pipelines.getDataPipeline(id);
   t.is(got.schedule, '* * * * *');
   t.is(got.dataSourceType, TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD);
-  const sink = await owner.dataClient.tabularDataByMQL(orgId, [{ $match: {} }], { tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK, pipelineId: id });
+  const sink = await owner.dataClient.tabularDataByMQL(orgId, [{ $match: {} }], {
+    tabularDataSourceType: TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK,
+    pipelineId: id,
+  });
   t.true(Array.isArray(sink));
   const runs = await pipelines.listDataPipelineRuns(id);
   t.true(runs.every((r) => r.status !== DataPipelineRunStatus.DATA_PIPELINE_RUN_STATUS_UNSPECIFIED));

@@ -5,7 +5,11 @@ import { coreAdminActions } from '../admin/actions.js';
 import { registerExtensions, type CloudExtension } from './extension-contract.js';
 
 const noop = async () => 'ok';
-const ext = (name: string, actions: string[] = []): CloudExtension => ({ name, start: () => undefined, adminActions: Object.fromEntries(actions.map((a) => [a, noop])) });
+const ext = (name: string, actions: string[] = []): CloudExtension => ({
+  name,
+  start: () => undefined,
+  adminActions: Object.fromEntries(actions.map((a) => [a, noop])),
+});
 
 test('distinct extensions register every admin action after the core ones', (t) => {
   const actions = registerExtensions([ext('a', ['a.one']), ext('b', ['b.one', 'b.two'])], coreAdminActions);

@@ -10,10 +10,5 @@ import { createQueryExtension } from '../query/extension.js';
 
 /** A new set of extensions for one cloud: extensions that hold resources are factories. */
 export function createExtensions(): CloudExtension[] {
-  return [
-    agentExtension,
-    createMlTrainingExtension(),
-    partsExtension,
-    createQueryExtension(),
-  ];
+  return [agentExtension, createMlTrainingExtension(), partsExtension, createQueryExtension()];
 }

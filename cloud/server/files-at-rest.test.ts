@@ -21,12 +21,18 @@ test('every file and folder platform-cloud writes is private to its user, even u
   try {
     const org = await adminJson(cloud.dataDir, ['org', 'create', 'private']);
     const part = await adminJson(cloud.dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
-    const machine = createCloudClient({ serviceHost: `http://${cloud.address}`, credentials: { type: 'robot-secret', authEntity: part.part_id, payload: part.part_secret } });
+    const machine = createCloudClient({
+      serviceHost: `http://${cloud.address}`,
+      credentials: { type: 'robot-secret', authEntity: part.part_id, payload: part.part_secret },
+    });
     await machine.dataClient.fileUpload(Buffer.from('secret content'), part.part_id, { fileName: 'x.bin' });
     machine.close();
     const paths = [cloud.dataDir, ...walk(cloud.dataDir)].filter((p) => !p.endsWith('.sock'));
     t.true(paths.some((p) => p.endsWith('platform.duckdb')));
-    t.true(paths.some((p) => p.includes(`${join(cloud.dataDir, 'blobs')}/`)), 'a blob file was written');
+    t.true(
+      paths.some((p) => p.includes(`${join(cloud.dataDir, 'blobs')}/`)),
+      'a blob file was written',
+    );
     for (const path of paths) t.is(statSync(path).mode & 0o077, 0, `${path} mode ${(statSync(path).mode & 0o777).toString(8)}`);
   } finally {
     await cloud.stop();

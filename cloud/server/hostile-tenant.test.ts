@@ -49,7 +49,11 @@ test.before(async () => {
   machine = createCloudClient({ serviceHost, credentials: { type: 'robot-secret', authEntity: part.part_id, payload: part.part_secret } });
   const t0 = Date.now() - 60_000;
   await machine.dataClient.tabularDataCaptureUpload(
-    [1, 2, 3].map((v) => ({ readings: { v } })), part.part_id, 'rdk:component:sensor', 'thermo', 'Readings',
+    [1, 2, 3].map((v) => ({ readings: { v } })),
+    part.part_id,
+    'rdk:component:sensor',
+    'thermo',
+    'Readings',
     [0, 1, 2].map((i) => [new Date(t0 + i * 1000), new Date(t0 + i * 1000 + 5)] as [Date, Date]),
   );
   await admin.dataClient.configureDatabaseUser(orgId, 'hostile tenant password');
@@ -71,9 +75,17 @@ const refused = (code: number | number[], message: RegExp): Expect => ({ codes: 
 const BIG = [status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED];
 
 const sqlInputs: [string, string, Expect][] = [
-  ['1 GiB string by a recursive CTE', `WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s||s FROM r WHERE length(s)<1e9) SELECT max(length(s)) FROM r`, refused(BIG, MEMORY_OR_TIME)],
+  [
+    '1 GiB string by a recursive CTE',
+    `WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT s||s FROM r WHERE length(s)<1e9) SELECT max(length(s)) FROM r`,
+    refused(BIG, MEMORY_OR_TIME),
+  ],
   ['string_agg over range(3e8)', `SELECT length(string_agg(i::VARCHAR, ',')) FROM range(300000000) t(i)`, refused(BIG, MEMORY_OR_TIME)],
-  ['list built by a recursive CTE', `WITH RECURSIVE r(l) AS (SELECT [1] UNION ALL SELECT list_concat(l, l) FROM r WHERE len(l) < 1e9) SELECT max(len(l)) FROM r`, refused(BIG, MEMORY_OR_TIME)],
+  [
+    'list built by a recursive CTE',
+    `WITH RECURSIVE r(l) AS (SELECT [1] UNION ALL SELECT list_concat(l, l) FROM r WHERE len(l) < 1e9) SELECT max(len(l)) FROM r`,
+    refused(BIG, MEMORY_OR_TIME),
+  ],
   ['list() over range(2e8)', `SELECT len(list(i)) FROM range(200000000) t(i)`, refused(BIG, MEMORY_OR_TIME)],
   ['2 MB query text', `SELECT 1 WHERE ${Array(250_000).fill('1=1').join(' AND ')}`, refused(status.INVALID_ARGUMENT, /65536-byte limit/)],
   ['70 KB query text', `SELECT 1 WHERE ${Array(9000).fill('1=1').join(' AND ')}`, refused(status.INVALID_ARGUMENT, /65536-byte limit/)],
@@ -142,25 +154,74 @@ test.serial('SQL over the PostgreSQL endpoint (psql): the same inputs are refuse
 // Inputs that need an evaluator child come before those that kill one: a replacement child takes a
 // while to start on a loaded machine, and the short time limit of this suite would be spent waiting.
 const mqlInputs: [string, (Record<string, unknown> | Uint8Array)[], Expect][] = [
-  ['more documents than the row limit', [{ $limit: 1 }, { $project: { r: { $range: [0, 2000] } } }, { $unwind: '$r' }], refused(status.RESOURCE_EXHAUSTED, /1000-document limit/)],
+  [
+    'more documents than the row limit',
+    [{ $limit: 1 }, { $project: { r: { $range: [0, 2000] } } }, { $unwind: '$r' }],
+    refused(status.RESOURCE_EXHAUSTED, /1000-document limit/),
+  ],
   ['$sample of 1e9', [{ $sample: { size: 1e9 } }, { $count: 'n' }], refused(status.INVALID_ARGUMENT, /\$sample\.size: must be an integer from 0 to 100000/)],
   ['$sample of -1', [{ $sample: { size: -1 } }], refused(status.INVALID_ARGUMENT, /\$sample\.size/)],
-  ['$range of 2e9', [{ $limit: 1 }, { $project: { r: { $range: [0, 2_000_000_000] } } }], refused(status.INVALID_ARGUMENT, /\$range would produce 2000000000 elements/)],
+  [
+    '$range of 2e9',
+    [{ $limit: 1 }, { $project: { r: { $range: [0, 2_000_000_000] } } }],
+    refused(status.INVALID_ARGUMENT, /\$range would produce 2000000000 elements/),
+  ],
   ['$range with step 0', [{ $limit: 1 }, { $project: { r: { $range: [0, 10, 0] } } }], refused(status.INVALID_ARGUMENT, /step of \$range must not be 0/)],
-  ['$range inside $reduce', [{ $limit: 1 }, { $project: { r: { $reduce: { input: { $range: [0, 3e9] }, initialValue: 0, in: 1 } } } }], refused(status.INVALID_ARGUMENT, /\$range would produce/)],
-  ['$range of a computed length', [{ $limit: 1 }, { $project: { r: { $size: { $range: [0, { $multiply: [1000000, 2000] }] } } } }], refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid array length|memory|time limit/)],
-  ['string doubled in $reduce', [{ $limit: 1 }, { $project: { s: { $strLenCP: { $reduce: { input: { $range: [0, 40] }, initialValue: 'xy', in: { $concat: ['$$value', '$$value'] } } } } } }], refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid string length|memory|time limit/)],
-  ['array doubled in $reduce', [{ $limit: 1 }, { $project: { a: { $size: { $reduce: { input: { $range: [0, 40] }, initialValue: [1], in: { $concatArrays: ['$$value', '$$value'] } } } } } }], refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid array length|memory|time limit/)],
-  ['$densify over 1e12 values', [{ $densify: { field: 'v', range: { step: 1, bounds: [0, 1e12] } } }], refused(status.INVALID_ARGUMENT, /would produce more than 1000000 values/)],
+  [
+    '$range inside $reduce',
+    [{ $limit: 1 }, { $project: { r: { $reduce: { input: { $range: [0, 3e9] }, initialValue: 0, in: 1 } } } }],
+    refused(status.INVALID_ARGUMENT, /\$range would produce/),
+  ],
+  [
+    '$range of a computed length',
+    [{ $limit: 1 }, { $project: { r: { $size: { $range: [0, { $multiply: [1000000, 2000] }] } } } }],
+    refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid array length|memory|time limit/),
+  ],
+  [
+    'string doubled in $reduce',
+    [
+      { $limit: 1 },
+      { $project: { s: { $strLenCP: { $reduce: { input: { $range: [0, 40] }, initialValue: 'xy', in: { $concat: ['$$value', '$$value'] } } } } } },
+    ],
+    refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid string length|memory|time limit/),
+  ],
+  [
+    'array doubled in $reduce',
+    [
+      { $limit: 1 },
+      { $project: { a: { $size: { $reduce: { input: { $range: [0, 40] }, initialValue: [1], in: { $concatArrays: ['$$value', '$$value'] } } } } } },
+    ],
+    refused([...BIG, status.INVALID_ARGUMENT], /heap cap|Invalid array length|memory|time limit/),
+  ],
+  [
+    '$densify over 1e12 values',
+    [{ $densify: { field: 'v', range: { step: 1, bounds: [0, 1e12] } } }],
+    refused(status.INVALID_ARGUMENT, /would produce more than 1000000 values/),
+  ],
   ['$bucketAuto with 1e9 buckets', [{ $bucketAuto: { groupBy: '$seq', buckets: 1e9 } }], refused(status.INVALID_ARGUMENT, /at most 1000000 buckets/)],
-  ['CPU runaway', [{ $limit: 1 }, { $project: { v: { $reduce: { input: { $range: [0, 1_000_000] }, initialValue: 0, in: { $add: ['$$value', { $size: { $range: [0, 1000] } }] } } } } }], refused(status.DEADLINE_EXCEEDED, /3000 ms time limit/)],
-  ['$function', [{ $project: { x: { $function: { body: 'return 1', args: [], lang: 'js' } } } }], refused(status.PERMISSION_DENIED, /\$function is not allowed/)],
+  [
+    'CPU runaway',
+    [
+      { $limit: 1 },
+      { $project: { v: { $reduce: { input: { $range: [0, 1_000_000] }, initialValue: 0, in: { $add: ['$$value', { $size: { $range: [0, 1000] } }] } } } } },
+    ],
+    refused(status.DEADLINE_EXCEEDED, /3000 ms time limit/),
+  ],
+  [
+    '$function',
+    [{ $project: { x: { $function: { body: 'return 1', args: [], lang: 'js' } } } }],
+    refused(status.PERMISSION_DENIED, /\$function is not allowed/),
+  ],
   ['$where', [{ $match: { $where: 'sleep(100000)' } }], refused(status.PERMISSION_DENIED, /\$where is not allowed/)],
   ['$lookup', [{ $lookup: { from: 'tabular_data', as: 'x' } }], refused(status.INVALID_ARGUMENT, /stage \$lookup is not allowed/)],
   ['nesting 100 deep (as Struct)', [{ $match: nested(100) }], refused(status.INVALID_ARGUMENT, /nest/)],
   ['nesting 300 deep (as Struct)', [{ $match: nested(300) }], refused(status.INVALID_ARGUMENT, /nest/)],
   ['nesting 100 deep (as BSON)', [serialize({ $match: nested(100) })], refused(status.INVALID_ARGUMENT, /nest/)],
-  ['stages over 64 KiB', [{ $match: { component_name: { $in: Array.from({ length: 5000 }, (_, i) => `component-${i}`) } } }], refused(status.INVALID_ARGUMENT, /65536-byte limit/)],
+  [
+    'stages over 64 KiB',
+    [{ $match: { component_name: { $in: Array.from({ length: 5000 }, (_, i) => `component-${i}`) } } }],
+    refused(status.INVALID_ARGUMENT, /65536-byte limit/),
+  ],
 ];
 
 function nested(depth: number): Record<string, unknown> {
@@ -199,10 +260,11 @@ test.serial('eight concurrent heavy queries: each ends in time or is refused for
 
 test.serial('NaN and Infinity in a tabular upload are refused naming the field, not stored as null', async (t) => {
   for (const bad of [NaN, Infinity, -Infinity]) {
-    const err = (await t.throwsAsync(machine.dataClient.tabularDataCaptureUpload(
-      [{ readings: { ok: 1, nested: { list: [1, bad] } } }], partId, 'rdk:component:sensor', 'thermo', 'Readings',
-      [[new Date(), new Date()]],
-    ))) as { code?: number; message: string };
+    const err = (await t.throwsAsync(
+      machine.dataClient.tabularDataCaptureUpload([{ readings: { ok: 1, nested: { list: [1, bad] } } }], partId, 'rdk:component:sensor', 'thermo', 'Readings', [
+        [new Date(), new Date()],
+      ]),
+    )) as { code?: number; message: string };
     t.is(err.code, status.INVALID_ARGUMENT);
     t.regex(err.message, /sensor_contents\[0\]\.struct\.readings\.nested\.list\[1\]: (NaN|Infinity|-Infinity) cannot be stored/);
   }

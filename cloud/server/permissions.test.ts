@@ -39,7 +39,9 @@ interface Setup {
 let counter = 0;
 async function setup(): Promise<Setup> {
   const unique = `perm-${++counter}`;
-  const binaryId = await owner.binaryDataCaptureUpload(Buffer.from('b'), fx.machineA1.part_id, 'rdk:component:camera', unique, 'GetImages', '.jpg', now(), ['t']);
+  const binaryId = await owner.binaryDataCaptureUpload(Buffer.from('b'), fx.machineA1.part_id, 'rdk:component:camera', unique, 'GetImages', '.jpg', now(), [
+    't',
+  ]);
   const imageId = await owner.binaryDataCaptureUpload(Buffer.from('i'), fx.machineA1.part_id, 'rdk:component:camera', unique, 'GetImages', '.png', now());
   const bboxId = await owner.addBoundingBoxToImageById(imageId, 'cat', 0, 0, 1, 1);
   const datasetId = await owner.createDataset(`ds-${unique}`, fx.orgA);
@@ -59,7 +61,11 @@ interface Rpc {
 
 const orgA = () => ({ organizationIds: [fx.orgA] });
 const rpcs: Rpc[] = [
-  { name: 'DataCaptureUpload', kind: 'upload', run: (c) => c.tabularDataCaptureUpload([{ readings: { a: 1 } }], fx.machineA1.part_id, sensor, 's', 'Readings', [now()]) },
+  {
+    name: 'DataCaptureUpload',
+    kind: 'upload',
+    run: (c) => c.tabularDataCaptureUpload([{ readings: { a: 1 } }], fx.machineA1.part_id, sensor, 's', 'Readings', [now()]),
+  },
   { name: 'FileUpload', kind: 'upload', run: (c) => c.fileUpload(Buffer.from('f'), fx.machineA1.part_id, { fileName: 'f.txt' }) },
   { name: 'StreamingDataCaptureUpload', kind: 'upload', run: (c) => c.streamingDataCaptureUpload(Buffer.from('s'), fx.machineA1.part_id, '.bin') },
   { name: 'TabularDataByFilter', kind: 'read', run: (c) => c.tabularDataByFilter(orgA()) },
@@ -153,8 +159,14 @@ test('location and machine keys reach only their scope', async (t) => {
   t.is(codeOf(await t.throwsAsync(loc.binaryDataByIds([inA2]))), status.PERMISSION_DENIED);
   t.is(codeOf(await t.throwsAsync(machine.addTagsToBinaryDataByIds(['x'], [inA1]))), status.PERMISSION_DENIED);
   await machine.addTagsToBinaryDataByIds(['x'], [inA2]);
-  t.deepEqual((await loc.binaryDataByFilter({ componentName: 'scope' })).data.map((d) => d.metadata.binaryDataId), [inA1]);
-  t.deepEqual((await machine.binaryDataByFilter({ componentName: 'scope' })).data.map((d) => d.metadata.binaryDataId), [inA2]);
+  t.deepEqual(
+    (await loc.binaryDataByFilter({ componentName: 'scope' })).data.map((d) => d.metadata.binaryDataId),
+    [inA1],
+  );
+  t.deepEqual(
+    (await machine.binaryDataByFilter({ componentName: 'scope' })).data.map((d) => d.metadata.binaryDataId),
+    [inA2],
+  );
   // Uploads: an owner key only for parts in its scope.
   t.is(codeOf(await t.throwsAsync(loc.fileUpload(Buffer.from('x'), fx.machineA2.part_id))), status.PERMISSION_DENIED);
   t.truthy(await loc.fileUpload(Buffer.from('x'), fx.machineA1.part_id));

@@ -66,7 +66,10 @@ export function buildProgram(extensions: CloudExtension[]): Command {
       program.error(`${action} failed: ${(err as Error).message}`);
     }
   };
-  const lines: Printer = (r) => Object.entries(r).map(([k, v]) => `${k}: ${String(v)}`).join('\n');
+  const lines: Printer = (r) =>
+    Object.entries(r)
+      .map(([k, v]) => `${k}: ${String(v)}`)
+      .join('\n');
 
   const org = program.command('org').description('organizations');
   const orgCreate = adminCommand(org, 'create', 'create an organization; prints its id')
@@ -86,7 +89,9 @@ export function buildProgram(extensions: CloudExtension[]): Command {
   const locationCreate = adminCommand(location, 'create', 'create a location; prints its id')
     .requiredOption('--org <id>', 'organization id')
     .requiredOption('--name <name>', 'location name')
-    .action(async (opts: { org: string; name: string }) => runAndPrint(locationCreate, 'location.create', { org: opts.org, name: opts.name }, (r) => String(r.id)));
+    .action(async (opts: { org: string; name: string }) =>
+      runAndPrint(locationCreate, 'location.create', { org: opts.org, name: opts.name }, (r) => String(r.id)),
+    );
 
   const machine = program.command('machine').description('machines (robots) and their parts');
   const machineCreate = adminCommand(machine, 'create', 'create a machine with its main part; prints machine_id, part_id, part_secret')

@@ -69,7 +69,10 @@ export async function inTransaction<T>(conn: DuckDBConnection, fn: (conn: DuckDB
 }
 
 export class StoreLockedError extends Error {
-  constructor(readonly path: string, cause: unknown) {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
     super(`the database ${path} is in use by another process: ${(cause as Error).message}`);
     this.name = 'StoreLockedError';
   }
@@ -197,7 +200,10 @@ export class Store {
     return this.read(async (conn) => {
       // What cannot be prepared on its own (several statements, or an error) runs the plain way, which
       // also reports the error exactly as before.
-      const statement = await this.statements.get(conn)?.get(sql).catch(() => undefined);
+      const statement = await this.statements
+        .get(conn)
+        ?.get(sql)
+        .catch(() => undefined);
       if (!statement) return rowObjectsOf(await conn.runAndReadAll(sql, params, types));
       statement.clearBindings();
       if (params) statement.bind(params, types);

@@ -25,7 +25,11 @@ export function tempDataDir(): string {
 }
 
 export async function spawnCloud(dataDir = tempDataDir(), extraArgs: string[] = []): Promise<SpawnedCloud> {
-  const program = await spawnServing(main, ['serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], { name: 'platform-cloud', nodeFlags: ['--import', 'tsx'], timeoutMs: 180_000 });
+  const program = await spawnServing(main, ['serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
+    name: 'platform-cloud',
+    nodeFlags: ['--import', 'tsx'],
+    timeoutMs: 180_000,
+  });
   return {
     address: program.address,
     dataDir,

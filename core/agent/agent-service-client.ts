@@ -3,11 +3,7 @@
 import { credentials, Metadata, type ChannelCredentials } from '@grpc/grpc-js';
 import { hostname } from 'node:os';
 import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
-import {
-  AgentDeviceServiceClient,
-  type DeviceAgentConfigRequest,
-  type DeviceAgentConfigResponse,
-} from '../../gen/platform/app/agent/v1/agent.js';
+import { AgentDeviceServiceClient, type DeviceAgentConfigRequest, type DeviceAgentConfigResponse } from '../../gen/platform/app/agent/v1/agent.js';
 import type { CloudCredentials } from './credentials.js';
 
 /** "linux/amd64"-style name of this host, as release tables list binaries. */
@@ -27,7 +23,12 @@ export function grpcTarget(address: string): { target: string; creds: ChannelCre
   return { target: address, creds: credentials.createInsecure() };
 }
 
-function call<Req, Res>(fn: (req: Req, md: Metadata, opts: { deadline: Date }, cb: (err: Error | null, res: Res) => void) => unknown, req: Req, md: Metadata, timeoutMs: number): Promise<Res> {
+function call<Req, Res>(
+  fn: (req: Req, md: Metadata, opts: { deadline: Date }, cb: (err: Error | null, res: Res) => void) => unknown,
+  req: Req,
+  md: Metadata,
+  timeoutMs: number,
+): Promise<Res> {
   return new Promise((resolve, reject) => {
     fn(req, md, { deadline: new Date(Date.now() + timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res)));
   });

@@ -209,8 +209,14 @@ export class Agent {
       } else {
         const res = await this.askCloud();
         updateInfo = res.updateInfo;
-        this.log.debug({ update_info: res.updateInfo, errors: res.errors, check_interval_seconds: res.checkIntervalSeconds }, 'update check: the cloud answered');
-        this.state = { ...this.state, cloud: { agentConfig: layerOf(res.agentConfig), maintenance: res.maintenance, checkIntervalSeconds: res.checkIntervalSeconds } };
+        this.log.debug(
+          { update_info: res.updateInfo, errors: res.errors, check_interval_seconds: res.checkIntervalSeconds },
+          'update check: the cloud answered',
+        );
+        this.state = {
+          ...this.state,
+          cloud: { agentConfig: layerOf(res.agentConfig), maintenance: res.maintenance, checkIntervalSeconds: res.checkIntervalSeconds },
+        };
         await writeFileDurable(this.opts.paths.stateFile, JSON.stringify(this.state));
         if (res.checkIntervalSeconds > 0) this.checkIntervalSeconds = res.checkIntervalSeconds;
         for (const [subsystem, error] of Object.entries(res.errors)) this.log.warn({ subsystem, error }, 'the cloud cannot resolve a version');
@@ -293,7 +299,10 @@ export class Agent {
       this.log.debug({ subsystem, spec, installed: this.state.versions?.[subsystem] ?? null, cloud: updateInfo[subsystem] ?? null }, 'version check');
       try {
         const result = await this.versionControl.apply(subsystem, spec, updateInfo[subsystem]);
-        this.log.debug({ subsystem, spec, result: result ? { version: result.version, file: result.file, changed: result.changed } : null }, result?.changed ? 'version check: a new binary is installed' : 'version check: the installed binary is current');
+        this.log.debug(
+          { subsystem, spec, result: result ? { version: result.version, file: result.file, changed: result.changed } : null },
+          result?.changed ? 'version check: a new binary is installed' : 'version check: the installed binary is current',
+        );
         if (!result) {
           if (subsystem === 'platform-server' && this.source.mode === 'offline' && !(await this.cache.installed(subsystem)) && !this.warnedOffline) {
             this.warnedOffline = true;
@@ -319,7 +328,10 @@ export class Agent {
       return;
     }
     if (this.supervisor.running && this.runningBinary !== file) {
-      this.log.debug({ version, running: this.runningBinary, installed: file }, 'supervision: the running binary differs from the installed one; restart requested');
+      this.log.debug(
+        { version, running: this.runningBinary, installed: file },
+        'supervision: the running binary differs from the installed one; restart requested',
+      );
       this.requestRestart(`platform-server ${version} installed`);
     } else if (!this.supervisor.running && this.supervisor.state === 'stopped') {
       this.log.debug({ version }, 'supervision: platform-server is not running; starting the installed version');
@@ -348,9 +360,13 @@ export class Agent {
     if (this.maintenance && !this.gate) this.gate = new (await import('./maintenance-window.js')).MaintenanceGate();
     const verdict = this.gate ? await this.gate.check(this.maintenance, address) : { allowed: true as const, reason: 'no maintenance window configured' };
     if (this.stopped) return;
-    this.log.debug({ allowed: verdict.allowed, reason: verdict.reason, pending_restart: this.pendingRestart ?? null, pending_exit: this.pendingExit ?? null }, 'supervision: maintenance window checked');
+    this.log.debug(
+      { allowed: verdict.allowed, reason: verdict.reason, pending_restart: this.pendingRestart ?? null, pending_exit: this.pendingExit ?? null },
+      'supervision: maintenance window checked',
+    );
     if (!verdict.allowed) {
-      if (verdict.reason !== this.lastGateReason) this.log.info({ reason: verdict.reason, pending: this.pendingExit ?? this.pendingRestart }, 'restart deferred by the maintenance window');
+      if (verdict.reason !== this.lastGateReason)
+        this.log.info({ reason: verdict.reason, pending: this.pendingExit ?? this.pendingRestart }, 'restart deferred by the maintenance window');
       this.lastGateReason = verdict.reason;
       this.gateTimer = setTimeout(() => void this.tryPending(), this.opts.time.seconds(RETRY_SECONDS));
       return;

@@ -64,11 +64,20 @@ test('a sha256 mismatch is refused and nothing is installed', async (t) => {
   const server = await serve((_req, res) => res.end('#!/bin/sh\necho tampered\n'));
   t.teardown(server.close);
   const { dir, cache } = sandbox();
-  const source = { subsystem: 'platform-server' as const, version: '1.0.0', location: { kind: 'http' as const, url: `${server.url}/x` }, sha256: sha('the real one') };
+  const source = {
+    subsystem: 'platform-server' as const,
+    version: '1.0.0',
+    location: { kind: 'http' as const, url: `${server.url}/x` },
+    sha256: sha('the real one'),
+  };
   const err = await t.throwsAsync(cache.fetch(source), { instanceOf: ChecksumMismatchError });
   t.is(err!.expected, sha('the real one'));
   t.is(err!.actual, sha('#!/bin/sh\necho tampered\n'));
-  t.deepEqual(readdirSync(join(dir, 'cache')).filter((f) => !f.endsWith('.json')), [], 'no binary and no partial file kept');
+  t.deepEqual(
+    readdirSync(join(dir, 'cache')).filter((f) => !f.endsWith('.json')),
+    [],
+    'no binary and no partial file kept',
+  );
   t.is(await cache.installed('platform-server'), undefined);
 });
 
@@ -123,12 +132,17 @@ test('install re-points the symlink atomically and reports whether it changed', 
   writeFileSync(src, '#!/bin/sh\necho c\n');
   const third = await cache.fetch({ subsystem: 'platform-server', version: 'file', location: { kind: 'file', path: src } });
   await cache.install('platform-server', third);
-  const kept = readdirSync(join(dir, 'cache')).filter((f) => f.startsWith('platform-server-')).map((f) => join(dir, 'cache', f)).sort();
+  const kept = readdirSync(join(dir, 'cache'))
+    .filter((f) => f.startsWith('platform-server-'))
+    .map((f) => join(dir, 'cache', f))
+    .sort();
   t.deepEqual(kept, [next, third].sort(), 'the cache keeps the installed binary and the previous one');
 });
 
 test('a missing file:// binary is a DownloadError naming it', async (t) => {
   const { cache } = sandbox();
-  const err = await t.throwsAsync(cache.fetch({ subsystem: 'platform-server', version: 'x', location: { kind: 'file', path: '/nonexistent/bin' } }), { instanceOf: DownloadError });
+  const err = await t.throwsAsync(cache.fetch({ subsystem: 'platform-server', version: 'x', location: { kind: 'file', path: '/nonexistent/bin' } }), {
+    instanceOf: DownloadError,
+  });
   t.regex(err!.message, /file:\/\/\/nonexistent\/bin/);
 });

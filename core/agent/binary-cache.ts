@@ -37,7 +37,10 @@ export async function sha256File(path: string): Promise<string> {
 }
 
 const sourceKey = (s: BinarySource) =>
-  createHash('sha256').update(s.location.kind === 'http' ? s.location.url : `file:${s.location.path}`).digest('hex').slice(0, 16);
+  createHash('sha256')
+    .update(s.location.kind === 'http' ? s.location.url : `file:${s.location.path}`)
+    .digest('hex')
+    .slice(0, 16);
 const safe = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 40);
 
 export class BinaryCache {
@@ -85,7 +88,10 @@ export class BinaryCache {
     if (source.location.kind === 'file') unchanged = await this.copyLocal(source, source.location.path, part, meta);
     else unchanged = await this.download(source, source.location.url, part, meta, metaPath);
     if (unchanged && meta.file && (await exists(meta.file)) && !expected) {
-      this.logger.debug({ subsystem: source.subsystem, from: origin, file: meta.file }, 'download: the source is unchanged since the last download; keeping the cached file');
+      this.logger.debug(
+        { subsystem: source.subsystem, from: origin, file: meta.file },
+        'download: the source is unchanged since the last download; keeping the cached file',
+      );
       return meta.file;
     }
 
@@ -167,7 +173,10 @@ export class BinaryCache {
       if (meta.lastModified) headers['if-modified-since'] = meta.lastModified;
     }
     let res: IncomingMessage;
-    this.logger.debug({ subsystem: source.subsystem, url, resume_from: have, headers }, have > 0 ? 'download: resuming a partial download' : 'download: requesting');
+    this.logger.debug(
+      { subsystem: source.subsystem, url, resume_from: have, headers },
+      have > 0 ? 'download: resuming a partial download' : 'download: requesting',
+    );
     try {
       res = await getUrl(url, headers);
     } catch (err) {

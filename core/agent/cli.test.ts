@@ -5,7 +5,10 @@ import { TimeScale } from './time-scale.js';
 import { credentialsFromEnv, machineSourceOf } from './credentials.js';
 import { CredentialsError } from './errors.js';
 
-const quiet = () => agentCommand().exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+const quiet = () =>
+  agentCommand()
+    .exitOverride()
+    .configureOutput({ writeErr: () => {}, writeOut: () => {} });
 
 test('flags of SPEC.md', (t) => {
   const o = parseAgentArgs(['-c', '/x.json', '--defaults', '/d.json', '-d', '-w', '--dev-mode'], {}, quiet());
@@ -15,7 +18,11 @@ test('flags of SPEC.md', (t) => {
 });
 
 test('environment variables set the same things', (t) => {
-  const o = parseAgentArgs([], { PLATFORM_AGENT_DEBUG: '1', PLATFORM_AGENT_WAIT_FOR_UPDATE: 'true', PLATFORM_AGENT_DEVMODE: 'yes', PLATFORM_AGENT_FAST_START: '1' }, quiet());
+  const o = parseAgentArgs(
+    [],
+    { PLATFORM_AGENT_DEBUG: '1', PLATFORM_AGENT_WAIT_FOR_UPDATE: 'true', PLATFORM_AGENT_DEVMODE: 'yes', PLATFORM_AGENT_FAST_START: '1' },
+    quiet(),
+  );
   t.true(o.debug && o.wait && o.devMode && o.fastStart);
   const off = parseAgentArgs([], { PLATFORM_AGENT_DEBUG: '0', PLATFORM_AGENT_FAST_START: 'true' }, quiet());
   t.false(off.debug);
@@ -61,9 +68,16 @@ test('credentials: file shapes and install-time environment', (t) => {
   const bySecret = machineSourceOf('/etc/platform.json', { cloud: { app_address: 'http://h:1', id: 'p', secret: 'shh' } });
   t.deepEqual(bySecret.mode === 'online' && bySecret.credentials, { appAddress: 'http://h:1', partId: 'p', secret: 'shh' });
   t.throws(() => machineSourceOf('/m.json', { cloud: { app_address: 'x', id: 'p' } }), { message: /needs either api_key \{id, key\} or secret/ });
-  t.throws(() => machineSourceOf('/m.json', { cloud: { id: 'p', secret: 's' } }), { message: /cloud\.app_address: is required for the agent to reach the cloud/ });
+  t.throws(() => machineSourceOf('/m.json', { cloud: { id: 'p', secret: 's' } }), {
+    message: /cloud\.app_address: is required for the agent to reach the cloud/,
+  });
   t.throws(() => machineSourceOf('/m.json', { components: [] }), { instanceOf: CredentialsError, message: /needs a "cloud" object/ });
   t.throws(() => machineSourceOf('/m.json', { cloud: { app_address: 'x', id: 'p', api_key: { id: 'k' } } }), { message: /cloud\.api_key\.key/ });
-  t.deepEqual(credentialsFromEnv({ PLATFORM_API_KEY_ID: 'k', PLATFORM_API_KEY: 's', PLATFORM_PART_ID: 'p', PLATFORM_APP_ADDRESS: 'http://c:1' }), { appAddress: 'http://c:1', partId: 'p', apiKeyId: 'k', apiKey: 's' });
+  t.deepEqual(credentialsFromEnv({ PLATFORM_API_KEY_ID: 'k', PLATFORM_API_KEY: 's', PLATFORM_PART_ID: 'p', PLATFORM_APP_ADDRESS: 'http://c:1' }), {
+    appAddress: 'http://c:1',
+    partId: 'p',
+    apiKeyId: 'k',
+    apiKey: 's',
+  });
   t.is(credentialsFromEnv({}), undefined);
 });

@@ -39,19 +39,20 @@ test.after.always(async () => {
 type Login = { id: string; key: string } | { partId: string; secret: string };
 
 async function ask(login: Login, partId: string, requested: Record<string, string> = {}): Promise<DeviceAgentConfigResponse> {
-  const request = 'secret' in login
-    ? { entity: login.partId, credentials: { type: 'robot-secret', payload: login.secret } }
-    : { entity: login.id, credentials: { type: 'api-key', payload: login.key } };
+  const request =
+    'secret' in login
+      ? { entity: login.partId, credentials: { type: 'robot-secret', payload: login.secret } }
+      : { entity: login.id, credentials: { type: 'api-key', payload: login.key } };
   const auth = new AuthServiceClient(cloud.address, credentials.createInsecure());
   const agent = new AgentDeviceServiceClient(cloud.address, credentials.createInsecure());
   try {
-    const token = await new Promise<string>((resolve, reject) =>
-      auth.authenticate(request, (err, res) => (err ? reject(err) : resolve(res!.accessToken))),
-    );
+    const token = await new Promise<string>((resolve, reject) => auth.authenticate(request, (err, res) => (err ? reject(err) : resolve(res!.accessToken))));
     const md = new Metadata();
     md.set('authorization', `Bearer ${token}`);
     return await new Promise((resolve, reject) =>
-      agent.deviceAgentConfig({ partId, hostInfo: { platform: 'linux/amd64', hostname: 'h', distro: '' }, versions: {}, requested }, md, (err, res) => (err ? reject(err) : resolve(res!))),
+      agent.deviceAgentConfig({ partId, hostInfo: { platform: 'linux/amd64', hostname: 'h', distro: '' }, versions: {}, requested }, md, (err, res) =>
+        err ? reject(err) : resolve(res!),
+      ),
     );
   } finally {
     auth.close();
@@ -60,7 +61,21 @@ async function ask(login: Login, partId: string, requested: Record<string, strin
 }
 
 test.serial('admin commands validate releases and channels', async (t) => {
-  const bad = await t.throwsAsync(admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', 'latest', '--url', 'http://x/y', '--sha256', 'a'.repeat(64)]));
+  const bad = await t.throwsAsync(
+    admin(cloud.dataDir, [
+      'agent',
+      'release',
+      'add',
+      '--subsystem',
+      'platform-server',
+      '--version',
+      'latest',
+      '--url',
+      'http://x/y',
+      '--sha256',
+      'a'.repeat(64),
+    ]),
+  );
   t.regex(String((bad as { stderr?: string }).stderr), /version must be a semantic version/);
   const noRelease = await t.throwsAsync(admin(cloud.dataDir, ['agent', 'channel', 'set', '--subsystem', 'agent', '--channel', 'stable', '--version', '9.9.9']));
   t.regex(String((noRelease as { stderr?: string }).stderr), /agent 9\.9\.9 has no release/);
@@ -91,7 +106,19 @@ test.serial('stable, pinned and range versions resolve from the release table; t
   await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', '1.0.0', '--file', v1, '--channel', 'stable']);
   await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', '2.0.0', '--file', v2, '--platform', 'linux/amd64']);
   // 3.0.0 is published with the sha256 of v2 but serves other bytes: machines must refuse it.
-  await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', '3.0.0', '--file', tampered, '--sha256', await sha256File(v2)]);
+  await admin(cloud.dataDir, [
+    'agent',
+    'release',
+    'add',
+    '--subsystem',
+    'platform-server',
+    '--version',
+    '3.0.0',
+    '--file',
+    tampered,
+    '--sha256',
+    await sha256File(v2),
+  ]);
 
   const stable = await ask(key, machine.part_id);
   t.is(stable.updateInfo['platform-server'].version, '1.0.0');
@@ -105,7 +132,10 @@ test.serial('stable, pinned and range versions resolve from the release table; t
   const agent = new AgentProgram(['--dev-mode', '-c', box.config, '-w'], box.env, AGENT_NODE_FLAGS);
   t.teardown(() => agent.stop());
   await agent.waitFor('platform-server is serving');
-  t.deepEqual(readRuntimeLog(box.log).map((e) => e.tag), ['v1']);
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => e.tag),
+    ['v1'],
+  );
 
   // The channel moves: the agent switches at its next check.
   await admin(cloud.dataDir, ['agent', 'channel', 'set', '--subsystem', 'platform-server', '--channel', 'stable', '--version', '2.0.0']);
@@ -126,7 +156,12 @@ test.serial('stable, pinned and range versions resolve from the release table; t
   await admin(cloud.dataDir, ['agent', 'config', 'set', '--machine', machine.machine_id, '--file', pin1]);
   const down = await agent.waitFor((l) => l.msg === 'restarting platform-server' && /1\.0\.0/.test(String(l.reason)));
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(down));
-  t.deepEqual(readRuntimeLog(box.log).filter((e) => e.kind === 'start').map((e) => e.tag), ['v1', 'v2', 'v1']);
+  t.deepEqual(
+    readRuntimeLog(box.log)
+      .filter((e) => e.kind === 'start')
+      .map((e) => e.tag),
+    ['v1', 'v2', 'v1'],
+  );
 });
 
 test.serial('with wait_for_update_check and no reachable cloud the runtime does not start; fast start starts it anyway', async (t) => {

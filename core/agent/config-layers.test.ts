@@ -22,7 +22,13 @@ test('later layers override field by field; maps merge by key; arrays are replac
 
 test('built-in defaults fill what no layer sets', (t) => {
   const cfg = effectiveAgentConfig([
-    { name: 'defaults', layer: { network_configuration: { hotspot_prefix: 'acme-setup', manufacturer: 'Acme' }, advanced_settings: { platform_server_start_timeout_minutes: 20 } } },
+    {
+      name: 'defaults',
+      layer: {
+        network_configuration: { hotspot_prefix: 'acme-setup', manufacturer: 'Acme' },
+        advanced_settings: { platform_server_start_timeout_minutes: 20 },
+      },
+    },
     { name: 'cloud', layer: { network_configuration: { manufacturer: 'Acme Robotics' } } },
   ]);
   t.is(cfg.network_configuration.hotspot_prefix, 'acme-setup', 'manufacturer default kept');
@@ -33,7 +39,9 @@ test('built-in defaults fill what no layer sets', (t) => {
 });
 
 test('an invalid layer is reported under its own name', (t) => {
-  const err = t.throws(() => effectiveAgentConfig([{ name: '/etc/platform-defaults.json:agent', layer: { advanced_settings: { debug: 'yes' } } }]), { instanceOf: ConfigError });
+  const err = t.throws(() => effectiveAgentConfig([{ name: '/etc/platform-defaults.json:agent', layer: { advanced_settings: { debug: 'yes' } } }]), {
+    instanceOf: ConfigError,
+  });
   t.is(err!.path, '/etc/platform-defaults.json:agent.advanced_settings.debug');
 });
 
@@ -95,5 +103,8 @@ test('an invalid saved config is reported with field and rule, and the running c
   t.regex(String(broken.err), /JSON/);
   t.is(agent.count('restarting platform-server'), 0);
   t.is(agent.child.exitCode, null, 'the agent keeps running');
-  t.deepEqual(readRuntimeLog(box.log).map((e) => e.kind), ['start']);
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => e.kind),
+    ['start'],
+  );
 });

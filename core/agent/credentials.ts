@@ -20,10 +20,13 @@ const cloudSchema = z
     app_address: z.string({ error: 'is required for the agent to reach the cloud' }).min(1, { error: 'must not be empty' }),
     id: z.string({ error: 'must be a string (the part id)' }).min(1, { error: 'must not be empty' }),
     api_key: z
-      .strictObject({
-        id: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-        key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
-      }, { error: 'must be an object {id, key}' })
+      .strictObject(
+        {
+          id: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+          key: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' }),
+        },
+        { error: 'must be an object {id, key}' },
+      )
       .optional(),
     secret: z.string({ error: 'must be a string (the part secret)' }).min(1, { error: 'must not be empty' }).optional(),
   })
@@ -40,8 +43,7 @@ export interface CloudCredentials {
 
 /** What the --config file holds: cloud credentials (online) or a whole machine config (offline). */
 export type MachineSource =
-  | { mode: 'online'; file: string; credentials: CloudCredentials }
-  | { mode: 'offline'; file: string; machineConfig: Record<string, unknown> };
+  { mode: 'online'; file: string; credentials: CloudCredentials } | { mode: 'offline'; file: string; machineConfig: Record<string, unknown> };
 
 export function credentialsFromEnv(env: NodeJS.ProcessEnv): CloudCredentials | undefined {
   const keyId = env[CREDENTIAL_ENV.keyId];

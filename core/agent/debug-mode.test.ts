@@ -56,6 +56,9 @@ test('--install without any credentials fails, naming the file and the variables
   for (const name of ['PLATFORM_API_KEY_ID', 'PLATFORM_API_KEY', 'PLATFORM_PART_ID', 'PLATFORM_AGENT_HOME']) delete env[name];
   const run = spawnSync(process.execPath, ['--import', 'tsx', main, '--install'], { env, encoding: 'utf8' });
   t.is(run.status, 1, run.stdout + run.stderr);
-  t.regex(run.stderr + run.stdout, /--install needs machine credentials: .*etc\/platform\.json.*does not exist; write machine credentials there or set PLATFORM_API_KEY_ID, PLATFORM_API_KEY, PLATFORM_PART_ID/);
+  t.regex(
+    run.stderr + run.stdout,
+    /--install needs machine credentials: .*etc\/platform\.json.*does not exist; write machine credentials there or set PLATFORM_API_KEY_ID, PLATFORM_API_KEY, PLATFORM_PART_ID/,
+  );
   t.false(existsSync(join(root, 'etc/systemd/system/platform-agent.service')));
 });

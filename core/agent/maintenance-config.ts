@@ -9,7 +9,13 @@ export interface MaintenanceConfig {
 export function maintenanceConfigOf(raw: unknown): { config?: MaintenanceConfig; error?: string } {
   if (raw === undefined || raw === null) return {};
   const m = raw as Record<string, unknown>;
-  if (typeof m !== 'object' || typeof m.sensor_name !== 'string' || typeof m.maintenance_allowed_key !== 'string' || !m.sensor_name || !m.maintenance_allowed_key) {
+  if (
+    typeof m !== 'object' ||
+    typeof m.sensor_name !== 'string' ||
+    typeof m.maintenance_allowed_key !== 'string' ||
+    !m.sensor_name ||
+    !m.maintenance_allowed_key
+  ) {
     return { error: 'maintenance needs sensor_name and maintenance_allowed_key strings; ignoring it' };
   }
   return { config: { sensor_name: m.sensor_name, maintenance_allowed_key: m.maintenance_allowed_key } };

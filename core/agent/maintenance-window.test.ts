@@ -51,5 +51,10 @@ test('an env change waits for the maintenance sensor to allow it and for configu
   const restart = await agent.waitFor('restarting platform-server', agent.lines.indexOf(busy));
   t.is(restart.reason, 'platform_server_env changed');
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(restart));
-  t.deepEqual(readRuntimeLog(box.log).filter((e) => e.kind === 'start').map((e) => e.bar), ['one', 'two']);
+  t.deepEqual(
+    readRuntimeLog(box.log)
+      .filter((e) => e.kind === 'start')
+      .map((e) => e.bar),
+    ['one', 'two'],
+  );
 });

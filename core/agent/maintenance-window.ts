@@ -4,7 +4,13 @@
 // sensor is read over the runtime's own gRPC API at the address of its `serving` line.
 import { credentials, Metadata, type CallOptions, type ServiceError } from '@grpc/grpc-js';
 import { SensorServiceClient, type GetReadingsRequest, type GetReadingsResponse } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { MachineState, ResourceState, RobotServiceClient, type GetMachineStatusRequest, type GetMachineStatusResponse } from '../../gen/platform/robot/v1/robot.js';
+import {
+  MachineState,
+  ResourceState,
+  RobotServiceClient,
+  type GetMachineStatusRequest,
+  type GetMachineStatusResponse,
+} from '../../gen/platform/robot/v1/robot.js';
 import { sensorResourceName, type MaintenanceConfig } from './maintenance-config.js';
 
 export type MaintenanceVerdict = { allowed: true; reason: string } | { allowed: false; reason: string };
@@ -35,9 +41,7 @@ export class MaintenanceGate {
       try {
         const status = await unary(robot.getMachineStatus.bind(robot) as Unary<GetMachineStatusRequest, GetMachineStatusResponse>, {}, this.timeoutMs);
         if (status.state !== MachineState.MACHINE_STATE_RUNNING) return { allowed: false, reason: 'platform-server is not in the running state' };
-        const busy = status.resources.filter(
-          (r) => r.state === ResourceState.RESOURCE_STATE_CONFIGURING || r.state === ResourceState.RESOURCE_STATE_REMOVING,
-        );
+        const busy = status.resources.filter((r) => r.state === ResourceState.RESOURCE_STATE_CONFIGURING || r.state === ResourceState.RESOURCE_STATE_REMOVING);
         if (busy.length) return { allowed: false, reason: `platform-server is processing configuration changes (${busy.length} resource(s))` };
       } catch (err) {
         return { allowed: false, reason: `cannot read the machine status: ${(err as Error).message}` };
@@ -51,7 +55,10 @@ export class MaintenanceGate {
       }
       const value = readings[config.maintenance_allowed_key];
       if (value === false) return { allowed: false, reason: `${config.sensor_name} reports ${config.maintenance_allowed_key} = false` };
-      return { allowed: true, reason: typeof value === 'boolean' ? `${config.maintenance_allowed_key} = true` : `${config.maintenance_allowed_key} is not a boolean` };
+      return {
+        allowed: true,
+        reason: typeof value === 'boolean' ? `${config.maintenance_allowed_key} = true` : `${config.maintenance_allowed_key} is not a boolean`,
+      };
     } finally {
       robot.close();
       sensor.close();

@@ -16,7 +16,14 @@ function script(body: string): string {
 const sinks = () => ({ stdout: new PassThrough().resume(), stderr: new PassThrough().resume() });
 
 test('a serving log line without an address is completed by the next line that has one', async (t) => {
-  const proc = new RuntimeProcess({ binary: script(`echo '{"level":30,"msg":"serving"}'\necho 'platform-server serving on 127.0.0.1:4321'\ntrap 'exit 0' TERM\nsleep 100 & wait $!`), args: [], env: process.env }, sinks());
+  const proc = new RuntimeProcess(
+    {
+      binary: script(`echo '{"level":30,"msg":"serving"}'\necho 'platform-server serving on 127.0.0.1:4321'\ntrap 'exit 0' TERM\nsleep 100 & wait $!`),
+      args: [],
+      env: process.env,
+    },
+    sinks(),
+  );
   const first = new Promise<string>((resolve) => proc.once('serving', resolve));
   const second = new Promise<void>((resolve) => proc.on('line', (line) => line.includes('4321') && resolve()));
   t.is(await first, '');
@@ -45,7 +52,10 @@ test('a binary that cannot be executed exits with its spawn error', async (t) =>
 test('what the runtime leaves behind in its process group is killed when it exits', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-agent-proc-'));
   const pidFile = join(dir, 'child.pid');
-  const proc = new RuntimeProcess({ binary: script(`sleep 600 &\necho $! > '${pidFile}'\necho serving on 127.0.0.1:1\nsleep 0.2\nexit 3`), args: [], env: process.env }, sinks());
+  const proc = new RuntimeProcess(
+    { binary: script(`sleep 600 &\necho $! > '${pidFile}'\necho serving on 127.0.0.1:1\nsleep 0.2\nexit 3`), args: [], env: process.env },
+    sinks(),
+  );
   await proc.waitExit();
   const { readFileSync } = await import('node:fs');
   const child = Number(readFileSync(pidFile, 'utf8'));

@@ -51,7 +51,10 @@ export class RuntimeProcess extends EventEmitter<RuntimeProcessEvents> {
   stopRequested = false;
   private readonly exitPromise: Promise<void>;
 
-  constructor(readonly launch: RuntimeLaunch, output: { stdout: Writable; stderr: Writable }) {
+  constructor(
+    readonly launch: RuntimeLaunch,
+    output: { stdout: Writable; stderr: Writable },
+  ) {
     super();
     // Its own process group (not on Windows), so that whatever it leaves behind (modules, helpers) can be
     // killed with it: SIGTERM goes to the runtime alone, which shuts its modules down in order; after it

@@ -144,7 +144,10 @@ export class RuntimeSupervisor extends EventEmitter<SupervisorEvents> {
     const expected = proc.stopRequested;
     this.emit('exit', code, signal, expected);
     if (this.current !== proc || expected) {
-      this.opts.logger.debug({ pid: proc.pid, code, signal, expected, current: this.current === proc }, 'supervision: platform-server exited as asked (or was replaced); no restart');
+      this.opts.logger.debug(
+        { pid: proc.pid, code, signal, expected, current: this.current === proc },
+        'supervision: platform-server exited as asked (or was replaced); no restart',
+      );
       return;
     }
     this.clearTimer();
@@ -152,7 +155,9 @@ export class RuntimeSupervisor extends EventEmitter<SupervisorEvents> {
     this.crashes = healthy ? 1 : this.crashes + 1;
     this.opts.logger.debug(
       { pid: proc.pid, served_seconds: this.state === 'serving' ? Math.round((Date.now() - this.servingSince) / 1000) : 0, healthy, crashes: this.crashes },
-      healthy ? 'supervision: it had served long enough to count as healthy; the backoff starts over' : 'supervision: it crashed before counting as healthy; the backoff grows',
+      healthy
+        ? 'supervision: it had served long enough to count as healthy; the backoff starts over'
+        : 'supervision: it crashed before counting as healthy; the backoff grows',
     );
     const delaySeconds = Math.min(CRASH_BACKOFF_SECONDS.first * 2 ** (this.crashes - 1), CRASH_BACKOFF_SECONDS.max);
     const reason = proc.spawnError ? proc.spawnError.message : `exit code ${code}, signal ${signal}`;

@@ -13,7 +13,14 @@ const main = fileURLToPath(new URL('./main.ts', import.meta.url));
 
 test('--install writes and enables the platform-agent unit with Restart=always', (t) => {
   const root = mkdtempSync(join(tmpdir(), 'platform-agent-install-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, PLATFORM_AGENT_INSTALL_ROOT: root, PLATFORM_API_KEY_ID: 'kid', PLATFORM_API_KEY: 'secret', PLATFORM_PART_ID: 'part-1', PLATFORM_APP_ADDRESS: 'http://127.0.0.1:9' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PLATFORM_AGENT_INSTALL_ROOT: root,
+    PLATFORM_API_KEY_ID: 'kid',
+    PLATFORM_API_KEY: 'secret',
+    PLATFORM_PART_ID: 'part-1',
+    PLATFORM_APP_ADDRESS: 'http://127.0.0.1:9',
+  };
   delete env.PLATFORM_AGENT_HOME;
   const run = spawnSync(process.execPath, ['--import', 'tsx', main, '--install'], { env, encoding: 'utf8' });
   t.is(run.status, 0, run.stdout + run.stderr);

@@ -25,7 +25,11 @@ test('the runtime counts as started when it prints its serving line', async (t) 
   t.is(start.args, `-config ${box.config}`);
   t.is(start.foo, 'agent-env', 'the runtime inherits the agent environment');
   t.is(await agent.stop(), 0);
-  t.deepEqual(readRuntimeLog(box.log).map((e) => e.kind), ['start', 'term'], 'stopping the agent stops the runtime with SIGTERM');
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => e.kind),
+    ['start', 'term'],
+    'stopping the agent stops the runtime with SIGTERM',
+  );
 });
 
 test('a runtime that never prints serving is killed and restarted after the start timeout', async (t) => {
@@ -40,7 +44,10 @@ test('a runtime that never prints serving is killed and restarted after the star
   await agent.waitFor('started platform-server', first);
   const events = readRuntimeLog(box.log);
   t.is(events[0].kind, 'start');
-  t.true(events.some((e) => e.kind === 'term' && e.pid === events[0].pid), 'the first run was stopped');
+  t.true(
+    events.some((e) => e.kind === 'term' && e.pid === events[0].pid),
+    'the first run was stopped',
+  );
   t.is(agent.count('platform-server is serving'), 0);
 });
 
@@ -122,7 +129,13 @@ test('only a platform_server_env change restarts the runtime, with the new envir
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(restart));
   t.is(agent.count('restarting platform-server'), 1);
   const starts = readRuntimeLog(box.log).filter((e) => e.kind === 'start');
-  t.deepEqual(starts.map((e) => [e.bar, e.foo]), [['one', 'agent-env'], ['two', 'override']]);
+  t.deepEqual(
+    starts.map((e) => [e.bar, e.foo]),
+    [
+      ['one', 'agent-env'],
+      ['two', 'override'],
+    ],
+  );
   t.true(readRuntimeLog(box.log).some((e) => e.kind === 'term' && e.pid === starts[0].pid));
 });
 
@@ -139,5 +152,8 @@ test('disable_platform_server stops the runtime and enabling it starts it again'
   box.writeConfig(machine(runtime, {}, { disable_platform_server: false }));
   const enabled = await agent.waitFor('platform-server enabled; starting it');
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(enabled));
-  t.deepEqual(readRuntimeLog(box.log).map((e) => e.kind), ['start', 'term', 'start']);
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => e.kind),
+    ['start', 'term', 'start'],
+  );
 });

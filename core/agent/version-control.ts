@@ -57,4 +57,3 @@ export class VersionControl {
     return { subsystem, file, changed, version: source.version };
   }
 }
-

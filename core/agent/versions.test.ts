@@ -26,13 +26,21 @@ test('changing platform-server to another file:// URL switches the runtime', asy
   const restart = await agent.waitFor('restarting platform-server');
   t.regex(String(restart.reason), /^platform-server file:.*fake-runtime-v2\.sh installed$/);
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(restart));
-  t.deepEqual(readRuntimeLog(box.log).map((e) => `${e.kind} ${e.tag}`), ['start v1', 'term v1', 'start v2']);
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => `${e.kind} ${e.tag}`),
+    ['start v1', 'term v1', 'start v2'],
+  );
   t.regex(readlinkSync(join(box.home, 'bin', 'platform-server')), /cache\/platform-server-/);
   // Pinning the older one again downgrades.
   box.writeConfig(machine(pathToFileURL(v1).href));
   const back = await agent.waitFor('restarting platform-server', agent.lines.indexOf(restart) + 1);
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(back));
-  t.deepEqual(readRuntimeLog(box.log).slice(3).map((e) => `${e.kind} ${e.tag}`), ['term v2', 'start v1']);
+  t.deepEqual(
+    readRuntimeLog(box.log)
+      .slice(3)
+      .map((e) => `${e.kind} ${e.tag}`),
+    ['term v2', 'start v1'],
+  );
 });
 
 test('an http:// URL downloads the runtime from a web server and switches to it (with the service flags)', async (t) => {
@@ -55,7 +63,10 @@ test('an http:// URL downloads the runtime from a web server and switches to it 
   const downloaded = await agent.waitFor((l) => l.msg === 'downloaded' && l.from === url);
   const restart = await agent.waitFor('restarting platform-server', agent.lines.indexOf(downloaded));
   await agent.waitFor('platform-server is serving', agent.lines.indexOf(restart));
-  t.deepEqual(readRuntimeLog(box.log).map((e) => `${e.kind} ${e.tag}`), ['start v1', 'term v1', 'start web']);
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => `${e.kind} ${e.tag}`),
+    ['start v1', 'term v1', 'start web'],
+  );
   t.deepEqual(requests, ['/platform-server']);
 });
 
@@ -74,6 +85,10 @@ test('self-update installs the new agent and exits for the service manager', asy
   t.is(await agent.exited, 0);
   const link = readlinkSync(join(box.home, 'bin', 'platform-agent'));
   t.is(readFileSync(link, 'utf8'), readFileSync(newAgent, 'utf8'));
-  t.deepEqual(readRuntimeLog(box.log).map((e) => e.kind), ['start', 'term'], 'the runtime was stopped before exiting');
+  t.deepEqual(
+    readRuntimeLog(box.log).map((e) => e.kind),
+    ['start', 'term'],
+    'the runtime was stopped before exiting',
+  );
   t.is(agent.count('restarting platform-server'), 0, 'the runtime binary did not change, so it was not restarted for it');
 });

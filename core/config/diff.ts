@@ -45,6 +45,10 @@ export function diffConfigs(before: unknown, after: unknown, path = ''): ConfigC
 export function describeChanges(changes: ConfigChange[], reveal: boolean): string[] {
   const show = (v: unknown) => (reveal ? JSON.stringify(v) : REDACTED);
   return changes.map((c) =>
-    c.kind === 'added' ? `+ ${c.path}: ${show(c.after)}` : c.kind === 'removed' ? `- ${c.path}: ${show(c.before)}` : `~ ${c.path}: ${show(c.before)} -> ${show(c.after)}`,
+    c.kind === 'added'
+      ? `+ ${c.path}: ${show(c.after)}`
+      : c.kind === 'removed'
+        ? `- ${c.path}: ${show(c.before)}`
+        : `~ ${c.path}: ${show(c.before)} -> ${show(c.after)}`,
   );
 }

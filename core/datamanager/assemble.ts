@@ -12,7 +12,10 @@ import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, 
 import { builtinCaptureMethods } from './capture-methods.js';
 
 /** The capture methods a resource's api and model offer, by name: built-in kind, or the model's declaration. */
-function methodsFor(entry: ResourceEntry, registry: ModelRegistry): Map<string, { kind: 'tabular' | 'binary'; driverMethod?: string; check?: (p: Record<string, unknown>) => string | undefined }> {
+function methodsFor(
+  entry: ResourceEntry,
+  registry: ModelRegistry,
+): Map<string, { kind: 'tabular' | 'binary'; driverMethod?: string; check?: (p: Record<string, unknown>) => string | undefined }> {
   const methods = new Map<string, { kind: 'tabular' | 'binary'; driverMethod?: string; check?: (p: Record<string, unknown>) => string | undefined }>();
   for (const [name, m] of Object.entries(builtinCaptureMethods[entry.api] ?? {})) methods.set(name, { kind: m.kind, check: m.checkParams });
   const declared = registry.lookup(entry.api, entry.model)?.definition.captureMethods ?? {};
@@ -35,7 +38,11 @@ function targetOf(entry: ResourceEntry, registry: ModelRegistry): CaptureTargetC
     if (!method) {
       if (!modelKnown) continue;
       const known = [...available.keys()].sort();
-      entry.error = new ConfigError(`${base}[${i}].method`, `unknown capture method for ${entry.api}; ${known.length ? `known: ${known.join(', ')}` : 'this api has no capture methods'}`, m.method);
+      entry.error = new ConfigError(
+        `${base}[${i}].method`,
+        `unknown capture method for ${entry.api}; ${known.length ? `known: ${known.join(', ')}` : 'this api has no capture methods'}`,
+        m.method,
+      );
       return undefined;
     }
     const broken = method.check?.(m.additional_params);
@@ -44,7 +51,14 @@ function targetOf(entry: ResourceEntry, registry: ModelRegistry): CaptureTargetC
       return undefined;
     }
     if (m.disabled) continue;
-    target.methods.push({ method: m.method, kind: method.kind, driverMethod: method.driverMethod, frequencyHz: m.capture_frequency_hz, additionalParams: m.additional_params, tags: m.tags });
+    target.methods.push({
+      method: m.method,
+      kind: method.kind,
+      driverMethod: method.driverMethod,
+      frequencyHz: m.capture_frequency_hz,
+      additionalParams: m.additional_params,
+      tags: m.tags,
+    });
   }
   return target.methods.length ? target : undefined;
 }
@@ -68,8 +82,12 @@ export function expandHome(path: string): string {
  */
 export function assembleDataManager(entries: ResourceEntry[], registry: ModelRegistry, cloud: MachineConfig['cloud']): void {
   const managers = entries.filter((e) => !e.error && e.api === DATA_MANAGER_API);
-  for (const extra of managers.slice(1)) extra.error = new ConfigError(`${extra.path}.api`, `only one data manager per machine; ${managers[0].path} is the first`, extra.api);
-  const targets = entries.filter((e) => !e.error).map((e) => targetOf(e, registry)).filter((t): t is CaptureTargetConfig => t !== undefined);
+  for (const extra of managers.slice(1))
+    extra.error = new ConfigError(`${extra.path}.api`, `only one data manager per machine; ${managers[0].path} is the first`, extra.api);
+  const targets = entries
+    .filter((e) => !e.error)
+    .map((e) => targetOf(e, registry))
+    .filter((t): t is CaptureTargetConfig => t !== undefined);
   const manager = managers[0];
   if (!manager) return;
   const parsed = dataManagerUserAttributes.safeParse(manager.attributes);

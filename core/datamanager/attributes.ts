@@ -23,8 +23,18 @@ export const dataManagerUserAttributes = z.strictObject({
     .min(1024, 'must be at least 1024')
     .max(1024 ** 3, 'must be at most 1 GiB')
     .default(256 * 1024),
-  maximum_num_sync_threads: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(64, 'must be at most 64').default(4),
-  delete_every_nth_when_disk_full: z.number({ error: 'must be a number' }).int('must be a whole number').min(2, 'must be at least 2').max(1000, 'must be at most 1000').default(5),
+  maximum_num_sync_threads: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(64, 'must be at most 64')
+    .default(4),
+  delete_every_nth_when_disk_full: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(2, 'must be at least 2')
+    .max(1000, 'must be at most 1000')
+    .default(5),
   disk_usage_deletion_threshold: fraction('disk_usage_deletion_threshold').default(0.9),
   capture_dir_deletion_threshold: fraction('capture_dir_deletion_threshold').default(0.5),
 });

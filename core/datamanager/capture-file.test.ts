@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import { CaptureFileWriter, CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile, recoverCaptureFile, type CaptureFileHeader } from './capture-file.js';
 
 const header: CaptureFileHeader = {
-  upload_id: 'u-1', component_type: 'core:component:sensor', component_name: 's', method_name: 'Readings', method_parameters: {}, tags: ['a'], kind: 'tabular',
+  upload_id: 'u-1',
+  component_type: 'core:component:sensor',
+  component_name: 's',
+  method_name: 'Readings',
+  method_parameters: {},
+  tags: ['a'],
+  kind: 'tabular',
 };
 const base = () => join(mkdtempSync(join(tmpdir(), 'capture-file-')), 'f');
 const record = (i: number) => Buffer.from(`record number ${i}`);
@@ -19,7 +25,10 @@ test('a closed file holds its header and every record, in order, as .capture', (
   t.false(existsSync(b + OPEN_SUFFIX));
   const contents = readCaptureFile(b + CLOSED_SUFFIX);
   t.deepEqual(contents.header, header);
-  t.deepEqual(contents.records.map(String), [0, 1, 2, 3, 4].map((i) => String(record(i))));
+  t.deepEqual(
+    contents.records.map(String),
+    [0, 1, 2, 3, 4].map((i) => String(record(i))),
+  );
   t.false(contents.torn);
 });
 
@@ -44,7 +53,10 @@ test('recovery cuts a record torn by a crash and keeps the whole ones', (t) => {
   t.is(result.cutBytes, 6);
   t.is(statSync(b + CLOSED_SUFFIX).size, whole);
   const contents = readCaptureFile(b + CLOSED_SUFFIX);
-  t.deepEqual(contents.records.map(String), [0, 1, 2].map((i) => String(record(i))));
+  t.deepEqual(
+    contents.records.map(String),
+    [0, 1, 2].map((i) => String(record(i))),
+  );
   t.false(contents.torn);
 });
 
@@ -58,7 +70,10 @@ test('a record whose checksum does not match ends the file there', (t) => {
   writeFileSync(b + OPEN_SUFFIX, bytes);
   const result = recoverCaptureFile(b + OPEN_SUFFIX);
   t.is(result.records, 2);
-  t.deepEqual(readCaptureFile(result.path!).records.map(String), [0, 1].map((i) => String(record(i))));
+  t.deepEqual(
+    readCaptureFile(result.path!).records.map(String),
+    [0, 1].map((i) => String(record(i))),
+  );
 });
 
 test('garbage after the last record (a length prefix promising more than is there) is cut', (t) => {

@@ -112,7 +112,10 @@ export class CaptureLoop {
     const record =
       captured.kind === 'tabular'
         ? SensorData.encode({ metadata: { timeRequested: requested, timeReceived: received, mimeType: '' }, struct: captured.data }).finish()
-        : SensorData.encode({ metadata: { timeRequested: requested, timeReceived: received, mimeType: captured.binary.mimeType }, binary: Buffer.from(captured.binary.data) }).finish();
+        : SensorData.encode({
+            metadata: { timeRequested: requested, timeReceived: received, mimeType: captured.binary.mimeType },
+            binary: Buffer.from(captured.binary.data),
+          }).finish();
     try {
       this.append(record, captured.kind);
       this.stats.records++;

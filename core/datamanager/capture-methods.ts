@@ -25,7 +25,9 @@ export interface BuiltinCaptureMethod {
 
 /** Names from additional_params values (Analogs: reader names, Gpios: pins), in key order. */
 function namesIn(params: Record<string, unknown>): string[] {
-  return Object.keys(params).sort().map((k) => params[k] as string);
+  return Object.keys(params)
+    .sort()
+    .map((k) => params[k] as string);
 }
 
 function checkNames(what: string) {
@@ -122,7 +124,9 @@ export const OBJECTS_MIME = 'application/vnd.platform.objects';
 function encodeObjects(objects: unknown[]): Uint8Array {
   const parts: Buffer[] = [];
   for (const o of objects as { pointCloud: Uint8Array; referenceFrame: string; center: number[]; dims: number[]; label: string }[]) {
-    const head = Buffer.from(JSON.stringify({ label: o.label, reference_frame: o.referenceFrame, center_mm: o.center, dims_mm: o.dims, pcd_bytes: o.pointCloud.byteLength }));
+    const head = Buffer.from(
+      JSON.stringify({ label: o.label, reference_frame: o.referenceFrame, center_mm: o.center, dims_mm: o.dims, pcd_bytes: o.pointCloud.byteLength }),
+    );
     const len = Buffer.alloc(4);
     len.writeUInt32LE(head.byteLength);
     parts.push(len, head, Buffer.from(o.pointCloud.buffer, o.pointCloud.byteOffset, o.pointCloud.byteLength));

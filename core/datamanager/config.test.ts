@@ -12,7 +12,10 @@ import { assembleDataManager } from './assemble.js';
 import type { DataManagerAttributes } from './attributes.js';
 
 const sensor = (name: string, methods: unknown[], model = 'fake') => ({
-  name, api: SENSOR_API, model, service_configs: [{ type: 'data_manager', attributes: { capture_methods: methods } }],
+  name,
+  api: SENSOR_API,
+  model,
+  service_configs: [{ type: 'data_manager', attributes: { capture_methods: methods } }],
 });
 const manager = (attributes: Record<string, unknown> = {}) => ({ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes });
 const cloud = { id: 'part-1', secret: 's3cret', app_address: 'localhost:9' };
@@ -37,7 +40,13 @@ test('the data manager attributes default as documented and it depends on what i
   t.is(a.capture_dir_deletion_threshold, 0.5);
   t.false(a.capture_disabled);
   t.false(a.sync_disabled);
-  t.deepEqual(a._targets, [{ resource: 's1', api: SENSOR_API, methods: [{ method: 'Readings', kind: 'tabular', driverMethod: undefined, frequencyHz: 20, additionalParams: {}, tags: ['x'] }] }]);
+  t.deepEqual(a._targets, [
+    {
+      resource: 's1',
+      api: SENSOR_API,
+      methods: [{ method: 'Readings', kind: 'tabular', driverMethod: undefined, frequencyHz: 20, additionalParams: {}, tags: ['x'] }],
+    },
+  ]);
   t.deepEqual(a._cloud, { partId: 'part-1', appAddress: 'localhost:9', credentials: { type: 'robot-secret', entity: 'part-1', payload: 's3cret' } });
   t.deepEqual(dm.dependencies, ['s1']);
 });
@@ -45,26 +54,54 @@ test('the data manager attributes default as documented and it depends on what i
 test('a frequency of 0 or less is an error of the resource, naming the path and the rule', (t) => {
   for (const hz of [0, -1]) {
     const r = resolve([sensor('s1', [{ method: 'Readings', capture_frequency_hz: hz }])], [manager()]);
-    t.is(r.get('s1')!.error, `components[0].service_configs[0].attributes.capture_methods[0].capture_frequency_hz ${hz}: must be greater than 0 (set disabled to stop capturing)`);
+    t.is(
+      r.get('s1')!.error,
+      `components[0].service_configs[0].attributes.capture_methods[0].capture_frequency_hz ${hz}: must be greater than 0 (set disabled to stop capturing)`,
+    );
   }
 });
 
 test('an unknown method for the api is an error naming the known ones', (t) => {
   const r = resolve([sensor('s1', [{ method: 'GetImage', capture_frequency_hz: 1 }])], [manager()]);
-  t.is(r.get('s1')!.error, 'components[0].service_configs[0].attributes.capture_methods[0].method "GetImage": unknown capture method for core:component:sensor; known: Readings');
+  t.is(
+    r.get('s1')!.error,
+    'components[0].service_configs[0].attributes.capture_methods[0].method "GetImage": unknown capture method for core:component:sensor; known: Readings',
+  );
   t.deepEqual(r.get('dm')!.dependencies, [], 'the data manager does not wait on a resource it cannot capture');
 });
 
 test('board Analogs and Gpios need the names in additional_params', (t) => {
-  const board = (params: unknown) => ({ name: 'b', api: 'core:component:board', model: 'fake', service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'Gpios', capture_frequency_hz: 1, additional_params: params }] } }] });
-  t.is(resolve([board({})], [manager()]).get('b')!.error, 'components[0].service_configs[0].attributes.capture_methods[0].additional_params {}: must name at least one pin, e.g. {"pin_1": "..."}');
-  t.is(resolve([board({ pin_1: 3 })], [manager()]).get('b')!.error, 'components[0].service_configs[0].attributes.capture_methods[0].additional_params {"pin_1":3}: every value must be a pin name (a non-empty string)');
+  const board = (params: unknown) => ({
+    name: 'b',
+    api: 'core:component:board',
+    model: 'fake',
+    service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'Gpios', capture_frequency_hz: 1, additional_params: params }] } }],
+  });
+  t.is(
+    resolve([board({})], [manager()]).get('b')!.error,
+    'components[0].service_configs[0].attributes.capture_methods[0].additional_params {}: must name at least one pin, e.g. {"pin_1": "..."}',
+  );
+  t.is(
+    resolve([board({ pin_1: 3 })], [manager()]).get('b')!.error,
+    'components[0].service_configs[0].attributes.capture_methods[0].additional_params {"pin_1":3}: every value must be a pin name (a non-empty string)',
+  );
   t.is(resolve([board({ pin_1: '12' })], [manager()]).get('b')!.error, undefined);
 });
 
 test('service_configs shapes are checked: duplicates, unknown fields, types', (t) => {
-  const twice = resolve([sensor('s1', [{ method: 'Readings', capture_frequency_hz: 1 }, { method: 'Readings', capture_frequency_hz: 2 }])], [manager()]);
-  t.is(twice.get('s1')!.error, 'components[0].service_configs[0].attributes.capture_methods[1].method "Readings": duplicate capture method, already listed at capture_methods[0]');
+  const twice = resolve(
+    [
+      sensor('s1', [
+        { method: 'Readings', capture_frequency_hz: 1 },
+        { method: 'Readings', capture_frequency_hz: 2 },
+      ]),
+    ],
+    [manager()],
+  );
+  t.is(
+    twice.get('s1')!.error,
+    'components[0].service_configs[0].attributes.capture_methods[1].method "Readings": duplicate capture method, already listed at capture_methods[0]',
+  );
   const unknown = resolve([sensor('s1', [{ method: 'Readings', capture_frequency_hz: 1, every: 2 }])], [manager()]);
   t.is(unknown.get('s1')!.error, 'components[0].service_configs[0].attributes.capture_methods[0]: unknown field(s) every');
   const notArray = resolve([{ name: 's1', api: SENSOR_API, model: 'fake', service_configs: {} }], []);
@@ -100,13 +137,29 @@ test('a second data manager is an error; the selective syncer becomes a dependen
 
 test('a model may declare further capture methods, for its own resources only', (t) => {
   const registry = registryWithBuiltins();
-  registry.register(defineModel({
-    api: SENSOR_API, model: 'acme:weather:station', attributes: z.strictObject({}), driver: new URL('file:///nowhere/driver.js'),
-    captureMethods: { Wind: { kind: 'tabular', driverMethod: 'captureWind' } },
-  }));
-  const r = resolve([sensor('w', [{ method: 'Wind', capture_frequency_hz: 2 }], 'acme:weather:station'), sensor('f', [{ method: 'Wind', capture_frequency_hz: 2 }])], [manager()], registry);
+  registry.register(
+    defineModel({
+      api: SENSOR_API,
+      model: 'acme:weather:station',
+      attributes: z.strictObject({}),
+      driver: new URL('file:///nowhere/driver.js'),
+      captureMethods: { Wind: { kind: 'tabular', driverMethod: 'captureWind' } },
+    }),
+  );
+  const r = resolve(
+    [sensor('w', [{ method: 'Wind', capture_frequency_hz: 2 }], 'acme:weather:station'), sensor('f', [{ method: 'Wind', capture_frequency_hz: 2 }])],
+    [manager()],
+    registry,
+  );
   t.is(r.get('w')!.error, undefined);
-  t.deepEqual((r.get('dm')!.attributes as DataManagerAttributes)._targets[0].methods[0], { method: 'Wind', kind: 'tabular', driverMethod: 'captureWind', frequencyHz: 2, additionalParams: {}, tags: [] });
+  t.deepEqual((r.get('dm')!.attributes as DataManagerAttributes)._targets[0].methods[0], {
+    method: 'Wind',
+    kind: 'tabular',
+    driverMethod: 'captureWind',
+    frequencyHz: 2,
+    additionalParams: {},
+    tags: [],
+  });
   t.regex(r.get('f')!.error!, /unknown capture method for core:component:sensor; known: Readings$/);
 });
 

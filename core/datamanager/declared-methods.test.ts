@@ -27,13 +27,24 @@ test('a declared tabular and binary capture method are captured through the driv
   h.registry.register(stationModel);
   const captureDir = mkdtempSync(join(tmpdir(), 'dm-declared-'));
   await h.apply({
-    components: [{
-      name: 'station', api: 'acme:component:weather', model: 'acme:weather:station',
-      service_configs: [{ type: 'data_manager', attributes: { capture_methods: [
-        { method: 'Wind', capture_frequency_hz: 10, additional_params: { height_m: 10 } },
-        { method: 'Snapshot', capture_frequency_hz: 10 },
-      ] } }],
-    }],
+    components: [
+      {
+        name: 'station',
+        api: 'acme:component:weather',
+        model: 'acme:weather:station',
+        service_configs: [
+          {
+            type: 'data_manager',
+            attributes: {
+              capture_methods: [
+                { method: 'Wind', capture_frequency_hz: 10, additional_params: { height_m: 10 } },
+                { method: 'Snapshot', capture_frequency_hz: 10 },
+              ],
+            },
+          },
+        ],
+      },
+    ],
     services: [{ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: captureDir, sync_disabled: true } }],
   });
   const dm = h.machine.resource<{ doCommand(c: Record<string, unknown>): Record<string, unknown> }>('dm');
@@ -46,9 +57,14 @@ test('a declared tabular and binary capture method are captured through the driv
   await dm.doCommand({ sync: {} }); // closes the files
   const files = closedCaptureFiles(captureDir);
   const wind = files.filter((f) => f.path.includes('/weather/station/Wind/')).flatMap((f) => readCaptureFile(f.path).records.map((r) => SensorData.decode(r)));
-  const snapshots = files.filter((f) => f.path.includes('/weather/station/Snapshot/')).flatMap((f) => readCaptureFile(f.path).records.map((r) => SensorData.decode(r)));
+  const snapshots = files
+    .filter((f) => f.path.includes('/weather/station/Snapshot/'))
+    .flatMap((f) => readCaptureFile(f.path).records.map((r) => SensorData.decode(r)));
   t.deepEqual(wind[0].struct, { speed_mps: 3.5, call: 1, params: { height_m: 10 } });
-  t.deepEqual(wind.map((w) => (w.struct as { call: number }).call), wind.map((_, i) => i + 1));
+  t.deepEqual(
+    wind.map((w) => (w.struct as { call: number }).call),
+    wind.map((_, i) => i + 1),
+  );
   t.is(snapshots[0].metadata!.mimeType, 'image/jpeg');
   t.deepEqual([...snapshots[0].binary!], [0xff, 0xd8, 0xff, 0xe0]);
   t.is(readCaptureFile(files.find((f) => f.path.includes('/Snapshot/'))!.path).header.kind, 'binary');

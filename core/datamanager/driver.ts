@@ -36,7 +36,11 @@ function recoverOpenFiles(dir: string, logger: DriverLogger): void {
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith(OPEN_SUFFIX)) {
         const result = recoverCaptureFile(full);
-        logger.info('recovered a capture file left open by a stop or crash', { file: result.path ?? full, records: result.records, cut_bytes: result.cutBytes });
+        logger.info('recovered a capture file left open by a stop or crash', {
+          file: result.path ?? full,
+          records: result.records,
+          cut_bytes: result.cutBytes,
+        });
       }
     }
   };
@@ -88,7 +92,8 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
         }),
     ),
   );
-  if (!cloud && !attributes.sync_disabled) logger.warn('sync is on but the config has no cloud section (id, secret, app_address): captured files stay in capture_dir');
+  if (!cloud && !attributes.sync_disabled)
+    logger.warn('sync is on but the config has no cloud section (id, secret, app_address): captured files stay in capture_dir');
 
   /** The selective syncer's `should_sync` reading gates each pass; a failing read skips it. */
   const syncAllowed = async (): Promise<boolean> => {
@@ -110,7 +115,15 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
         diskUsage: attributes.disk_usage_deletion_threshold,
         captureDirShare: attributes.capture_dir_deletion_threshold,
       });
-      if (report) logger.warn('disk nearly full: deleted every nth capture file', { deleted: report.deleted, kept: report.kept, freed_bytes: report.freedBytes, disk_used_fraction: report.diskUsedFraction, capture_dir_fraction: report.captureDirFraction, every_nth: attributes.delete_every_nth_when_disk_full });
+      if (report)
+        logger.warn('disk nearly full: deleted every nth capture file', {
+          deleted: report.deleted,
+          kept: report.kept,
+          freed_bytes: report.freedBytes,
+          disk_used_fraction: report.diskUsedFraction,
+          capture_dir_fraction: report.captureDirFraction,
+          every_nth: attributes.delete_every_nth_when_disk_full,
+        });
     } catch (err) {
       logger.warn('disk usage check failed', { error: (err as Error).message });
     }
@@ -151,9 +164,23 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
     const capture: Record<string, unknown> = {};
     for (const loop of loops) {
       const s = loop.stats;
-      capture[loop.key] = { records: s.records, skipped: s.skipped, errors: s.errors, last_error: s.last_error, lateness_p50_ms: percentile(s.lateness, 0.5), lateness_p99_ms: percentile(s.lateness, 0.99), open_file_bytes: loop.openBytes };
+      capture[loop.key] = {
+        records: s.records,
+        skipped: s.skipped,
+        errors: s.errors,
+        last_error: s.last_error,
+        lateness_p50_ms: percentile(s.lateness, 0.5),
+        lateness_p99_ms: percentile(s.lateness, 0.99),
+        open_file_bytes: loop.openBytes,
+      };
     }
-    return { ...syncer.status, capture, capture_disabled: attributes.capture_disabled, sync_disabled: attributes.sync_disabled, cloud: attributes._cloud?.appAddress ?? null };
+    return {
+      ...syncer.status,
+      capture,
+      capture_disabled: attributes.capture_disabled,
+      sync_disabled: attributes.sync_disabled,
+      cloud: attributes._cloud?.appAddress ?? null,
+    };
   };
 
   return {

@@ -29,16 +29,34 @@ function machineConfig(captureDir: string, cloud: { id: string; secret: string; 
     cloud,
     components: [
       {
-        name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { count_calls: true },
+        name: 'thermo',
+        api: 'core:component:sensor',
+        model: 'fake',
+        attributes: { count_calls: true },
         service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'Readings', capture_frequency_hz: 20 }] } }],
       },
       {
-        name: 'cam', api: 'core:component:camera', model: 'fake', attributes: {},
-        service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'GetImage', capture_frequency_hz: 1, additional_params: { mime_type: 'image/png' }, tags: ['cam-tag'] }] } }],
+        name: 'cam',
+        api: 'core:component:camera',
+        model: 'fake',
+        attributes: {},
+        service_configs: [
+          {
+            type: 'data_manager',
+            attributes: {
+              capture_methods: [{ method: 'GetImage', capture_frequency_hz: 1, additional_params: { mime_type: 'image/png' }, tags: ['cam-tag'] }],
+            },
+          },
+        ],
       },
     ],
     services: [
-      { name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: captureDir, sync_interval_mins: 0.05, tags: ['e2e'], capture_disabled: captureDisabled } },
+      {
+        name: 'dm',
+        api: 'core:service:data_manager',
+        model: 'builtin',
+        attributes: { capture_dir: captureDir, sync_interval_mins: 0.05, tags: ['e2e'], capture_disabled: captureDisabled },
+      },
     ],
   };
 }
@@ -85,9 +103,15 @@ test('captured data reaches the cloud exactly once across a cloud outage and a k
     const client = createCloudClient({ serviceHost: cloud.address, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
     try {
       const data = client.dataClient;
-      const [totals] = await data.tabularDataBySQL(org, "SELECT count(*) AS n, count(DISTINCT time_requested) AS distinct_times FROM readings WHERE component_name = 'thermo'");
+      const [totals] = await data.tabularDataBySQL(
+        org,
+        "SELECT count(*) AS n, count(DISTINCT time_requested) AS distinct_times FROM readings WHERE component_name = 'thermo'",
+      );
       t.is(Number(totals.n), Number(totals.distinct_times), 'no reading is stored twice');
-      const rows = await data.tabularDataBySQL(org, "SELECT data.readings.count::BIGINT AS c FROM readings WHERE component_name = 'thermo' ORDER BY time_requested");
+      const rows = await data.tabularDataBySQL(
+        org,
+        "SELECT data.readings.count::BIGINT AS c FROM readings WHERE component_name = 'thermo' ORDER BY time_requested",
+      );
       const counts = rows.map((r) => Number(r.c));
       t.is(counts.length, Number(totals.n));
       // Split into runtime lifetimes where the count starts again; each must be 1..n without gaps.
@@ -97,7 +121,12 @@ test('captured data reaches the cloud exactly once across a cloud outage and a k
         lifetimes.at(-1)!.push(c);
       }
       t.is(lifetimes.length, 2, 'two runtime lifetimes (one kill -9)');
-      for (const run of lifetimes) t.deepEqual(run, run.map((_, i) => i + 1), 'every reading of a lifetime, in order, once');
+      for (const run of lifetimes)
+        t.deepEqual(
+          run,
+          run.map((_, i) => i + 1),
+          'every reading of a lifetime, in order, once',
+        );
       t.true(lifetimes[0].length >= 100, `the killed lifetime captured ${lifetimes[0].length} readings`);
       t.is(lifetimes[1].length, callsInSecondLifetime, 'every call of the cleanly stopped lifetime reached the cloud');
 

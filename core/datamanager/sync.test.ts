@@ -23,7 +23,15 @@ test.after.always(async () => {
 const quiet = { info: () => undefined, warn: () => undefined };
 
 function tabularFile(dir: string, component: string, n: number, payload: (i: number) => Record<string, unknown> = (i) => ({ readings: { i } })): string {
-  const header: CaptureFileHeader = { upload_id: randomUUID(), component_type: 'core:component:sensor', component_name: component, method_name: 'Readings', method_parameters: {}, tags: ['file-tag'], kind: 'tabular' };
+  const header: CaptureFileHeader = {
+    upload_id: randomUUID(),
+    component_type: 'core:component:sensor',
+    component_name: component,
+    method_name: 'Readings',
+    method_parameters: {},
+    tags: ['file-tag'],
+    kind: 'tabular',
+  };
   const writer = new CaptureFileWriter(join(dir, randomUUID()), header);
   for (let i = 0; i < n; i++) {
     const t = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
@@ -33,7 +41,15 @@ function tabularFile(dir: string, component: string, n: number, payload: (i: num
 }
 
 function binaryFile(dir: string, component: string, n: number): string {
-  const header: CaptureFileHeader = { upload_id: randomUUID(), component_type: 'core:component:camera', component_name: component, method_name: 'GetImage', method_parameters: {}, tags: [], kind: 'binary' };
+  const header: CaptureFileHeader = {
+    upload_id: randomUUID(),
+    component_type: 'core:component:camera',
+    component_name: component,
+    method_name: 'GetImage',
+    method_parameters: {},
+    tags: [],
+    kind: 'binary',
+  };
   const writer = new CaptureFileWriter(join(dir, randomUUID()), header);
   for (let i = 0; i < n; i++) {
     const t = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
@@ -42,7 +58,11 @@ function binaryFile(dir: string, component: string, n: number): string {
   return writer.close()!;
 }
 
-const partAccess = () => ({ partId: fx.machineA1.part_id, appAddress: fx.cloud.address, credentials: { type: 'robot-secret' as const, entity: fx.machineA1.part_id, payload: fx.machineA1.part_secret } });
+const partAccess = () => ({
+  partId: fx.machineA1.part_id,
+  appAddress: fx.cloud.address,
+  credentials: { type: 'robot-secret' as const, entity: fx.machineA1.part_id, payload: fx.machineA1.part_secret },
+});
 const reader = () => fx.client(fx.keys.ownerA).dataClient;
 
 test('closed files are uploaded with the tags and deleted; a re-sent file is not stored twice', async (t) => {

@@ -175,8 +175,18 @@ export class Syncer {
       const uploadId = createHash('sha256').update(`${file.path}\0${stat.size}\0${stat.mtimeMs}`).digest('hex');
       await cloud.fileUpload(
         {
-          partId: cloud.partId, componentType: '', componentName: '', methodName: '', type: DataType.DATA_TYPE_FILE, fileName: basename(file.path),
-          methodParameters: undefined, fileExtension: ext, tags: this.options.tags, datasetIds: [], mimeType: '', uploadId,
+          partId: cloud.partId,
+          componentType: '',
+          componentName: '',
+          methodName: '',
+          type: DataType.DATA_TYPE_FILE,
+          fileName: basename(file.path),
+          methodParameters: undefined,
+          fileExtension: ext,
+          tags: this.options.tags,
+          datasetIds: [],
+          mimeType: '',
+          uploadId,
         },
         readFileSync(file.path),
       );

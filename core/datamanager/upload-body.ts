@@ -55,6 +55,10 @@ export function uploadRequests(header: CaptureFileHeader, records: Buffer[], par
   return records.map((record, i) => {
     const uploadId = `${header.upload_id}/${i}`;
     const mime = SensorData.decode(record).metadata?.mimeType ?? '';
-    return { body: Buffer.concat([...field(0x0a, metadata(header, partId, tags, uploadId, extensionForMime(mime))), ...field(0x12, record)]), uploadId, items: 1 };
+    return {
+      body: Buffer.concat([...field(0x0a, metadata(header, partId, tags, uploadId, extensionForMime(mime))), ...field(0x12, record)]),
+      uploadId,
+      items: 1,
+    };
   });
 }

@@ -24,7 +24,10 @@ test('stop writes a .cpuprofile with nodes, samples and timeDeltas, and only the
 
 test('a path that cannot be written is an error at start naming the flag', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-cpuprofile-'));
-  await t.throwsAsync(CpuProfile.start(join(dir, 'missing', 'x.cpuprofile')), { instanceOf: CpuProfileError, message: /^-cpuprofile .*missing\/x\.cpuprofile: folder .* does not exist$/ });
+  await t.throwsAsync(CpuProfile.start(join(dir, 'missing', 'x.cpuprofile')), {
+    instanceOf: CpuProfileError,
+    message: /^-cpuprofile .*missing\/x\.cpuprofile: folder .* does not exist$/,
+  });
   await t.throwsAsync(CpuProfile.start(dir), { instanceOf: CpuProfileError, message: /^-cpuprofile .*: is a directory/ });
   if (process.getuid?.() !== 0) {
     const locked = join(dir, 'locked');

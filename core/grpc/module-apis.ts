@@ -63,7 +63,8 @@ export function moduleApiImplementation(loaded: LoadedModuleApi, access: Resourc
       continue;
     }
     implementation[method] = unary<Record<string, unknown>, unknown>(async (request) => {
-      if (!('name' in request)) throw new StatusError(status.FAILED_PRECONDITION, `${loaded.api.service}/${method}: its request has no name field, so no resource can be named`);
+      if (!('name' in request))
+        throw new StatusError(status.FAILED_PRECONDITION, `${loaded.api.service}/${method}: its request has no name field, so no resource can be named`);
       const name = requireName(request.name as string | undefined);
       const driver = access.resource<Record<string, (r: unknown) => Promise<unknown>>>(name, loaded.api.api);
       return (await driver[lowerCamel(method)](request)) ?? {};

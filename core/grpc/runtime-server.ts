@@ -35,14 +35,19 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   const served = ['platform.robot.v1.RobotService', ...apiAdapters.map((a) => a.serviceName)];
   const { health, reflection } = addStandardServicesWithReflection(server, served);
   const moduleApis = new ModuleApiServices(server, access, (loaded) => {
-    reflection.setExtra(loaded.map((l) => l.packageDefinition), loaded.map((l) => l.api.service));
+    reflection.setExtra(
+      loaded.map((l) => l.packageDefinition),
+      loaded.map((l) => l.api.service),
+    );
     for (const l of loaded) health.setStatus(l.api.service, 'SERVING');
   });
   const credentials = options.tls
     ? ServerCredentials.createSsl(null, [{ cert_chain: readFileSync(options.tls.certFile), private_key: readFileSync(options.tls.keyFile) }], false)
     : ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(options.bindAddress, credentials, (err, bound) => (err ? reject(new Error(`cannot serve on ${options.bindAddress}: ${err.message}`)) : resolve(bound))),
+    server.bindAsync(options.bindAddress, credentials, (err, bound) =>
+      err ? reject(new Error(`cannot serve on ${options.bindAddress}: ${err.message}`)) : resolve(bound),
+    ),
   );
   health.setStatus('', 'SERVING');
   for (const name of served) health.setStatus(name, 'SERVING');

@@ -3,7 +3,8 @@
 import test from 'ava';
 import { createHarness, generic } from './fixtures/harness.js';
 
-const configErrorLines = (lines: Record<string, unknown>[]) => lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('invalid config for resource '));
+const configErrorLines = (lines: Record<string, unknown>[]) =>
+  lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('invalid config for resource '));
 
 test.serial('each config error is logged once per revision with its path and rule', async (t) => {
   const h = await createHarness();

@@ -3,7 +3,8 @@
 import test from 'ava';
 import { createHarness, generic } from './fixtures/harness.js';
 
-const failuresLogged = (lines: Record<string, unknown>[]) => lines.filter((l) => l.msg === 'resource failed' && l.resource === 'flaky').map((l) => l.failures as number);
+const failuresLogged = (lines: Record<string, unknown>[]) =>
+  lines.filter((l) => l.msg === 'resource failed' && l.resource === 'flaky').map((l) => l.failures as number);
 
 test.serial('a resource that crashes right after each start keeps counting failures (the backoff is not reset by a rebuild)', async (t) => {
   const h = await createHarness({ backoffInitialMs: 20, backoffMaxMs: 80, backoffResetMs: 60_000 });

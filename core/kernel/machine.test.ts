@@ -11,7 +11,11 @@ test.serial('resources start in dependency order and stop in reverse order', asy
   // c <- b <- a (a depends on b through an implicit dependency, b on c through depends_on)
   await h.apply({ components: [generic('a', { uses: 'b' }), generic('b', {}, ['c']), generic('c', { delay_ms: 50 })] });
   t.deepEqual(readyOrder(h.events), ['c', 'b', 'a']);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('a').describe(), { name: 'a', label: '', deps: { b: { name: 'b', label: '', deps: { c: { name: 'c', label: '', deps: {} } } } } });
+  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('a').describe(), {
+    name: 'a',
+    label: '',
+    deps: { b: { name: 'b', label: '', deps: { c: { name: 'c', label: '', deps: {} } } } },
+  });
   await h.stop();
   t.deepEqual(h.closed, ['a', 'b', 'c']);
 });
@@ -66,7 +70,10 @@ test.serial('a constructor that throws makes the resource unhealthy, and it is r
   t.is(h.machine.status('other')!.state, 'ready');
   await h.waitFor(() => h.machine.status('dependent')?.state === 'ready');
   const failures = h.events.filter((e) => e.key === 'flaky' && e.state === 'unhealthy').map((e) => e.error);
-  t.deepEqual(failures.map((e) => e!.replace(/.*(attempt \d).*/, '$1')), ['attempt 1', 'attempt 2']);
+  t.deepEqual(
+    failures.map((e) => e!.replace(/.*(attempt \d).*/, '$1')),
+    ['attempt 1', 'attempt 2'],
+  );
   t.is(h.machine.status('flaky')!.state, 'ready');
   await h.stop();
 });
@@ -87,7 +94,11 @@ test.serial('a crashed worker makes only its resource unhealthy; it and its depe
   t.regex(h.events.find((e) => e.key === 'base' && e.state === 'unhealthy')!.error!, /crashed/);
   await h.waitFor(() => h.machine.status('base')!.revision === 2 && h.machine.status('top')!.revision === 2 && h.machine.status('top')!.state === 'ready');
   t.is(h.machine.status('bystander')!.revision, 1);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('top').describe(), { name: 'top', label: '', deps: { base: { name: 'base', label: '', deps: {} } } });
+  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('top').describe(), {
+    name: 'top',
+    label: '',
+    deps: { base: { name: 'base', label: '', deps: {} } },
+  });
   await h.stop();
 });
 
@@ -95,14 +106,20 @@ test.serial('reconfiguration adds, rebuilds changed resources with their depende
   const h = await createHarness();
   await h.apply({ components: [generic('board'), generic('motor', { uses: 'board' }), generic('arm', {}, ['motor']), generic('lamp'), generic('old')] });
   h.closed.length = 0;
-  await h.apply({ components: [generic('board', { label: 'v2' }), generic('motor', { uses: 'board' }), generic('arm', {}, ['motor']), generic('lamp'), generic('new')] });
+  await h.apply({
+    components: [generic('board', { label: 'v2' }), generic('motor', { uses: 'board' }), generic('arm', {}, ['motor']), generic('lamp'), generic('new')],
+  });
   const revisions = Object.fromEntries(h.machine.statuses().map((s) => [s.key, s.revision]));
   t.deepEqual(revisions, { arm: 2, board: 2, lamp: 1, motor: 2, new: 1 });
   t.deepEqual([...h.closed].sort(), ['arm', 'board', 'motor', 'old']);
   t.true(h.closed.indexOf('arm') < h.closed.indexOf('motor') && h.closed.indexOf('motor') < h.closed.indexOf('board'));
   t.false(h.closed.includes('lamp'));
   t.is(h.machine.status('old'), undefined);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('motor').describe(), { name: 'motor', label: '', deps: { board: { name: 'board', label: 'v2', deps: {} } } });
+  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('motor').describe(), {
+    name: 'motor',
+    label: '',
+    deps: { board: { name: 'board', label: 'v2', deps: {} } },
+  });
   await h.stop();
 });
 

@@ -22,7 +22,10 @@ export async function checkMaintenance(access: Pick<ResourceAccess, 'resource'>,
   }
   const value = readings[maintenance.maintenance_allowed_key];
   if (typeof value !== 'boolean') {
-    return { allowed: true, reason: `maintenance sensor reading ${maintenance.maintenance_allowed_key} is ${value === undefined ? 'missing' : 'not a boolean'}, so maintenance is allowed` };
+    return {
+      allowed: true,
+      reason: `maintenance sensor reading ${maintenance.maintenance_allowed_key} is ${value === undefined ? 'missing' : 'not a boolean'}, so maintenance is allowed`,
+    };
   }
   return value
     ? { allowed: true, reason: `maintenance sensor reading ${maintenance.maintenance_allowed_key} is true` }

@@ -20,7 +20,11 @@ test('lines go to the named file, which rotates to numbered siblings within the 
   await end(file);
   t.deepEqual(readdirSync(join(dir, 'sub')).sort(), ['X.1.log', 'X.2.log', 'X.log']);
   for (const name of ['X.log', 'X.1.log', 'X.2.log']) t.true(statSync(join(dir, 'sub', name)).size <= 1000, name);
-  const index = (name: string) => readFileSync(join(dir, 'sub', name), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { i: number }).i);
+  const index = (name: string) =>
+    readFileSync(join(dir, 'sub', name), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { i: number }).i);
   t.is(index('X.log').at(-1), 99);
   // Newest in X.log, older in X.1.log, oldest kept in X.2.log, with no gap between them.
   t.is(index('X.1.log').at(-1)! + 1, index('X.log')[0]);

@@ -5,7 +5,13 @@ import { LogSink } from './sink.js';
 async function capture(deduplicate: boolean) {
   const out = new PassThrough();
   const lines: Record<string, unknown>[] = [];
-  out.on('data', (d: Buffer) => d.toString().split('\n').filter(Boolean).forEach((l) => lines.push(JSON.parse(l))));
+  out.on('data', (d: Buffer) =>
+    d
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l) => lines.push(JSON.parse(l))),
+  );
   const sink = await LogSink.create({ destination: out, deduplicate });
   return { sink, lines };
 }
@@ -15,14 +21,17 @@ test('a noisy message is written 3 times; its repeats are suppressed (the first 
   for (let i = 0; i < 6; i++) sink.write({ level: 'warn', logger: 'platform.components.motor.m', message: 'stalled' });
   sink.write({ level: 'warn', logger: 'platform.components.motor.m', message: 'another message' });
   await sink.close();
-  t.deepEqual(lines.map((l) => l.msg), [
-    'stalled',
-    'stalled',
-    'stalled',
-    'suppressing repeats of a noisy message (logged 3 times in 10 s): stalled',
-    'another message',
-    'stalled (repeated 3 more times in the last 10 s)',
-  ]);
+  t.deepEqual(
+    lines.map((l) => l.msg),
+    [
+      'stalled',
+      'stalled',
+      'stalled',
+      'suppressing repeats of a noisy message (logged 3 times in 10 s): stalled',
+      'another message',
+      'stalled (repeated 3 more times in the last 10 s)',
+    ],
+  );
   t.is(lines[5].suppressed, 3);
 });
 

@@ -84,7 +84,12 @@ export class LogSink {
       const verdict = this.dedup.check(JSON.stringify([record.logger, record.level, record.message]), Date.now());
       if (verdict.action === 'drop') return;
       if (verdict.action === 'notice') {
-        this.emit({ level: record.level, logger: record.logger, fields: { deduplicated: true }, message: `suppressing repeats of a noisy message (logged 3 times in 10 s): ${record.message}` });
+        this.emit({
+          level: record.level,
+          logger: record.logger,
+          fields: { deduplicated: true },
+          message: `suppressing repeats of a noisy message (logged 3 times in 10 s): ${record.message}`,
+        });
         return;
       }
     }

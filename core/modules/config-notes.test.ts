@@ -21,7 +21,8 @@ test('log_configuration on a modular resource is said to be unused; on a built-i
   t.deepEqual(configNotes(config, false), [
     {
       key: 'log_configuration:components[0]:acme:weather:thermometer',
-      message: 'components[0].log_configuration is not used for modular resources: the level of thermo comes from log_level on the modules entry of acme:weather',
+      message:
+        'components[0].log_configuration is not used for modular resources: the level of thermo comes from log_level on the modules entry of acme:weather',
       fields: { resource: 'thermo', module_id: 'acme:weather' },
     },
   ]);

@@ -39,7 +39,11 @@ export function configNotes(config: MachineConfig, untrusted: boolean): ConfigNo
   const entries = modularEntries(config);
   if (untrusted && (config.modules.length || entries.length)) {
     const ids = [...new Set([...config.modules.map((m) => m.module_id), ...entries.map((e) => e.moduleId)])];
-    notes.push({ key: 'untrusted', message: `modules are disabled by -untrusted-env: ${ids.join(', ')} not loaded; their resources are not built and report why`, fields: { modules: ids } });
+    notes.push({
+      key: 'untrusted',
+      message: `modules are disabled by -untrusted-env: ${ids.join(', ')} not loaded; their resources are not built and report why`,
+      fields: { modules: ids },
+    });
   }
   for (const entry of entries) {
     if (entry.logConfiguration === undefined) continue;

@@ -13,7 +13,8 @@ test('a stack touches a module folder through a path or a file URL, and not thro
 });
 
 const GUARD = JSON.stringify(fileURLToPath(new URL('./crash-guard.ts', import.meta.url)));
-const runScript = (body: string) => promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { CrashGuard } from ${GUARD};\n${body}`]);
+const runScript = (body: string) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `import { CrashGuard } from ${GUARD};\n${body}`]);
 
 test('an error owned by a module goes to that module and the process runs on', async (t) => {
   const { stdout } = await runScript(`
@@ -24,10 +25,12 @@ test('an error owned by a module goes to that module and the process runs on', a
 });
 
 test('an error of no module ends the process with its stack and code 1, as without the guard', async (t) => {
-  const failed = await t.throwsAsync(runScript(`
+  const failed = await t.throwsAsync(
+    runScript(`
     new CrashGuard(() => undefined, () => undefined).install();
     setTimeout(() => { throw new Error('a runtime bug'); });
-    setTimeout(() => console.log('still running'), 200);`));
+    setTimeout(() => console.log('still running'), 200);`),
+  );
   t.is((failed as { code?: number }).code, 1);
   t.regex((failed as { stderr?: string }).stderr ?? '', /Error: a runtime bug/);
   t.is((failed as { stdout?: string }).stdout, '');

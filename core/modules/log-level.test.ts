@@ -19,7 +19,11 @@ async function machineWith(levels: Record<string, LevelName | undefined>) {
 }
 
 const constructedLines = (h: { lines(): Record<string, unknown>[] }) =>
-  h.lines().filter((l) => l.msg === 'generic constructed').map((l) => `${String(l.logger).split('.').pop()} ${l.module_id ?? '-'}`).sort();
+  h
+    .lines()
+    .filter((l) => l.msg === 'generic constructed')
+    .map((l) => `${String(l.logger).split('.').pop()} ${l.module_id ?? '-'}`)
+    .sort();
 
 test.serial('a module at debug shows its debug lines, a module at info does not; rules apply only where the module sets no level', async (t) => {
   const h = await machineWith({ 'acme:loud': 'debug', 'acme:quiet': 'info', 'acme:plain': undefined });
@@ -40,7 +44,12 @@ test.serial('a module at debug shows its debug lines, a module at info does not;
   t.deepEqual(constructedLines(h), ['a acme:loud', 'builtin -', 'c acme:plain']);
   // Every line a module driver writes carries its module_id; built-in lines do not.
   const info = h.lines().filter((l) => l.msg === 'generic info line');
-  t.deepEqual(info.map((l) => `${String(l.logger).split('.').pop()} ${l.module_id ?? '-'}`).sort(), ['a acme:loud', 'b acme:quiet', 'builtin -', 'c acme:plain']);
+  t.deepEqual(info.map((l) => `${String(l.logger).split('.').pop()} ${l.module_id ?? '-'}`).sort(), [
+    'a acme:loud',
+    'b acme:quiet',
+    'builtin -',
+    'c acme:plain',
+  ]);
   await h.stop();
 });
 
@@ -48,7 +57,10 @@ test.serial('a module at warn hides its info lines, and debug mode overrides eve
   const h = await machineWith({ 'acme:loud': 'warn', 'acme:quiet': 'error', 'acme:plain': undefined });
   await h.apply({ components: [entry('a', 'acme:loud:recorder'), entry('b', 'acme:quiet:recorder')] });
   t.deepEqual(h.lines().filter((l) => l.msg === 'generic info line').length, 0);
-  await h.apply({ debug: true, components: [entry('a', 'acme:loud:recorder', { attributes: { label: 'again' } }), entry('b', 'acme:quiet:recorder', { attributes: { label: 'again' } })] });
+  await h.apply({
+    debug: true,
+    components: [entry('a', 'acme:loud:recorder', { attributes: { label: 'again' } }), entry('b', 'acme:quiet:recorder', { attributes: { label: 'again' } })],
+  });
   await h.waitFor(() => constructedLines(h).length === 2);
   t.deepEqual(constructedLines(h), ['a acme:loud', 'b acme:quiet']);
   await h.stop();

@@ -45,13 +45,18 @@ test('a module-defined API is served, forwarded to the driver, stopped by StopAl
   t.teardown(() => client.close());
 
   // The resources are built by the module's worker; the first calls may find them still configuring.
-  await eventually(() => ask(client.Spin, client, { name: 'w1', turns: 3 }), (r) => r.totalTurns === 3);
+  await eventually(
+    () => ask(client.Spin, client, { name: 'w1', turns: 3 }),
+    (r) => r.totalTurns === 3,
+  );
   t.deepEqual(await ask(client.Spin, client, { name: 'w1', turns: 4 }), { totalTurns: 7 });
   t.deepEqual(await ask(client.GetState, client, { name: 'w1' }), { totalTurns: 7, color: 'blue', spinning: true });
   // Each resource has its own driver.
   t.deepEqual(await ask(client.GetState, client, { name: 'w2' }), { totalTurns: 0, color: 'red', spinning: false });
   // module.json declares Stop: StopAll reaches the module's actuator too.
-  await new Promise<void>((resolve, reject) => new RobotServiceClient(runtime.address, credentials.createInsecure()).stopAll({}, (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    new RobotServiceClient(runtime.address, credentials.createInsecure()).stopAll({}, (err) => (err ? reject(err) : resolve())),
+  );
   t.false((await ask(client.GetState, client, { name: 'w1' })).spinning);
 
   const bad = (await t.throwsAsync(ask(client.Spin, client, { name: 'w1', turns: -1 }))) as ServiceError;

@@ -24,7 +24,13 @@ function addModule(dir: string, name: string): void {
   cpSync(join(['flaky', 'timebomb'].includes(name) ? FIXTURES : EXAMPLES, name), join(dir, name), { recursive: true });
 }
 
-const thermo = (attributes: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({ name: 'thermo', api: 'core:component:sensor', model: 'acme:weather:thermometer', attributes: { base_c: 21, drift_c: 0, ...attributes }, ...extra });
+const thermo = (attributes: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => ({
+  name: 'thermo',
+  api: 'core:component:sensor',
+  model: 'acme:weather:thermometer',
+  attributes: { base_c: 21, drift_c: 0, ...attributes },
+  ...extra,
+});
 const ticks = { name: 'ticks', api: 'core:component:sensor', model: 'acme:counter:ticks' };
 const builtin = { name: 'builtin', api: 'core:component:sensor', model: 'fake', attributes: { readings: { x: 1 } } };
 const weather = (version = '1.2.0', log_level?: string) => ({ module_id: 'acme:weather', version, ...(log_level ? { log_level } : {}) });
@@ -73,28 +79,47 @@ test.serial('modules found at start are served; a missing module, a version mism
 
   // Hot add: copying the folder in loads the module and brings its resource up, without a restart.
   addModule(plugins, 'counter');
-  s = await eventually(() => c.statuses(), (x) => ready(x.ticks), WAIT);
+  s = await eventually(
+    () => c.statuses(),
+    (x) => ready(x.ticks),
+    WAIT,
+  );
   t.deepEqual(await c.read('ticks'), { count: 0 });
   const thermoRevision = s.thermo.revision;
   const builtinRevision = s.builtin.revision;
 
   // A version mismatch is an error of that module's resources only.
   runtime.writeConfig(config([weather('2.0.0'), counter()], [thermo(), ticks, builtin]));
-  s = await eventually(() => c.statuses(), (x) => x.thermo.state === ResourceState.RESOURCE_STATE_UNHEALTHY, WAIT);
-  t.regex(s.thermo.error, new RegExp(`module acme:weather version 2.0.0 is required by modules\\[0\\]\\.version, but the plugins folder has 1.2.0 \\(${plugins}/weather\\)`));
+  s = await eventually(
+    () => c.statuses(),
+    (x) => x.thermo.state === ResourceState.RESOURCE_STATE_UNHEALTHY,
+    WAIT,
+  );
+  t.regex(
+    s.thermo.error,
+    new RegExp(`module acme:weather version 2.0.0 is required by modules\\[0\\]\\.version, but the plugins folder has 1.2.0 \\(${plugins}/weather\\)`),
+  );
   t.true(ready(s.ticks) && ready(s.builtin));
   t.is(s.builtin.revision, builtinRevision);
   t.deepEqual(await c.read('ticks'), { count: 1 });
 
   // Back on the installed version, with a modified modular resource.
   runtime.writeConfig(config([weather('^1.2'), counter()], [thermo({ base_c: 30 }), ticks, builtin]));
-  await eventually(() => c.read('thermo'), (r) => r.temperature === 30, WAIT);
+  await eventually(
+    () => c.read('thermo'),
+    (r) => r.temperature === 30,
+    WAIT,
+  );
   s = await c.statuses();
   t.true(s.thermo.revision > thermoRevision);
 
   // Hot removal: deleting the folder unloads the module; its resource reports why, the others run on.
   rmSync(join(plugins, 'weather'), { recursive: true });
-  s = await eventually(() => c.statuses(), (x) => x.thermo.state === ResourceState.RESOURCE_STATE_UNHEALTHY, WAIT);
+  s = await eventually(
+    () => c.statuses(),
+    (x) => x.thermo.state === ResourceState.RESOURCE_STATE_UNHEALTHY,
+    WAIT,
+  );
   t.regex(s.thermo.error, /module acme:weather is not installed in the plugins folder/);
   t.true(ready(s.ticks) && ready(s.builtin));
   t.deepEqual(await c.read('ticks'), { count: 2 });
@@ -102,20 +127,31 @@ test.serial('modules found at start are served; a missing module, a version mism
 
   // A modular resource removed from the config goes away; the module stays loaded for the others.
   runtime.writeConfig(config([weather(), counter()], [builtin]));
-  s = await eventually(() => c.statuses(), (x) => !x.ticks && !x.thermo, WAIT);
+  s = await eventually(
+    () => c.statuses(),
+    (x) => !x.ticks && !x.thermo,
+    WAIT,
+  );
   t.true(ready(s.builtin));
 });
 
 test.serial('per-module log levels: debug lines of a module at debug, none of a module at info, and a change while running', async (t) => {
   const plugins = pluginsFolder('weather', 'counter');
   // Deduplication off: a repeated debug line must not hide behind a "suppressing repeats" notice.
-  const runtime = await spawnRuntime({ disable_log_deduplication: true, modules: [weather('1.2.0', 'debug'), counter('info')], components: [thermo(), ticks] }, { env: { PLATFORM_PLUGINS_DIR: plugins } });
+  const runtime = await spawnRuntime(
+    { disable_log_deduplication: true, modules: [weather('1.2.0', 'debug'), counter('info')], components: [thermo(), ticks] },
+    { env: { PLATFORM_PLUGINS_DIR: plugins } },
+  );
   t.teardown(() => runtime.stop());
   const c = clients(runtime);
   await c.read('thermo');
   await c.read('thermo');
   await c.read('ticks');
-  await eventually(() => lines(runtime, 'thermometer read').length, (n) => n === 2, WAIT);
+  await eventually(
+    () => lines(runtime, 'thermometer read').length,
+    (n) => n === 2,
+    WAIT,
+  );
   const constructed = lines(runtime, 'thermometer constructed');
   t.is(constructed.length, 1);
   t.like(constructed[0], { level: 20, logger: 'platform.components.sensor.thermo', module_id: 'acme:weather', base_c: 21 });
@@ -132,11 +168,19 @@ test.serial('per-module log levels: debug lines of a module at debug, none of a 
     log: [{ pattern: 'platform.components.sensor.*', level: 'debug' }],
     components: [thermo({}, { log_configuration: { level: 'debug' } }), ticks],
   });
-  await eventually(async () => (await c.read('ticks'), lines(runtime, 'ticks read', 'acme:counter').length), (n) => n > 0, WAIT);
+  await eventually(
+    async () => (await c.read('ticks'), lines(runtime, 'ticks read', 'acme:counter').length),
+    (n) => n > 0,
+    WAIT,
+  );
   await c.read('thermo');
   await c.read('thermo');
   await c.read('ticks');
-  await eventually(() => lines(runtime, 'ticks read', 'acme:counter').length, (n) => n >= 2, WAIT);
+  await eventually(
+    () => lines(runtime, 'ticks read', 'acme:counter').length,
+    (n) => n >= 2,
+    WAIT,
+  );
   t.is(lines(runtime, 'thermometer read').length, 2, 'no thermometer debug lines after its module went to info');
   t.is(lines(runtime, 'ticks constructed').length, 0, 'the level changed in place, without a rebuild');
   const after = await c.statuses();
@@ -147,7 +191,11 @@ test.serial('per-module log levels: debug lines of a module at debug, none of a 
 
   // Debug mode overrides every module level.
   runtime.writeConfig({ disable_log_deduplication: true, debug: true, modules: [weather('1.2.0', 'error'), counter('error')], components: [thermo(), ticks] });
-  await eventually(async () => (await c.read('thermo'), lines(runtime, 'thermometer read').length), (n) => n > 2, WAIT);
+  await eventually(
+    async () => (await c.read('thermo'), lines(runtime, 'thermometer read').length),
+    (n) => n > 2,
+    WAIT,
+  );
 });
 
 test.serial('a module that throws at load is retried with backoff; a crashed module driver is rebuilt; others are untouched', async (t) => {
@@ -174,32 +222,51 @@ test.serial('a module that throws at load is retried with backoff; a crashed mod
 
   // Once the cause is gone the module loads and its resource is built.
   rmSync(join(plugins, 'flaky', 'FAIL'));
-  await eventually(() => c.statuses(), (x) => ready(x.flaky), WAIT);
+  await eventually(
+    () => c.statuses(),
+    (x) => ready(x.flaky),
+    WAIT,
+  );
   t.deepEqual(await c.read('flaky'), { ok: true });
 
   // A driver of the module crashes: its worker ends, and the resource is rebuilt with backoff.
   s = await c.statuses();
   const { revision } = s.thermo;
   await call(c.sensors, 'doCommand', { name: 'thermo', command: { crash: true } });
-  s = await eventually(() => c.statuses(), (x) => ready(x.thermo) && x.thermo.revision > revision, WAIT);
+  s = await eventually(
+    () => c.statuses(),
+    (x) => ready(x.thermo) && x.thermo.revision > revision,
+    WAIT,
+  );
   t.deepEqual(await c.read('thermo'), { temperature: 21, unit: 'celsius', calls: 1 });
   t.true(runtime.logs().some((l) => l.msg === 'resource failed' && l.resource === 'thermo' && /crashed/.test(String(l.error))));
   t.true(ready(s.flaky) && ready(s.builtin));
   t.deepEqual(await c.read('builtin'), { x: 1 });
 
   // Code the timebomb module left on the main thread throws: that is the module's crash, not the runtime's.
-  s = await eventually(() => c.statuses(), (x) => /module acme:timebomb crashed \(attempt \d+, next try in \d+ s\): timebomb went off/.test(x.bomb.error), WAIT);
+  s = await eventually(
+    () => c.statuses(),
+    (x) => /module acme:timebomb crashed \(attempt \d+, next try in \d+ s\): timebomb went off/.test(x.bomb.error),
+    WAIT,
+  );
   t.true(lines(runtime, 'module acme:timebomb crashed', 'acme:timebomb').length >= 1);
   t.true(ready(s.thermo) && ready(s.flaky) && ready(s.builtin));
   rmSync(join(plugins, 'timebomb', 'BOMB'));
-  await eventually(() => c.statuses(), (x) => ready(x.bomb), WAIT);
+  await eventually(
+    () => c.statuses(),
+    (x) => ready(x.bomb),
+    WAIT,
+  );
   t.deepEqual(await c.read('bomb'), { ticking: false });
   t.is(runtime.process.exitCode, null);
 });
 
 test.serial('-untrusted-env disables modules: one log line, and each modular resource says why', async (t) => {
   const plugins = pluginsFolder('weather');
-  const runtime = await spawnRuntime({ modules: [weather()], components: [thermo(), ticks, builtin] }, { env: { PLATFORM_PLUGINS_DIR: plugins }, args: ['-untrusted-env'] });
+  const runtime = await spawnRuntime(
+    { modules: [weather()], components: [thermo(), ticks, builtin] },
+    { env: { PLATFORM_PLUGINS_DIR: plugins }, args: ['-untrusted-env'] },
+  );
   t.teardown(() => runtime.stop());
   const c = clients(runtime);
   const s = await c.statuses();
@@ -207,7 +274,9 @@ test.serial('-untrusted-env disables modules: one log line, and each modular res
   t.regex(s.thermo.error, /components\[0\]\.model "acme:weather:thermometer": is provided by module acme:weather, and modules are disabled by -untrusted-env/);
   t.regex(s.ticks.error, /is provided by module acme:counter, and modules are disabled by -untrusted-env/);
   // The module host's one notice (each resource's own config error is logged apart, as 'invalid config for resource ...').
-  const notices = runtime.logs().filter((l) => /modules are disabled by -untrusted-env/.test(String(l.msg)) && !String(l.msg).startsWith('invalid config for resource '));
+  const notices = runtime
+    .logs()
+    .filter((l) => /modules are disabled by -untrusted-env/.test(String(l.msg)) && !String(l.msg).startsWith('invalid config for resource '));
   t.is(notices.length, 1);
   t.regex(String(notices[0].msg), /acme:weather, acme:counter not loaded/);
   t.is(lines(runtime, /^module .* loaded$/).length, 0);
@@ -225,14 +294,26 @@ test.serial('the plugins/README.md walkthrough: its config serves the example, a
   t.teardown(() => runtime.stop());
   const c = clients(runtime);
   t.like(await c.read('thermo'), { unit: 'celsius', calls: 1 });
-  await eventually(() => lines(runtime, 'thermometer read', 'acme:weather').length, (n) => n === 1, WAIT);
+  await eventually(
+    () => lines(runtime, 'thermometer read', 'acme:weather').length,
+    (n) => n === 1,
+    WAIT,
+  );
   t.is(lines(runtime, 'thermometer constructed', 'acme:weather').length, 1);
 
   const { network: _same, ...changed } = JSON.parse(configText.replace(from, to)) as Record<string, unknown>;
   t.notDeepEqual(changed, config);
   runtime.writeConfig(changed);
-  await eventually(() => lines(runtime, 'config changed').length, (n) => n === 1, WAIT);
-  await eventually(() => lines(runtime, 'reconfigured').length, (n) => n === 1, WAIT);
+  await eventually(
+    () => lines(runtime, 'config changed').length,
+    (n) => n === 1,
+    WAIT,
+  );
+  await eventually(
+    () => lines(runtime, 'reconfigured').length,
+    (n) => n === 1,
+    WAIT,
+  );
   t.like(await c.read('thermo'), { calls: 2 });
   t.is(lines(runtime, 'thermometer read').length, 1);
   t.is((await c.statuses()).thermo.revision, 1);

@@ -105,7 +105,12 @@ export class ModuleHost {
       for (const selection of selectModules(this.entries, [], this.folder)) this.records.set(selection.moduleId, { selection });
       return;
     }
-    const { path, from } = pluginsFolder({ env: this.options.pluginsDirEnv, moduleDir: config.module_dir, configPath: this.options.configPath, home: this.options.home });
+    const { path, from } = pluginsFolder({
+      env: this.options.pluginsDirEnv,
+      moduleDir: config.module_dir,
+      configPath: this.options.configPath,
+      home: this.options.home,
+    });
     if (path !== this.folder || (!this.watched && this.entries.length)) {
       this.folder = path;
       if (this.entries.length) this.log.info('plugins folder', { path, from });
@@ -209,7 +214,13 @@ export class ModuleHost {
   apis(): ModuleApi[] {
     return [...this.records.values()].flatMap((r) =>
       r.loaded
-        ? (r.loaded.package.manifest.apis ?? []).map((a) => ({ moduleId: r.loaded!.package.manifest.module_id, api: a.api, service: a.service, proto: resolvePath(r.loaded!.package.dir, a.proto), actuator: a.actuator }))
+        ? (r.loaded.package.manifest.apis ?? []).map((a) => ({
+            moduleId: r.loaded!.package.manifest.module_id,
+            api: a.api,
+            service: a.service,
+            proto: resolvePath(r.loaded!.package.dir, a.proto),
+            actuator: a.actuator,
+          }))
         : [],
     );
   }
@@ -225,7 +236,12 @@ export class ModuleHost {
     record.loaded = undefined;
     if (pkg.manifest.apis?.length) this.apiListener(this.apis());
     // The module's name is in the message: deduplication must not fold lines about different modules together.
-    this.log.info(`module ${pkg.manifest.module_id} ${pkg.manifest.version} unloaded`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, reason: why });
+    this.log.info(`module ${pkg.manifest.module_id} ${pkg.manifest.version} unloaded`, {
+      module_id: pkg.manifest.module_id,
+      version: pkg.manifest.version,
+      dir: pkg.dir,
+      reason: why,
+    });
   }
 
   private async load(record: ModuleRecord, pkg: ModulePackage): Promise<void> {
@@ -247,7 +263,12 @@ export class ModuleHost {
       record.loaded = { package: pkg, models: definition.models.map((m) => m.model), root: runnable.root, at: Date.now() };
       record.failure = undefined;
       if (pkg.manifest.apis?.length) this.apiListener(this.apis());
-      this.log.info(`module ${id} ${pkg.manifest.version} loaded`, { module_id: id, version: pkg.manifest.version, dir: pkg.dir, models: record.loaded.models });
+      this.log.info(`module ${id} ${pkg.manifest.version} loaded`, {
+        module_id: id,
+        version: pkg.manifest.version,
+        dir: pkg.dir,
+        models: record.loaded.models,
+      });
     } catch (err) {
       this.retryLater(record, pkg, 'failed to load', (err as Error).message);
     }
@@ -269,7 +290,14 @@ export class ModuleHost {
     const retryInMs = Math.min(this.options.backoffInitialMs * 2 ** (attempts - 1), this.options.backoffMaxMs);
     const failure: Failure = { kind, message, attempts, signature: pkg.signature, retryInMs, due: false };
     record.failure = failure;
-    this.log.error(`module ${pkg.manifest.module_id} ${kind}`, { module_id: pkg.manifest.module_id, version: pkg.manifest.version, dir: pkg.dir, error: message, attempt: attempts, retry_in_ms: retryInMs });
+    this.log.error(`module ${pkg.manifest.module_id} ${kind}`, {
+      module_id: pkg.manifest.module_id,
+      version: pkg.manifest.version,
+      dir: pkg.dir,
+      error: message,
+      attempt: attempts,
+      retry_in_ms: retryInMs,
+    });
     failure.timer = setTimeout(() => {
       failure.due = true;
       void this.enqueue(() => this.reconcile(true));
@@ -289,7 +317,10 @@ export class ModuleHost {
     }
     const record = this.records.get(moduleId)!;
     if (record.loaded) {
-      const provided = this.registry.list().filter((m) => m.moduleId === moduleId).map((m) => `${m.definition.model} (${m.definition.api})`);
+      const provided = this.registry
+        .list()
+        .filter((m) => m.moduleId === moduleId)
+        .map((m) => `${m.definition.model} (${m.definition.api})`);
       return `is not provided for ${api} by module ${moduleId} ${record.loaded.package.manifest.version}, which provides ${provided.join(', ')}`;
     }
     return this.explainModule(moduleId);

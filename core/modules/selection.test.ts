@@ -19,8 +19,15 @@ test('an exact version selects that folder; a range selects the highest match', 
 
 test('a missing module and a version mismatch are problems of that module only, named with the config path', (t) => {
   const found = [pkg('acme:weather', '1.2.0'), { dir: '/p/broken', error: new Error('/p/broken/module.json version: must be a semantic version') }];
-  const [missing, mismatch, fine] = selectModules([entry('acme:counter', '0.3.1'), entry('acme:weather', '2.0.0'), entry('acme:other', '1.0.0')], [...found, pkg('acme:other', '1.0.0')], '/p');
-  t.is(missing.problem, 'module acme:counter is not installed in the plugins folder /p; 1 folder(s) there have an invalid module.json, e.g. /p/broken/module.json version: must be a semantic version');
+  const [missing, mismatch, fine] = selectModules(
+    [entry('acme:counter', '0.3.1'), entry('acme:weather', '2.0.0'), entry('acme:other', '1.0.0')],
+    [...found, pkg('acme:other', '1.0.0')],
+    '/p',
+  );
+  t.is(
+    missing.problem,
+    'module acme:counter is not installed in the plugins folder /p; 1 folder(s) there have an invalid module.json, e.g. /p/broken/module.json version: must be a semantic version',
+  );
   t.is(mismatch.problem, 'module acme:weather version 2.0.0 is required by modules[1].version, but the plugins folder has 1.2.0 (/p/weather-1.2.0)');
   t.is(fine.problem, undefined);
   t.is(fine.package?.dir, '/p/other-1.0.0');

@@ -32,13 +32,25 @@ export function selectModules(entries: readonly ModuleEntry[], found: readonly F
     const candidates = packages.filter((p) => p.manifest.module_id === entry.module_id);
     if (candidates.length === 0) {
       const others = broken.length ? `; ${broken.length} folder(s) there have an invalid module.json, e.g. ${broken[0].error.message}` : '';
-      selections.push({ moduleId: entry.module_id, entry, path, problem: `module ${entry.module_id} is not installed in the plugins folder ${folder}${others}` });
+      selections.push({
+        moduleId: entry.module_id,
+        entry,
+        path,
+        problem: `module ${entry.module_id} is not installed in the plugins folder ${folder}${others}`,
+      });
       return;
     }
-    const fitting = candidates.filter((p) => matches(entry.version, p.manifest.version)).sort((a, b) => semver.rcompare(a.manifest.version, b.manifest.version));
+    const fitting = candidates
+      .filter((p) => matches(entry.version, p.manifest.version))
+      .sort((a, b) => semver.rcompare(a.manifest.version, b.manifest.version));
     if (fitting.length === 0) {
       const have = candidates.map((p) => `${p.manifest.version} (${p.dir})`).join(', ');
-      selections.push({ moduleId: entry.module_id, entry, path, problem: `module ${entry.module_id} version ${entry.version} is required by ${path}.version, but the plugins folder has ${have}` });
+      selections.push({
+        moduleId: entry.module_id,
+        entry,
+        path,
+        problem: `module ${entry.module_id} version ${entry.version} is required by ${path}.version, but the plugins folder has ${have}`,
+      });
       return;
     }
     selections.push({ moduleId: entry.module_id, entry, path, package: fitting[0] });

@@ -26,7 +26,14 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   output.on('data', (d: Buffer) => text.push(d.toString()));
   const sink = await LogSink.create({ destination: output, deduplicate: false });
   const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: plugins, settleMs: 50 }), defaultKernelOptions());
-  const loaded = () => text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((l) => /^module acme:weather .* loaded$/.test(l.msg)).map((l) => l.version);
+  const loaded = () =>
+    text
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((l) => /^module acme:weather .* loaded$/.test(l.msg))
+      .map((l) => l.version);
   const apply = async (config: unknown) => {
     const parsed = parseMachineConfig(config);
     await host.apply(parsed);
@@ -94,6 +101,10 @@ test.serial('an unreadable plugins folder is logged and its modules reported mis
   await h.machine.apply(config);
   t.is(h.machine.status('builtin')?.state, 'ready');
   t.regex(h.machine.status('thermo')?.error ?? '', /module acme:weather is not installed in the plugins folder/);
-  const logged = text.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const logged = text
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   t.true(logged.some((l) => l.msg === 'cannot scan the plugins folder' && /ENOTDIR/.test(l.error)));
 });

@@ -52,7 +52,11 @@ export class CloudLink {
       const res = await new Promise<{ accessToken: string; expiresInSeconds: number }>((resolve, reject) =>
         this.auth.authenticate(request, new Metadata(), { deadline: Date.now() + this.timeoutMs }, (err, r) => {
           if (!err) return resolve(r);
-          reject(err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED || err.code === status.NOT_FOUND ? new CredentialsRefusedError(err) : err);
+          reject(
+            err.code === status.UNAUTHENTICATED || err.code === status.PERMISSION_DENIED || err.code === status.NOT_FOUND
+              ? new CredentialsRefusedError(err)
+              : err,
+          );
         }),
       );
       // Renewed a minute early so that no call carries a token that expires on the way.
@@ -69,10 +73,15 @@ export class CloudLink {
   }
 
   /** A unary call on RobotService with a deadline. */
-  async unary<Req, Res>(fn: (req: Req, md: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown, req: Req): Promise<Res> {
+  async unary<Req, Res>(
+    fn: (req: Req, md: Metadata, options: Partial<CallOptions>, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+    req: Req,
+  ): Promise<Res> {
     const md = await this.metadata();
     try {
-      return await new Promise<Res>((resolve, reject) => fn.call(this.robot, req, md, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))));
+      return await new Promise<Res>((resolve, reject) =>
+        fn.call(this.robot, req, md, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))),
+      );
     } catch (err) {
       this.refused(err);
       throw err;

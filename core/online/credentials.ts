@@ -23,7 +23,9 @@ export function onlineCredentials(raw: unknown, config: MachineConfig): PartCred
 
 export class InsecureCredentialsError extends Error {
   constructor(readonly host: string) {
-    super(`refusing to send the machine credentials in plaintext to ${host}, which is not a loopback address: use an https:// app_address, or pass -allow-insecure-creds to allow it`);
+    super(
+      `refusing to send the machine credentials in plaintext to ${host}, which is not a loopback address: use an https:// app_address, or pass -allow-insecure-creds to allow it`,
+    );
     this.name = 'InsecureCredentialsError';
   }
 }

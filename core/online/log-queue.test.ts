@@ -15,17 +15,26 @@ test('queued lines are on disk once flushed, survive a restart, and go only when
   for (let i = 0; i < 5; i++) first.push(line(i));
   await first.flush();
   const batch = first.take(100);
-  t.deepEqual(batch?.lines.map((l) => l.m), ['line 0', 'line 1', 'line 2', 'line 3', 'line 4']);
+  t.deepEqual(
+    batch?.lines.map((l) => l.m),
+    ['line 0', 'line 1', 'line 2', 'line 3', 'line 4'],
+  );
   first.release(batch!.seqs); // shipping failed
   // A new process finds the same lines, in order.
   const second = new LogQueue(dir, 10_000);
   second.push(line(5));
   await second.flush();
   const again = second.take(100);
-  t.deepEqual(again?.lines.map((l) => l.t), [0, 1, 2, 3, 4, 5]);
+  t.deepEqual(
+    again?.lines.map((l) => l.t),
+    [0, 1, 2, 3, 4, 5],
+  );
   await second.ack(again!.seqs);
   t.is(second.size, 0);
-  t.deepEqual(readdirSync(dir).filter((n) => n.startsWith('seg-')), []);
+  t.deepEqual(
+    readdirSync(dir).filter((n) => n.startsWith('seg-')),
+    [],
+  );
   t.is(new LogQueue(dir, 10_000).size, 0);
 });
 

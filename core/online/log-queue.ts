@@ -48,7 +48,9 @@ export class LogQueue {
   ) {
     mkdirSync(dir, { recursive: true });
     // Segments a previous run could not ship are shipped first.
-    for (const name of readdirSync(dir).filter((n) => /^seg-\d+\.jsonl$/.test(n)).sort()) {
+    for (const name of readdirSync(dir)
+      .filter((n) => /^seg-\d+\.jsonl$/.test(n))
+      .sort()) {
       const seq = Number(name.slice(4, 16));
       const lines = readFileSync(join(dir, name), 'utf8')
         .split('\n')

@@ -47,7 +47,10 @@ test('while the cloud refuses, lines wait on disk; past the cap the oldest go, a
   t.true(dropped() >= SEGMENT_LINES);
   // What was kept arrives in order, and the newest line is among it.
   const shipped = received.filter((e) => e.loggerName === 'platform.components.sensor.s').map((e) => Number(e.fields?.i));
-  t.deepEqual(shipped, [...shipped].sort((a, b) => a - b));
+  t.deepEqual(
+    shipped,
+    [...shipped].sort((a, b) => a - b),
+  );
   t.is(shipped[shipped.length - 1], SEGMENT_LINES * 4 - 1);
   t.is(shipped.length + dropped(), SEGMENT_LINES * 4);
   t.true(shipped.length <= SEGMENT_LINES * 2);

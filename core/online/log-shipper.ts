@@ -16,18 +16,27 @@ function jsonFields(fields: Record<string, unknown> | undefined): Record<string,
   let plain = true;
   for (const key in fields) {
     const v = fields[key];
-    if (v !== null && typeof v === 'object' ? !(Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype) : typeof v === 'bigint' || typeof v === 'function') {
+    if (
+      v !== null && typeof v === 'object'
+        ? !(Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype)
+        : typeof v === 'bigint' || typeof v === 'function'
+    ) {
       plain = false;
       break;
     }
   }
   if (plain) return fields;
-  return JSON.parse(JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : typeof v === 'bigint' ? v.toString() : v))) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(fields, (_k, v: unknown) => (v instanceof Error ? v.message : typeof v === 'bigint' ? v.toString() : v))) as Record<
+    string,
+    unknown
+  >;
 }
 
 export function queuedLine(record: SinkRecord, time: number): QueuedLine {
   const f = jsonFields(record.fields);
-  return f && Object.keys(f).length ? { t: time, l: record.level, n: record.logger, m: record.message, f } : { t: time, l: record.level, n: record.logger, m: record.message };
+  return f && Object.keys(f).length
+    ? { t: time, l: record.level, n: record.logger, m: record.message, f }
+    : { t: time, l: record.level, n: record.logger, m: record.message };
 }
 
 const toEntry = (q: QueuedLine): LogEntry => ({ time: new Date(q.t), level: q.l, loggerName: q.n, message: q.m, fields: q.f ?? {} });
@@ -67,7 +76,12 @@ export class LogShipper {
         this.failing = false;
       } catch (err) {
         this.queue.release(batch.seqs);
-        if (!this.failing) this.log.warn('cannot ship log lines to the cloud; they stay queued on disk', { error: (err as Error).message, queued: this.queue.size, max_lines: this.queue.maxLines });
+        if (!this.failing)
+          this.log.warn('cannot ship log lines to the cloud; they stay queued on disk', {
+            error: (err as Error).message,
+            queued: this.queue.size,
+            max_lines: this.queue.maxLines,
+          });
         this.failing = true;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, backoff);

@@ -127,7 +127,10 @@ export class OnlineConfig implements ConfigSource {
             backoff = RETRY_MIN_MS;
             this.log.info('following config revisions from the cloud', { app_address: link.creds.appAddress, revision: this.revision });
           });
-          stream.on('data', (res: ConfigResponse) => void this.accept(res).catch((err) => this.log.error('cannot cache the new config revision', { error: String(err) })));
+          stream.on(
+            'data',
+            (res: ConfigResponse) => void this.accept(res).catch((err) => this.log.error('cannot cache the new config revision', { error: String(err) })),
+          );
           stream.on('error', reject);
           stream.on('end', () => resolve());
         });

@@ -42,7 +42,9 @@ async function readings(runtime: SpawnedRuntime, name: string): Promise<Record<s
   }
 }
 
-async function machineStatus(runtime: SpawnedRuntime): Promise<{ configError: string; resources: { name?: { name: string }; state: ResourceState; error: string }[] }> {
+async function machineStatus(
+  runtime: SpawnedRuntime,
+): Promise<{ configError: string; resources: { name?: { name: string }; state: ResourceState; error: string }[] }> {
   const client = new RobotServiceClient(runtime.address, insecure());
   try {
     return await call(client, 'getMachineStatus', {});
@@ -82,11 +84,19 @@ test.after.always(async () => {
 });
 
 test.serial('a config set in the cloud is served, and a change in the cloud is served', async (t) => {
-  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 })] } }, owner.md);
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 })] } },
+    owner.md,
+  );
   const runtime = await spawnRuntime(credentialsOf(rover, `127.0.0.1:${port}`), { env });
   runtimes.push(runtime);
   t.deepEqual(await readings(runtime, 'thermometer'), { celsius: 21 });
-  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 })] } }, owner.md);
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    { id: rover.part_id, robotConfig: { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 })] } },
+    owner.md,
+  );
   t.deepEqual(await until('the new resource', () => readings(runtime, 'hygrometer')), { rh: 40 });
   // The cloud shows the part online, with its version and the revision it runs.
   const part = await until('a status report of revision 2', async () => {
@@ -99,13 +109,23 @@ test.serial('a config set in the cloud is served, and a change in the cloud is s
 
 test.serial('a config this machine cannot run shows per-resource errors in GetMachineStatus and in the cloud logs', async (t) => {
   const runtime = runtimes[0];
-  const config = { components: [sensor('thermometer', { celsius: 21 }), sensor('hygrometer', { rh: 40 }), { name: 'station', api: 'acme:component:sensor', model: 'acme:weather:station' }] };
+  const config = {
+    components: [
+      sensor('thermometer', { celsius: 21 }),
+      sensor('hygrometer', { rh: 40 }),
+      { name: 'station', api: 'acme:component:sensor', model: 'acme:weather:station' },
+    ],
+  };
   await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: config }, owner.md);
   const station = await until('the station error', async () => (await machineStatus(runtime)).resources.find((r) => r.name?.name === 'station' && r.error));
   t.is(station.state, ResourceState.RESOURCE_STATE_UNHEALTHY);
   t.regex(station.error, /components\[2\]\.model "acme:weather:station"/);
   const logs = await until('the error in the cloud logs', async () => {
-    const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: ['error'], filter: 'cannot be built', pageToken: '', limit: 0 }, owner.md);
+    const page = await cloudCall(
+      owner.app.getRobotPartLogs.bind(owner.app),
+      { id: rover.part_id, levels: ['error'], filter: 'cannot be built', pageToken: '', limit: 0 },
+      owner.md,
+    );
     return page.logs.length ? page.logs : undefined;
   });
   t.is(logs[0].fields?.resource, 'station');
@@ -119,7 +139,11 @@ test.serial('a config this machine cannot run shows per-resource errors in GetMa
 
 test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
   const query = (q: { levels?: string[]; filter?: string; start?: Date; end?: Date }) =>
-    cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: q.levels ?? [], filter: q.filter ?? '', start: q.start, end: q.end, pageToken: '', limit: 1000 }, owner.md);
+    cloudCall(
+      owner.app.getRobotPartLogs.bind(owner.app),
+      { id: rover.part_id, levels: q.levels ?? [], filter: q.filter ?? '', start: q.start, end: q.end, pageToken: '', limit: 1000 },
+      owner.md,
+    );
   const revisions = await until('the revision lines', async () => {
     const page = await query({ levels: ['info'], filter: 'NEW CONFIG REVISION', start: started });
     return page.logs.length >= 3 ? page.logs : undefined;
@@ -132,43 +156,70 @@ test.serial("the runtime's log lines can be queried in the cloud by level, time 
   t.true(serving.logs.some((l) => l.loggerName === 'platform.server' && l.message === 'serving'));
 });
 
-test.serial('with the cloud killed the runtime keeps serving; restarted while the cloud is down it serves from its cache; when the cloud comes back a newer revision is applied', async (t) => {
-  await cloud.kill9();
-  const first = runtimes[0];
-  t.deepEqual(await readings(first, 'hygrometer'), { rh: 40 });
-  await first.stop();
-  runtimes.shift();
-  const again = await spawnRuntime(credentialsOf(rover, `127.0.0.1:${port}`), { env });
-  runtimes.push(again);
-  t.deepEqual(await readings(again, 'thermometer'), { celsius: 21 });
-  t.deepEqual(await readings(again, 'hygrometer'), { rh: 40 });
-  t.is((await machineStatus(again)).configError, '');
-  // Saved while the cloud is down (the admin command opens the data dir directly), then the cloud returns.
-  const file = join(onlineDir, 'next.json');
-  writeFileSync(file, JSON.stringify({ components: [sensor('thermometer', { celsius: 22 })] }));
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../cloud/server/main.ts', import.meta.url)), 'part', 'config', 'set', '--part', rover.part_id, file, '--data-dir', dataDir]);
-  // Back on the same port, and now also on the non-loopback address the insecure-creds test uses.
-  cloud = await spawnCloud(dataDir, ['--port', port, '--host', '0.0.0.0']);
-  t.deepEqual(await until('revision 4', async () => {
-    const r = await readings(again, 'thermometer');
-    return r.celsius === 22 ? r : undefined;
-  }), { celsius: 22 });
-  const gone = await until('hygrometer removed', async () => ((await machineStatus(again)).resources.some((r) => r.name?.name === 'hygrometer') ? undefined : true));
-  t.true(gone);
-  // Lines logged while the cloud was down were queued on disk and shipped once it came back.
-  owner.close();
-  owner = await partClients(`127.0.0.1:${port}`, ownerKey);
-  const cached = await until('the cache line of the restarted runtime', async () => {
-    const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: rover.part_id, levels: [], filter: 'cached cloud config found', pageToken: '', limit: 10 }, owner.md);
-    return page.logs.length ? page.logs : undefined;
-  });
-  t.is(cached[0].fields?.revision, 3);
-});
+test.serial(
+  'with the cloud killed the runtime keeps serving; restarted while the cloud is down it serves from its cache; when the cloud comes back a newer revision is applied',
+  async (t) => {
+    await cloud.kill9();
+    const first = runtimes[0];
+    t.deepEqual(await readings(first, 'hygrometer'), { rh: 40 });
+    await first.stop();
+    runtimes.shift();
+    const again = await spawnRuntime(credentialsOf(rover, `127.0.0.1:${port}`), { env });
+    runtimes.push(again);
+    t.deepEqual(await readings(again, 'thermometer'), { celsius: 21 });
+    t.deepEqual(await readings(again, 'hygrometer'), { rh: 40 });
+    t.is((await machineStatus(again)).configError, '');
+    // Saved while the cloud is down (the admin command opens the data dir directly), then the cloud returns.
+    const file = join(onlineDir, 'next.json');
+    writeFileSync(file, JSON.stringify({ components: [sensor('thermometer', { celsius: 22 })] }));
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    await promisify(execFile)(process.execPath, [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('../../cloud/server/main.ts', import.meta.url)),
+      'part',
+      'config',
+      'set',
+      '--part',
+      rover.part_id,
+      file,
+      '--data-dir',
+      dataDir,
+    ]);
+    // Back on the same port, and now also on the non-loopback address the insecure-creds test uses.
+    cloud = await spawnCloud(dataDir, ['--port', port, '--host', '0.0.0.0']);
+    t.deepEqual(
+      await until('revision 4', async () => {
+        const r = await readings(again, 'thermometer');
+        return r.celsius === 22 ? r : undefined;
+      }),
+      { celsius: 22 },
+    );
+    const gone = await until('hygrometer removed', async () =>
+      (await machineStatus(again)).resources.some((r) => r.name?.name === 'hygrometer') ? undefined : true,
+    );
+    t.true(gone);
+    // Lines logged while the cloud was down were queued on disk and shipped once it came back.
+    owner.close();
+    owner = await partClients(`127.0.0.1:${port}`, ownerKey);
+    const cached = await until('the cache line of the restarted runtime', async () => {
+      const page = await cloudCall(
+        owner.app.getRobotPartLogs.bind(owner.app),
+        { id: rover.part_id, levels: [], filter: 'cached cloud config found', pageToken: '', limit: 10 },
+        owner.md,
+      );
+      return page.logs.length ? page.logs : undefined;
+    });
+    t.is(cached[0].fields?.revision, 3);
+  },
+);
 
 test.serial('with no cache and a wrong secret the runtime serves nothing, says why, and keeps retrying', async (t) => {
-  const runtime = await spawnRuntime({ cloud: { id: rover.part_id, secret: 'wrong', app_address: `127.0.0.1:${port}` } }, { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } });
+  const runtime = await spawnRuntime(
+    { cloud: { id: rover.part_id, secret: 'wrong', app_address: `127.0.0.1:${port}` } },
+    { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } },
+  );
   runtimes.push(runtime);
   const status = await machineStatus(runtime);
   t.deepEqual(status.resources, []);
@@ -184,7 +235,9 @@ test.serial('with no cache and a wrong secret the runtime serves nothing, says w
 });
 
 test.serial('credentials go in plaintext to a non-loopback address only with -allow-insecure-creds', async (t) => {
-  const ip = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  const ip = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
   if (!ip) return t.fail('this machine has no non-loopback IPv4 address to test with');
   const creds = credentialsOf(rover, `${ip}:${port}`);
   const fresh = () => ({ ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-insecure-')) });
@@ -210,14 +263,18 @@ test.serial('platform-agent runs that runtime online from the same credentials f
   const wrapper = join(box.dir, 'platform-server.sh');
   writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' --import tsx '${serverMain}' "$@"\n`);
   chmodSync(wrapper, 0o755);
-  await cloudCall(owner.app.updateRobotPart.bind(owner.app), {
-    id: rover.part_id,
-    robotConfig: {
-      network: { bind_address: '127.0.0.1:0' },
-      components: [sensor('thermometer', { celsius: 30 })],
-      agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    {
+      id: rover.part_id,
+      robotConfig: {
+        network: { bind_address: '127.0.0.1:0' },
+        components: [sensor('thermometer', { celsius: 30 })],
+        agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
+      },
     },
-  }, owner.md);
+    owner.md,
+  );
   box.writeConfig(credentialsOf(rover, `127.0.0.1:${port}`));
   const agent = new AgentProgram(['--dev-mode', '-c', box.config], { ...box.env, ...env, PLATFORM_ONLINE_DIR: join(box.dir, 'online') });
   t.teardown(() => agent.stop());

@@ -7,18 +7,24 @@ export const packageEntry = z.strictObject({
   /** `<organization id>/<model name>`. */
   package: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}\/[A-Za-z0-9_.:-]{1,128}$/, 'must be <organization id>/<model name>'),
   /** A model_version, or "latest". */
-  version: z.string().regex(/^[A-Za-z0-9._+:-]{1,128}$/, 'must be a version or "latest"').default('latest'),
+  version: z
+    .string()
+    .regex(/^[A-Za-z0-9._+:-]{1,128}$/, 'must be a version or "latest"')
+    .default('latest'),
   type: z.literal('ml_model', { message: 'must be "ml_model"' }),
 });
 
 export type PackageEntry = z.output<typeof packageEntry>;
-export const packagesSection = z.array(packageEntry).default([]).superRefine((entries, ctx) => {
-  const seen = new Set<string>();
-  entries.forEach((e, i) => {
-    if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${JSON.stringify(e.name)} is used by another package` });
-    seen.add(e.name);
+export const packagesSection = z
+  .array(packageEntry)
+  .default([])
+  .superRefine((entries, ctx) => {
+    const seen = new Set<string>();
+    entries.forEach((e, i) => {
+      if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `${JSON.stringify(e.name)} is used by another package` });
+      seen.add(e.name);
+    });
   });
-});
 
 const reference = /\$\{packages\.([A-Za-z0-9_-]+)\}/g;
 
@@ -35,7 +41,8 @@ export function substitutePackages<T>(value: T, folders: Record<string, string>,
   if (typeof value === 'string') {
     return value.replace(reference, (_, name: string) => {
       const folder = folders[name];
-      if (folder === undefined) throw new Error(`${path}: \${packages.${name}} names no installed package (installed: ${Object.keys(folders).join(', ') || 'none'})`);
+      if (folder === undefined)
+        throw new Error(`${path}: \${packages.${name}} names no installed package (installed: ${Object.keys(folders).join(', ') || 'none'})`);
       return folder;
     }) as T;
   }

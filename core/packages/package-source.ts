@@ -21,7 +21,10 @@ export interface PackageSource {
 }
 
 export class PackageSourceError extends Error {
-  constructor(readonly reason: 'not-found' | 'unreachable', message: string) {
+  constructor(
+    readonly reason: 'not-found' | 'unreachable',
+    message: string,
+  ) {
     super(message);
   }
 }

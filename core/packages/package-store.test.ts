@@ -28,7 +28,10 @@ class MemorySource implements PackageSource {
     const v = version === 'latest' ? [...versions.keys()].at(-1)! : version;
     const files = versions.get(v);
     if (!files) throw new PackageSourceError('not-found', `no version ${version} (versions: ${[...versions.keys()].join(', ')})`);
-    return { version: v, files: Object.entries(files).map(([name, bytes]) => ({ name, size: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') })) };
+    return {
+      version: v,
+      files: Object.entries(files).map(([name, bytes]) => ({ name, size: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') })),
+    };
   }
   async *download(pkg: string, version: string, file: string): AsyncIterable<Uint8Array> {
     const bytes = this.releases.get(pkg)!.get(version)![file];
@@ -53,7 +56,7 @@ test('a release is downloaded, checked and installed under <root>/<org>/<model>/
   t.is(installed.folder, join(root, 'org1', 'shapes', 'v1'));
   t.is(await readFile(join(installed.folder, 'model.onnx'), 'utf8'), 'onnx-v1');
   t.is(await readFile(join(installed.folder, 'labels.txt'), 'utf8'), 'red\nblue\n');
-  t.deepEqual((await readdir(join(root, 'org1', 'shapes'))), ['v1'], 'no temporary folder is left');
+  t.deepEqual(await readdir(join(root, 'org1', 'shapes')), ['v1'], 'no temporary folder is left');
 });
 
 test('"latest" follows new versions; the old one stays until pruned; offline uses what is installed', async (t) => {
@@ -69,7 +72,7 @@ test('"latest" follows new versions; the old one stays until pruned; offline use
   source.online = false;
   const offline = await store.install(entry(), source);
   t.is(offline.version, 'v2');
-  const pinned = await t.throwsAsync(store.install(entry('v1'), source)) as PackageError;
+  const pinned = (await t.throwsAsync(store.install(entry('v1'), source))) as PackageError;
   t.is(pinned.reason, 'offline');
   t.regex(pinned.message, /^package shapes \(org1\/shapes@v1\): not installed and cannot be downloaded \(connect ECONNREFUSED\)/);
 });
@@ -79,7 +82,7 @@ test('a checksum mismatch installs nothing and keeps the installed version', asy
   await store.install(entry('v1'), source);
   source.add('org1/shapes', 'v2', { 'model.onnx': 'onnx-v2' });
   source.tamper = new TextEncoder().encode('evil');
-  const err = await t.throwsAsync(store.install(entry('v2'), source)) as PackageError;
+  const err = (await t.throwsAsync(store.install(entry('v2'), source))) as PackageError;
   t.is(err.reason, 'checksum');
   t.regex(err.message, /^package shapes \(org1\/shapes@v2\): model\.onnx has sha256 [0-9a-f]{64} \(4 bytes\); the release says [0-9a-f]{64} \(7 bytes\)/);
   t.deepEqual(await readdir(join(root, 'org1', 'shapes')), ['v1']);
@@ -87,10 +90,10 @@ test('a checksum mismatch installs nothing and keeps the installed version', asy
 
 test('unknown packages and versions are named', async (t) => {
   const { source, store } = await setup(t);
-  const pkg = await t.throwsAsync(store.install({ ...entry('v1'), package: 'org1/nope' }, source)) as PackageError;
+  const pkg = (await t.throwsAsync(store.install({ ...entry('v1'), package: 'org1/nope' }, source))) as PackageError;
   t.is(pkg.reason, 'not-found');
   t.is(pkg.message, 'package shapes (org1/nope@v1): no package org1/nope');
-  const version = await t.throwsAsync(store.install(entry('v9'), source)) as PackageError;
+  const version = (await t.throwsAsync(store.install(entry('v9'), source))) as PackageError;
   t.is(version.message, 'package shapes (org1/shapes@v9): no version v9 (versions: v1)');
 });
 
@@ -100,13 +103,16 @@ test('a disk error names the package and the folder', async (t) => {
   const blocked = join(root, 'file');
   await writeFile(blocked, 'x');
   const store = new PackageStore(blocked);
-  const err = await t.throwsAsync(store.install(entry('v1'), source)) as PackageError;
+  const err = (await t.throwsAsync(store.install(entry('v1'), source))) as PackageError;
   t.is(err.reason, 'disk');
   t.regex(err.message, /^package shapes \(org1\/shapes@v1\): cannot be installed in .*\/file: .*ENOTDIR/);
 });
 
 test('config: entries are checked, and ${packages.NAME} is replaced in attributes', (t) => {
-  const parsed = packagesSection.safeParse([{ name: 'shapes', package: 'org1/shapes', type: 'ml_model' }, { name: 'shapes', package: 'bad', type: 'docker' }]);
+  const parsed = packagesSection.safeParse([
+    { name: 'shapes', package: 'org1/shapes', type: 'ml_model' },
+    { name: 'shapes', package: 'bad', type: 'docker' },
+  ]);
   t.false(parsed.success);
   const messages = parsed.error!.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
   t.true(messages.includes('1.package: must be <organization id>/<model name>'), messages.join('; '));
@@ -114,6 +120,10 @@ test('config: entries are checked, and ${packages.NAME} is replaced in attribute
   t.is(packagesSection.parse([{ name: 'shapes', package: 'org1/shapes', type: 'ml_model' }])[0].version, 'latest');
   const attributes = { model_path: '${packages.shapes}/model.onnx', nested: ['${packages.shapes}/labels.txt'], n: 3 };
   t.deepEqual([...referencedPackages(attributes)], ['shapes']);
-  t.deepEqual(substitutePackages(attributes, { shapes: '/p/org1/shapes/v2' }), { model_path: '/p/org1/shapes/v2/model.onnx', nested: ['/p/org1/shapes/v2/labels.txt'], n: 3 });
+  t.deepEqual(substitutePackages(attributes, { shapes: '/p/org1/shapes/v2' }), {
+    model_path: '/p/org1/shapes/v2/model.onnx',
+    nested: ['/p/org1/shapes/v2/labels.txt'],
+    n: 3,
+  });
   t.throws(() => substitutePackages(attributes, {}), { message: 'attributes.model_path: ${packages.shapes} names no installed package (installed: none)' });
 });

@@ -16,7 +16,11 @@ export const defaultPackagesRoot = () => process.env.PLATFORM_PACKAGES_DIR ?? jo
 
 /** An installation failure; the message names the package and the reason. */
 export class PackageError extends Error {
-  constructor(readonly packageName: string, readonly reason: 'not-found' | 'checksum' | 'disk' | 'offline', message: string) {
+  constructor(
+    readonly packageName: string,
+    readonly reason: 'not-found' | 'checksum' | 'disk' | 'offline',
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -84,7 +88,11 @@ export class PackageStore {
         }
         const digest = hash.digest('hex');
         if (digest !== file.sha256 || size !== file.size) {
-          throw new PackageError(entry.name, 'checksum', `${label}: ${file.name} has sha256 ${digest} (${size} bytes); the release says ${file.sha256} (${file.size} bytes)`);
+          throw new PackageError(
+            entry.name,
+            'checksum',
+            `${label}: ${file.name} has sha256 ${digest} (${size} bytes); the release says ${file.sha256} (${file.size} bytes)`,
+          );
         }
       }
       const record: ReleaseRecord = { ...release, installedAt: new Date().toISOString() };
@@ -95,7 +103,8 @@ export class PackageStore {
     } catch (err) {
       await rm(temp, { recursive: true, force: true }).catch(() => undefined);
       if (err instanceof PackageError) throw err;
-      if (err instanceof PackageSourceError) throw new PackageError(entry.name, err.reason === 'not-found' ? 'not-found' : 'offline', `${label}: ${err.message}`);
+      if (err instanceof PackageSourceError)
+        throw new PackageError(entry.name, err.reason === 'not-found' ? 'not-found' : 'offline', `${label}: ${err.message}`);
       throw new PackageError(entry.name, 'disk', `${label}: cannot be installed in ${this.root}: ${(err as Error).message}`);
     }
   }

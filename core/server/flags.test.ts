@@ -28,7 +28,25 @@ test('unknown flags, missing values, bad booleans and positional arguments are e
 test('-h is help, and every flag of the spec is in the usage text', (t) => {
   t.true(flag(parseFlags(['-h']), 'help'));
   const text = usage();
-  for (const name of ['allow-insecure-creds', 'config', 'cpuprofile', 'debug', 'disable-mdns', 'dump-resources', 'ftdc', 'log-file', 'network-check', 'no-tls', 'output-telemetry', 'reveal-sensitive-config-diffs', 'shareddir', 'untrusted-env', 'version', 'webprofile', 'webrtc']) {
+  for (const name of [
+    'allow-insecure-creds',
+    'config',
+    'cpuprofile',
+    'debug',
+    'disable-mdns',
+    'dump-resources',
+    'ftdc',
+    'log-file',
+    'network-check',
+    'no-tls',
+    'output-telemetry',
+    'reveal-sensitive-config-diffs',
+    'shareddir',
+    'untrusted-env',
+    'version',
+    'webprofile',
+    'webrtc',
+  ]) {
     t.regex(text, new RegExp(`-${name}\\b`), name);
   }
 });

@@ -13,7 +13,11 @@ interface FlagSpec {
 export const FLAG_SPECS = {
   'allow-insecure-creds': { type: 'boolean', help: 'Allow credentials to be sent over plaintext' },
   config: { type: 'string', value: 'filename', help: 'Configuration file holding machine cloud credentials or a full configuration' },
-  cpuprofile: { type: 'string', value: 'file', help: 'Write a CPU profile of the main thread to this file (.cpuprofile, for Chrome DevTools) when the runtime stops' },
+  cpuprofile: {
+    type: 'string',
+    value: 'file',
+    help: 'Write a CPU profile of the main thread to this file (.cpuprofile, for Chrome DevTools) when the runtime stops',
+  },
   debug: { type: 'boolean', help: 'Enable debug logs (overrides every log setting)' },
   'disable-mdns': { type: 'boolean', help: 'Disable server discovery through multicast DNS', pending: true },
   'dump-resources': { type: 'string', value: 'filepath', help: 'Write all resource registrations as a sorted JSON array to the path, then exit' },
@@ -23,7 +27,7 @@ export const FLAG_SPECS = {
   'no-tls': { type: 'boolean', help: 'Serve without TLS even if certificates are configured' },
   'output-telemetry': { type: 'boolean', help: 'Print telemetry (metrics and spans)', pending: true },
   'reveal-sensitive-config-diffs': { type: 'boolean', help: 'Show values in logged configuration diffs (redacted by default)' },
-  shareddir: { type: 'string', value: 'directory-name', help: 'Serve the control page\'s static assets from this folder instead of the built-in ones' },
+  shareddir: { type: 'string', value: 'directory-name', help: "Serve the control page's static assets from this folder instead of the built-in ones" },
   'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment (no module is loaded)' },
   version: { type: 'boolean', help: 'Print the version and exit' },
   webprofile: { type: 'boolean', help: 'Add GET /debug/profile?seconds=N to the web port: a .cpuprofile of the main thread over N seconds' },

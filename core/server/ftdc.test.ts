@@ -21,15 +21,31 @@ test('by default a sample of the process and of each resource is appended every 
   const runtime = await spawnRuntime({ components: [sensor] });
   t.teardown(() => runtime.stop());
   // Under load the first samples may see the sensor still configuring: wait for one that sees it ready.
-  const samples = await eventually(() => records(runtime.ftdcDir), (r) => r.length >= 3 && (r.at(-1)!.resources as { state?: string }[])[0]?.state === 'ready', 60_000);
+  const samples = await eventually(
+    () => records(runtime.ftdcDir),
+    (r) => r.length >= 3 && (r.at(-1)!.resources as { state?: string }[])[0]?.state === 'ready',
+    60_000,
+  );
   t.regex(readdirSync(runtime.ftdcDir)[0], /^ftdc-.*\.jsonl$/);
   const last = samples.at(-1)!;
-  for (const field of ['cpu_user_ms', 'cpu_system_ms', 'rss_bytes', 'heap_used_bytes', 'heap_total_bytes', 'event_loop_delay_p50_ms', 'event_loop_delay_p99_ms', 'active_handles'] as const) {
+  for (const field of [
+    'cpu_user_ms',
+    'cpu_system_ms',
+    'rss_bytes',
+    'heap_used_bytes',
+    'heap_total_bytes',
+    'event_loop_delay_p50_ms',
+    'event_loop_delay_p99_ms',
+    'active_handles',
+  ] as const) {
     t.is(typeof last.process[field], 'number', field);
   }
   t.like(last.resources[0], { key: 's', state: 'ready', worker_alive: true });
   const times = samples.map((s) => Date.parse(s.t));
-  t.deepEqual(times, [...times].sort((a, b) => a - b));
+  t.deepEqual(
+    times,
+    [...times].sort((a, b) => a - b),
+  );
   t.true(runtime.logs().some((l) => l.msg === 'full-time data capture' && l.dir === runtime.ftdcDir && l.interval_ms === 1000));
 });
 

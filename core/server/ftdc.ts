@@ -14,7 +14,6 @@ export function startFtdc(machine: Machine, sink: LogSink, level: () => LevelNam
     syncEveryLines: FTDC_SYNC_EVERY,
     // Governed by the config's `log` rules like the runtime's other loggers (core/logging/RULES.md).
     log: sink.logger('platform.ftdc', level),
-    resources: () =>
-      machine.statistics().map((s) => ({ key: s.key, state: s.state, revision: s.revision, worker_alive: s.workerAlive, calls: s.calls })),
+    resources: () => machine.statistics().map((s) => ({ key: s.key, state: s.state, revision: s.revision, worker_alive: s.workerAlive, calls: s.calls })),
   });
 }

@@ -14,7 +14,12 @@ const MOTOR = 'core:component:motor';
 const TOLERANCE = 0.05; // revolutions
 type Pins = { a?: string; b?: string; dir?: string; pwm?: string };
 
-const motor = (name: string, attributes: Record<string, unknown>, board = 'board1') => ({ name, api: MOTOR, model: 'gpio', attributes: { board, ...attributes } });
+const motor = (name: string, attributes: Record<string, unknown>, board = 'board1') => ({
+  name,
+  api: MOTOR,
+  model: 'gpio',
+  attributes: { board, ...attributes },
+});
 
 // Every wiring x dir_flip, each on its own pins, with limits so that "below min" and "above max" differ.
 const WIRINGS: Record<string, Pins> = { 'pwm+dir': { pwm: '1', dir: '2' }, 'a+b': { a: '3', b: '4' }, 'a+b+pwm': { a: '5', b: '6', pwm: '7' } };
@@ -34,11 +39,19 @@ const invalid: Array<[string, Record<string, unknown>, string]> = [
   ['bad-nopins', { pins: {}, max_rpm: 10 }, 'pins {}: must be one of the driver wirings pwm+dir, a+b or a+b+pwm; got no pins'],
   ['bad-max-high', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, max_power_pct: 1.5 }, 'max_power_pct 1.5: must be at most 1'],
   ['bad-max-low', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, max_power_pct: 0.05 }, 'max_power_pct 0.05: must be at least 0.06'],
-  ['bad-min', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, min_power_pct: 0.7, max_power_pct: 0.5 }, 'min_power_pct 0.7: must be no greater than max_power_pct (0.5)'],
+  [
+    'bad-min',
+    { pins: { pwm: '63', dir: '64' }, max_rpm: 10, min_power_pct: 0.7, max_power_pct: 0.5 },
+    'min_power_pct 0.7: must be no greater than max_power_pct (0.5)',
+  ],
   ['bad-no-rpm', { pins: { pwm: '63', dir: '64' } }, 'max_rpm: is required when the motor has no encoder'],
   ['bad-no-tpr', { pins: { pwm: '63', dir: '64' }, encoder: 'enc-f' }, 'ticks_per_rotation: is required when the motor has an encoder'],
   ['bad-board', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, board: 'nope' }, 'depends on "nope", which is not configured'],
-  ['bad-not-board', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, board: 'thermo' }, 'attributes.board: must name a core:component:board; "thermo" is a core:component:sensor'],
+  [
+    'bad-not-board',
+    { pins: { pwm: '63', dir: '64' }, max_rpm: 10, board: 'thermo' },
+    'attributes.board: must name a core:component:board; "thermo" is a core:component:sensor',
+  ],
 ];
 
 const components = [
@@ -89,7 +102,10 @@ test.before(async () => {
   const valid = components.filter((c) => !c.name.startsWith('bad-')).map((c) => c.name);
   await eventually(
     () => call(robot, 'getMachineStatus', {}),
-    (s) => valid.every((name) => s.resources.some((r: { name: { name: string }; state: ResourceState }) => r.name.name === name && r.state === ResourceState.RESOURCE_STATE_READY)),
+    (s) =>
+      valid.every((name) =>
+        s.resources.some((r: { name: { name: string }; state: ResourceState }) => r.name.name === name && r.state === ResourceState.RESOURCE_STATE_READY),
+      ),
     120_000,
   );
 });
@@ -137,7 +153,8 @@ test.serial('every wiring x dir_flip x power drives the pins, duty and frequency
       const want = expectedPins(m.wiring, m.flip, p, m.pins);
       const label = `${m.name} (${m.wiring}, dir_flip ${m.flip}) power ${p}`;
       for (const [pin, high] of Object.entries(want.levels)) t.is(await level('board1', pin), high, `${label}: pin ${pin} level`);
-      for (const [pin, d] of Object.entries(want.duties)) t.true(close(await duty('board1', pin), d), `${label}: pin ${pin} duty ${await duty('board1', pin)}, want ${d}`);
+      for (const [pin, d] of Object.entries(want.duties))
+        t.true(close(await duty('board1', pin), d), `${label}: pin ${pin} duty ${await duty('board1', pin)}, want ${d}`);
       const pwmPins = m.wiring === 'a+b' ? [m.pins.a!, m.pins.b!] : [m.pins.pwm!];
       for (const pin of pwmPins) t.is(await frequency('board1', pin), m.pwmFreq, `${label}: pin ${pin} frequency`);
       const powered = await call(motors, 'isPowered', { name: m.name });
@@ -220,7 +237,10 @@ test.serial('without an encoder: GoFor runs and stops; the FACTS error cases', a
 
 test.serial('esp32: a pwm_freq that the board replaces is warned about once; the default is not', async (t) => {
   const warnings = runtime.logs().filter((l) => l.level === 40 && typeof l.msg === 'string' && l.msg.includes('instead of pwm_freq'));
-  t.deepEqual(warnings.map((l) => [l.logger, l.msg]), [['platform.components.motor.e2', 'board esp1 is a esp32: PWM at 10000 Hz instead of pwm_freq 1234']]);
+  t.deepEqual(
+    warnings.map((l) => [l.logger, l.msg]),
+    [['platform.components.motor.e2', 'board esp1 is a esp32: PWM at 10000 Hz instead of pwm_freq 1234']],
+  );
 });
 
 test.serial('esp32: motors run their PWM at 10000 Hz; at most 4 distinct frequencies, shared by pin', async (t) => {
@@ -230,14 +250,22 @@ test.serial('esp32: motors run their PWM at 10000 Hz; at most 4 distinct frequen
   await call(motors, 'setPower', { name: 'e1', powerPct: 0.5 });
   t.is(await duty('esp1', '2'), 0.5);
   t.is(await frequency('esp1', '2'), 10_000);
-  for (const [pin, hz] of [['20', 100], ['21', 200], ['22', 300], ['23', 200]] as const) {
+  for (const [pin, hz] of [
+    ['20', 100],
+    ['21', 200],
+    ['22', 300],
+    ['23', 200],
+  ] as const) {
     await call(boards, 'setPwmFrequency', { name: 'esp1', pin, frequencyHz: hz });
   }
   const fifth = await t.throwsAsync(call(boards, 'setPwmFrequency', { name: 'esp1', pin: '24', frequencyHz: 400 }));
   t.is((fifth as { code?: number }).code, status.INVALID_ARGUMENT);
   t.regex(fifth!.message, /frequency_hz 400 on pin 24: needs a fifth PWM timer; the esp32 has 4, all in use at 100, 200, 300, 10000 Hz/);
   const timers = (await call(boards, 'doCommand', { name: 'esp1', command: { pwm_timers: {} } })).result.timers;
-  t.deepEqual(timers.map((x: { frequency_hz: number }) => x.frequency_hz), [100, 200, 300, 10_000]);
+  t.deepEqual(
+    timers.map((x: { frequency_hz: number }) => x.frequency_hz),
+    [100, 200, 300, 10_000],
+  );
   t.deepEqual(timers.find((x: { frequency_hz: number }) => x.frequency_hz === 200).pins, ['21', '23']);
   await call(motors, 'stop', { name: 'e1' });
 });

@@ -6,23 +6,36 @@ import { join } from 'node:path';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 
 const sensor = (name: string, level?: string) => ({ name, api: 'core:component:sensor', model: 'fake', ...(level ? { log_configuration: { level } } : {}) });
-const constructedBy = (logs: Record<string, unknown>[]) => logs.filter((l) => l.msg === 'fake sensor constructed').map((l) => l.logger).sort();
+const constructedBy = (logs: Record<string, unknown>[]) =>
+  logs
+    .filter((l) => l.msg === 'fake sensor constructed')
+    .map((l) => l.logger)
+    .sort();
 
 test.serial('rules apply last-match-wins, log_configuration beats them, and a change applies while running', async (t) => {
   const runtime = await spawnRuntime({
     components: [sensor('quiet'), sensor('own', 'Debug'), sensor('loud')],
-    log: [{ pattern: 'platform.components.*', level: 'debug' }, { pattern: 'platform.components.sensor.quiet', level: 'error' }],
+    log: [
+      { pattern: 'platform.components.*', level: 'debug' },
+      { pattern: 'platform.components.sensor.quiet', level: 'error' },
+    ],
   });
   t.teardown(() => runtime.stop());
   // A worker's log lines travel apart from its task results, so they may land just after `serving`.
-  await eventually(() => constructedBy(runtime.logs()), (l) => l.length >= 2);
+  await eventually(
+    () => constructedBy(runtime.logs()),
+    (l) => l.length >= 2,
+  );
   t.deepEqual(constructedBy(runtime.logs()), ['platform.components.sensor.loud', 'platform.components.sensor.own']);
   // Rebuild `quiet` (its attributes change) under a rule that now lets its debug lines through.
   runtime.writeConfig({
     components: [{ ...sensor('quiet'), attributes: { readings: { v: 2 } } }, sensor('own', 'debug'), sensor('loud')],
     log: [{ pattern: 'platform.components.*', level: 'debug' }],
   });
-  await eventually(() => constructedBy(runtime.logs()), (loggers) => loggers.includes('platform.components.sensor.quiet'));
+  await eventually(
+    () => constructedBy(runtime.logs()),
+    (loggers) => loggers.includes('platform.components.sensor.quiet'),
+  );
   t.pass();
 });
 
@@ -33,7 +46,10 @@ test.serial('-debug overrides every log setting, and -log-file writes the lines 
     { components: [sensor('own', 'error'), sensor('ruled')], log: [{ pattern: '.*', level: 'error' }] },
     { args: ['-debug', '-log-file', file] },
   );
-  await eventually(() => constructedBy(runtime.logs()), (l) => l.length >= 2);
+  await eventually(
+    () => constructedBy(runtime.logs()),
+    (l) => l.length >= 2,
+  );
   t.deepEqual(constructedBy(runtime.logs()), ['platform.components.sensor.own', 'platform.components.sensor.ruled']);
   t.is(await runtime.stop(), 0);
   const files = readdirSync(dir);

@@ -98,7 +98,10 @@ async function main(argv: string[]): Promise<number> {
   const stop = (code: number) => {
     if (exiting) return;
     exiting = true;
-    void finish().then((written) => process.exit(written ? code : 1), () => process.exit(1));
+    void finish().then(
+      (written) => process.exit(written ? code : 1),
+      () => process.exit(1),
+    );
   };
   process.on('SIGINT', () => stop(0));
   process.on('SIGTERM', () => stop(0));

@@ -17,7 +17,10 @@ test('GetMachineStatus shows the pending revision and the reason while the maint
   t.is((await call(robot, 'getMachineStatus', {})).pendingConfig, undefined);
 
   runtime.writeConfig({ components: [sensor('gate', { allowed: false }), sensor('s', { v: 2 })], maintenance });
-  const waiting = await eventually(() => call(robot, 'getMachineStatus', {}), (s) => s.pendingConfig !== undefined);
+  const waiting = await eventually(
+    () => call(robot, 'getMachineStatus', {}),
+    (s) => s.pendingConfig !== undefined,
+  );
   t.is(waiting.pendingConfig.revision, 2);
   t.is(waiting.pendingConfig.reason, 'maintenance sensor reading allowed is false');
   t.true(waiting.pendingConfig.since instanceof Date);
@@ -26,6 +29,9 @@ test('GetMachineStatus shows the pending revision and the reason while the maint
   t.is(runtime.logs().filter((l) => l.msg === 'reconfiguration deferred by the maintenance window').length, 1);
 
   await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: true } } });
-  await eventually(() => call(sensors, 'getReadings', { name: 's' }), (r) => r.readings.v === 2);
+  await eventually(
+    () => call(sensors, 'getReadings', { name: 's' }),
+    (r) => r.readings.v === 2,
+  );
   t.is((await call(robot, 'getMachineStatus', {})).pendingConfig, undefined);
 });

@@ -38,7 +38,10 @@ test('Metadata names, types and shapes the inputs and outputs, with the label fi
   const { metadata } = await call(client, 'metadata', { name: 'means' });
   t.is(metadata.name, 'means');
   t.is(metadata.type, 'onnx');
-  t.deepEqual(metadata.inputInfo.map((i: { name: string; dataType: string; shape: number[] }) => [i.name, i.dataType, i.shape]), [['image', 'float32', [-1, 3, 4, 4]]]);
+  t.deepEqual(
+    metadata.inputInfo.map((i: { name: string; dataType: string; shape: number[] }) => [i.name, i.dataType, i.shape]),
+    [['image', 'float32', [-1, 3, 4, 4]]],
+  );
   const [out] = metadata.outputInfo;
   t.deepEqual([out.name, out.dataType, out.shape], ['probabilities', 'float32', [-1, 3]]);
   t.is(out.associatedFiles[0].name, 'labels.txt');
@@ -47,7 +50,10 @@ test('Metadata names, types and shapes the inputs and outputs, with the label fi
 
 test('Infer runs the model on named, typed, shaped tensors', async (t) => {
   const batch = Float32Array.from({ length: 2 * 48 }, (_, i) => ((i * 37) % 11) / 10);
-  const { outputTensors } = await call(client, 'infer', { name: 'means', inputTensors: { image: { dataType: 'float32', shape: [2, 3, 4, 4], data: Buffer.from(batch.buffer) } } });
+  const { outputTensors } = await call(client, 'infer', {
+    name: 'means',
+    inputTensors: { image: { dataType: 'float32', shape: [2, 3, 4, 4], data: Buffer.from(batch.buffer) } },
+  });
   const out = outputTensors.probabilities;
   t.is(out.dataType, 'float32');
   t.deepEqual(out.shape.map(Number), [2, 3]);
@@ -71,7 +77,7 @@ test('bad tensors are INVALID_ARGUMENT naming the input and the rule', async (t)
   t.is(wrongShape.code, status.INVALID_ARGUMENT);
 });
 
-test('a missing or non-ONNX model file is that resource\'s error; the others keep running', async (t) => {
+test("a missing or non-ONNX model file is that resource's error; the others keep running", async (t) => {
   const robot = new RobotServiceClient(runtime.address, insecure());
   const errorOf = async (name: string) => {
     for (let i = 0; i < 600; i++) {

@@ -14,8 +14,11 @@ function networkCheck(config: unknown): Promise<{ code: number | null; stdout: s
   const path = join(dir, 'config.json');
   writeFileSync(path, JSON.stringify(config));
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, '-config', path, '-network-check'], { env: { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data') } }, (err, stdout) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', MAIN, '-config', path, '-network-check'],
+      { env: { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data') } },
+      (err, stdout) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout }),
     );
   });
 }
@@ -33,7 +36,10 @@ test('all checks pass: a free bind address, and a cloud address that resolves an
   const cloud = await listen();
   t.teardown(() => cloud.close());
   const port = (cloud.address() as AddressInfo).port;
-  const { code, stdout } = await networkCheck({ network: { bind_address: '127.0.0.1:0' }, cloud: { id: 'p', secret: 's', app_address: `http://localhost:${port}` } });
+  const { code, stdout } = await networkCheck({
+    network: { bind_address: '127.0.0.1:0' },
+    cloud: { id: 'p', secret: 's', app_address: `http://localhost:${port}` },
+  });
   t.is(code, 0, stdout);
   t.regex(line(stdout, 'bind 127.0.0.1:0'), /^ok .* ms {2}network\.bind_address: bound 127\.0\.0\.1:\d+$/);
   t.regex(line(stdout, 'dns localhost'), /^ok .* ms {2}cloud\.app_address: /);
@@ -45,7 +51,10 @@ test('an unresolvable cloud host and a bind address in use fail with exit status
   const busy = await listen();
   t.teardown(() => busy.close());
   const bind = `127.0.0.1:${(busy.address() as AddressInfo).port}`;
-  const { code, stdout } = await networkCheck({ network: { bind_address: bind }, cloud: { id: 'p', secret: 's', app_address: 'https://nonexistent.invalid:443' } });
+  const { code, stdout } = await networkCheck({
+    network: { bind_address: bind },
+    cloud: { id: 'p', secret: 's', app_address: 'https://nonexistent.invalid:443' },
+  });
   t.is(code, 1, stdout);
   t.regex(line(stdout, `bind ${bind}`), /^FAILED .*EADDRINUSE/);
   t.regex(line(stdout, 'dns nonexistent.invalid'), /^FAILED .* ms {2}cloud\.app_address: getaddrinfo ENOTFOUND nonexistent\.invalid$/);

@@ -30,7 +30,9 @@ const config = {
     // Defaults on the milk scene: no ground (its table is steeper than 30 deg), one object of ~241k coloured points.
     { name: 'milk', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'milk-cam' } },
     {
-      name: 'mug', api: 'core:service:vision', model: 'obstacles_depth',
+      name: 'mug',
+      api: 'core:service:vision',
+      model: 'obstacles_depth',
       attributes: { camera_name: 'kinect', ground_angle_tolerance_degs: 50, max_dist_from_plane_mm: 20, min_points_in_segment: 300 },
     },
   ],
@@ -47,7 +49,13 @@ test.before(async () => {
 });
 test.after.always(() => runtime?.stop());
 
-interface Obj { pointCloud: Buffer; geometries: { referenceFrame: string; geometries: { center: { x: number; y: number; z: number }; box: { dimsMm: { x: number; y: number; z: number } }; label: string }[] } }
+interface Obj {
+  pointCloud: Buffer;
+  geometries: {
+    referenceFrame: string;
+    geometries: { center: { x: number; y: number; z: number }; box: { dimsMm: { x: number; y: number; z: number } }; label: string }[];
+  };
+}
 
 test('GetObjectPointClouds on the fake camera: one object per box, PCD in metres, box in mm in the camera frame', async (t) => {
   const response = await call(vision, 'getObjectPointClouds', { name: 'obstacles', cameraName: 'cam' });
@@ -63,9 +71,17 @@ test('GetObjectPointClouds on the fake camera: one object per box, PCD in metres
     const cloud = readPcd(o.pointCloud); // the reader turns metres into mm
     t.is(cloud.height, 1);
     const p = cloud.positions;
-    for (const [axis, key] of [[0, 'x'], [1, 'y'], [2, 'z']] as const) {
-      let lo = Infinity, hi = -Infinity;
-      for (let i = axis; i < p.length; i += 3) { lo = Math.min(lo, p[i]); hi = Math.max(hi, p[i]); }
+    for (const [axis, key] of [
+      [0, 'x'],
+      [1, 'y'],
+      [2, 'z'],
+    ] as const) {
+      let lo = Infinity,
+        hi = -Infinity;
+      for (let i = axis; i < p.length; i += 3) {
+        lo = Math.min(lo, p[i]);
+        hi = Math.max(hi, p[i]);
+      }
       t.true(Math.abs(g.center[key] - (lo + hi) / 2) < 1, `${key} centre`);
       t.true(Math.abs(g.box.dimsMm[key] - (hi - lo)) < 1, `${key} dims`);
     }
@@ -119,12 +135,15 @@ test('camera API on the fake camera: intrinsics, 16-bit depth PNG, colour PNG, P
   t.regex(pcd.pointCloud.subarray(0, 300).toString('latin1'), /DATA binary\n/);
 });
 
-test('the fake camera\'s boxes can be moved at runtime, and the segmenter sees the new world', async (t) => {
+test("the fake camera's boxes can be moved at runtime, and the segmenter sees the new world", async (t) => {
   t.is((await call(vision, 'getObjectPointClouds', { name: 'moving', cameraName: 'cam2' })).objects.length, 2);
   const three = [-700, 0, 700].map((x) => ({ x_mm: x, z_mm: 2400, width_mm: 300, height_mm: 350, depth_mm: 300 }));
   t.deepEqual((await call(cameras, 'doCommand', { name: 'cam2', command: { set_boxes: three } })).result, { boxes: 3 });
   const objects = (await call(vision, 'getObjectPointClouds', { name: 'moving', cameraName: 'cam2' })).objects as Obj[];
-  t.deepEqual(objects.map((o) => Math.round(o.geometries.geometries[0].center.x / 100) * 100).sort((a, b) => a - b), [-700, 0, 700]);
+  t.deepEqual(
+    objects.map((o) => Math.round(o.geometries.geometries[0].center.x / 100) * 100).sort((a, b) => a - b),
+    [-700, 0, 700],
+  );
   t.is((await call(cameras, 'doCommand', { name: 'cam2', command: { get_scene: true } })).result.boxes.length, 3);
 });
 

@@ -16,5 +16,8 @@ test('reflection lists RobotService and the resource APIs, and none of the cloud
     'platform.robot.v1.RobotService',
     'platform.service.vision.v1.VisionService',
   ]);
-  t.false(names.some((n) => /DataService|DataSyncService|DatasetService|MLTrainingService|AuthService|AgentDeviceService|DataPipelinesService/.test(n)), names.join(', '));
+  t.false(
+    names.some((n) => /DataService|DataSyncService|DatasetService|MLTrainingService|AuthService|AgentDeviceService|DataPipelinesService/.test(n)),
+    names.join(', '),
+  );
 });

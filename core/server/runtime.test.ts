@@ -18,7 +18,12 @@ import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const run = promisify(execFile);
 
-const board = { name: 'board1', api: 'core:component:board', model: 'fake', attributes: { analogs: [{ name: 'pot', pin: '32', value: 512 }], digital_interrupts: [{ name: 'ticks', pin: '36' }] } };
+const board = {
+  name: 'board1',
+  api: 'core:component:board',
+  model: 'fake',
+  attributes: { analogs: [{ name: 'pot', pin: '32', value: 512 }], digital_interrupts: [{ name: 'ticks', pin: '36' }] },
+};
 const sensor = (name: string, readings: Record<string, unknown>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
 
 test('serves readings, board pins, machine status and health', async (t) => {
@@ -40,7 +45,9 @@ test('serves readings, board pins, machine status and health', async (t) => {
   t.deepEqual((await call(boards, 'doCommand', { name: 'board1', command: { set_analog: { name: 'pot', value: 7 } } })).result, { ok: true });
   t.is((await call(boards, 'readAnalogReader', { boardName: 'board1', analogReaderName: 'pot' })).value, 7);
 
-  const names = (await call(robot, 'resourceNames', {})).resources.map((r: { namespace: string; type: string; subtype: string; name: string }) => `${r.namespace}:${r.type}:${r.subtype}/${r.name}`);
+  const names = (await call(robot, 'resourceNames', {})).resources.map(
+    (r: { namespace: string; type: string; subtype: string; name: string }) => `${r.namespace}:${r.type}:${r.subtype}/${r.name}`,
+  );
   t.deepEqual(names.sort(), ['core:component:board/board1', 'core:component:sensor/thermo']);
   const machine = await call(robot, 'getMachineStatus', {});
   t.true(machine.resources.every((r: { state: ResourceState }) => r.state === ResourceState.RESOURCE_STATE_READY));
@@ -76,13 +83,25 @@ test('a saved config change adds, modifies and removes resources; an invalid one
   const sensors = new SensorServiceClient(runtime.address, insecure());
   const robot = new RobotServiceClient(runtime.address, insecure());
   runtime.writeConfig({ components: [sensor('a', { v: 10 }), sensor('c', { v: 3 })] });
-  await eventually(() => call(sensors, 'getReadings', { name: 'c' }), (r) => r.readings.v === 3);
+  await eventually(
+    () => call(sensors, 'getReadings', { name: 'c' }),
+    (r) => r.readings.v === 3,
+  );
   // `a` changed and is rebuilt in the same level as `c`; it may become ready a moment later.
-  await eventually(() => call(sensors, 'getReadings', { name: 'a' }), (r) => r.readings.v === 10);
-  await eventually(() => call(robot, 'resourceNames', {}), (r) => r.resources.length === 2);
+  await eventually(
+    () => call(sensors, 'getReadings', { name: 'a' }),
+    (r) => r.readings.v === 10,
+  );
+  await eventually(
+    () => call(robot, 'resourceNames', {}),
+    (r) => r.resources.length === 2,
+  );
 
   runtime.writeConfig({ components: [{ name: 'a', api: 'core:widget:sensor', model: 'fake' }], debug: 'yes' });
-  const status1 = await eventually(() => call(robot, 'getMachineStatus', {}), (s) => s.configError !== '');
+  const status1 = await eventually(
+    () => call(robot, 'getMachineStatus', {}),
+    (s) => s.configError !== '',
+  );
   t.regex(status1.configError, /debug "yes": must be true or false/);
   t.deepEqual((await call(sensors, 'getReadings', { name: 'a' })).readings, { v: 10 });
   t.true(runtime.logs().some((l) => l.msg === 'the saved config is invalid; still running the previous one'));
@@ -94,15 +113,24 @@ test('a saved config change adds, modifies and removes resources; an invalid one
 
 test('the maintenance window defers reconfiguration until the sensor allows it', async (t) => {
   const gate = (allowed: unknown) => sensor('gate', { allowed });
-  const runtime = await spawnRuntime({ components: [gate(false), sensor('s', { v: 1 })], maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' } });
+  const runtime = await spawnRuntime({
+    components: [gate(false), sensor('s', { v: 1 })],
+    maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' },
+  });
   t.teardown(() => runtime.stop());
   const sensors = new SensorServiceClient(runtime.address, insecure());
   const maintenance = { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' };
   runtime.writeConfig({ components: [gate(false), sensor('s', { v: 2 })], maintenance });
-  await eventually(() => runtime.logs(), (logs) => logs.some((l) => l.msg === 'reconfiguration deferred by the maintenance window'));
+  await eventually(
+    () => runtime.logs(),
+    (logs) => logs.some((l) => l.msg === 'reconfiguration deferred by the maintenance window'),
+  );
   t.deepEqual((await call(sensors, 'getReadings', { name: 's' })).readings, { v: 1 });
   await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: true } } });
-  await eventually(() => call(sensors, 'getReadings', { name: 's' }), (r) => r.readings.v === 2);
+  await eventually(
+    () => call(sensors, 'getReadings', { name: 's' }),
+    (r) => r.readings.v === 2,
+  );
   t.true(runtime.logs().some((l) => l.msg === 'reconfigured'));
 });
 
@@ -119,7 +147,9 @@ test('an invalid config file at start is an error naming the path and the rule, 
   const dir = mkdtempSync(join(tmpdir(), 'platform-bad-'));
   const path = join(dir, 'bad.json');
   (await import('node:fs')).writeFileSync(path, JSON.stringify({ log: [{ pattern: 'x', level: 'loud' }] }));
-  const err = await t.throwsAsync(run(process.execPath, ['--import', 'tsx', MAIN, '-config', path], { env: { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data') } }));
+  const err = await t.throwsAsync(
+    run(process.execPath, ['--import', 'tsx', MAIN, '-config', path], { env: { ...process.env, PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data') } }),
+  );
   t.is((err as { code?: number }).code, 1);
   t.regex((err as unknown as { stderr: string }).stderr, /log\[0\]\.level "loud": must be one of debug, info, warn, error/);
 });

@@ -85,7 +85,9 @@ export class Runtime {
     this.loaded = this.file.read();
     for (const name of pendingFlags(this.flags)) this.log.warn(`-${name} is accepted but not supported yet in this version; it has no effect`);
     if (this.loaded.config.cloud && !this.file.problem) {
-      this.log.warn('the config holds cloud credentials and a local machine config: it runs the local config (a file with only cloud credentials, and network, fetches its config from the cloud)');
+      this.log.warn(
+        'the config holds cloud credentials and a local machine config: it runs the local config (a file with only cloud credentials, and network, fetches its config from the cloud)',
+      );
     }
     this.server = await this.serve(this.loaded);
     this.modules.onApis((apis) => this.serveModuleApis(apis));
@@ -145,15 +147,22 @@ export class Runtime {
 
   private serve(loaded: LoadedConfig): Promise<RuntimeServer> {
     const { network } = loaded.config;
-    const tls = !flag(this.flags, 'no-tls') && network.tls_cert_file && network.tls_key_file ? { certFile: network.tls_cert_file, keyFile: network.tls_key_file } : undefined;
-    return startRuntimeServer(this.machine, {
-      version: platformVersion(),
-      machineState: () => this.machine.state,
-      configError: () => this.configProblem,
-      shutdown: () => this.onShutdownRequest(),
-      sessions: this.sessions,
-      pendingConfig: () => this.pending,
-    }, { bindAddress: network.bind_address, tls });
+    const tls =
+      !flag(this.flags, 'no-tls') && network.tls_cert_file && network.tls_key_file
+        ? { certFile: network.tls_cert_file, keyFile: network.tls_key_file }
+        : undefined;
+    return startRuntimeServer(
+      this.machine,
+      {
+        version: platformVersion(),
+        machineState: () => this.machine.state,
+        configError: () => this.configProblem,
+        shutdown: () => this.onShutdownRequest(),
+        sessions: this.sessions,
+        pendingConfig: () => this.pending,
+      },
+      { bindAddress: network.bind_address, tls },
+    );
   }
 
   private reloading: Promise<void> = Promise.resolve();

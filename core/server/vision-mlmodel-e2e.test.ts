@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encode } from 'fast-png';
 import jpeg from 'jpeg-js';
-import { GetClassificationsFromCameraRequest, GetClassificationsRequest, GetDetectionsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
+import {
+  GetClassificationsFromCameraRequest,
+  GetClassificationsRequest,
+  GetDetectionsRequest,
+  VisionServiceClient,
+} from '../../gen/platform/service/vision/v1/vision.js';
 import { CameraServiceClient } from '../../gen/platform/component/camera/v1/camera.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { call, insecure } from './testing/grpc.js';
@@ -21,8 +26,8 @@ const colours = { red: [230, 20, 20], green: [20, 230, 20], blue: [20, 20, 230] 
 
 const classifyReq = GetClassificationsRequest.fromPartial;
 const cameraReq = GetClassificationsFromCameraRequest.fromPartial;
-const png = (rgb: readonly number[], width = 9, height = 7): Buffer => Buffer.from(
-  encode({ width, height, data: new Uint8Array(width * height * 3).map((_, i) => rgb[i % 3]), channels: 3, depth: 8 }));
+const png = (rgb: readonly number[], width = 9, height = 7): Buffer =>
+  Buffer.from(encode({ width, height, data: new Uint8Array(width * height * 3).map((_, i) => rgb[i % 3]), channels: 3, depth: 8 }));
 const jpg = (rgb: readonly number[], width = 16, height = 16) =>
   jpeg.encode({ width, height, data: new Uint8Array(width * height * 4).map((_, i) => (i % 4 === 3 ? 255 : rgb[i % 4])) }, 95).data;
 
@@ -42,9 +47,24 @@ test.before(async () => {
       { name: 'depth', api: 'core:component:camera', model: 'fake', attributes: {} },
     ],
     services: [
-      { name: 'means', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: join(dir, 'means.onnx'), label_path: join(dir, 'labels.txt') } },
-      { name: 'colours', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'means', camera_name: 'files', label_confidences: { green: 0.99 } } },
-      { name: 'picky', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'means', camera_name: 'depth', default_minimum_confidence: 0.6 } },
+      {
+        name: 'means',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(dir, 'means.onnx'), label_path: join(dir, 'labels.txt') },
+      },
+      {
+        name: 'colours',
+        api: 'core:service:vision',
+        model: 'mlmodel',
+        attributes: { mlmodel_name: 'means', camera_name: 'files', label_confidences: { green: 0.99 } },
+      },
+      {
+        name: 'picky',
+        api: 'core:service:vision',
+        model: 'mlmodel',
+        attributes: { mlmodel_name: 'means', camera_name: 'depth', default_minimum_confidence: 0.6 },
+      },
       { name: 'wrong', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'files' } },
     ],
   });
@@ -53,15 +73,29 @@ test.before(async () => {
 test.after.always(() => runtime?.stop());
 
 test('GetClassifications on PNG and JPEG images: the dominant colour first, n limits, thresholds apply', async (t) => {
-  const red = await call(vision, 'getClassifications', classifyReq({ name: 'colours', image: png(colours.red), mimeType: 'image/png', width: 9, height: 7, n: 1 }));
-  t.deepEqual(red.classifications.map((c: { className: string }) => c.className), ['red']);
+  const red = await call(
+    vision,
+    'getClassifications',
+    classifyReq({ name: 'colours', image: png(colours.red), mimeType: 'image/png', width: 9, height: 7, n: 1 }),
+  );
+  t.deepEqual(
+    red.classifications.map((c: { className: string }) => c.className),
+    ['red'],
+  );
   const blue = await call(vision, 'getClassifications', classifyReq({ name: 'colours', image: jpg(colours.blue), mimeType: '', n: 0 }));
   // green needs 0.99 (label_confidences), so only red and blue are listed, blue first.
-  t.deepEqual(blue.classifications.map((c: { className: string }) => c.className), ['blue', 'red']);
+  t.deepEqual(
+    blue.classifications.map((c: { className: string }) => c.className),
+    ['blue', 'red'],
+  );
   const confidences = blue.classifications.map((c: { confidence: number }) => c.confidence);
   t.true(confidences[0] > confidences[1] && confidences[0] < 1);
   const picky = await call(vision, 'getClassifications', classifyReq({ name: 'picky', image: png(colours.red), n: 0 }));
-  t.deepEqual(picky.classifications.map((c: { className: string }) => c.className), [], 'no class reaches 0.6 with these means (red is about 0.53)');
+  t.deepEqual(
+    picky.classifications.map((c: { className: string }) => c.className),
+    [],
+    'no class reaches 0.6 with these means (red is about 0.53)',
+  );
 });
 
 test('GetClassificationsFromCamera cycles through the image_file folder', async (t) => {
@@ -87,9 +121,12 @@ test('GetClassificationsFromCamera cycles through the image_file folder', async 
 
 test('errors name the field and the rule', async (t) => {
   const messages: Record<string, { fromPartial(o: object): unknown }> = {
-    getClassifications: GetClassificationsRequest, getDetections: GetDetectionsRequest, getClassificationsFromCamera: GetClassificationsFromCameraRequest,
+    getClassifications: GetClassificationsRequest,
+    getDetections: GetDetectionsRequest,
+    getClassificationsFromCamera: GetClassificationsFromCameraRequest,
   };
-  const fail = async (method: string, request: object) => (await t.throwsAsync(call(vision, method as 'getDetections', messages[method].fromPartial(request)))) as ServiceError;
+  const fail = async (method: string, request: object) =>
+    (await t.throwsAsync(call(vision, method as 'getDetections', messages[method].fromPartial(request)))) as ServiceError;
   const notImage = await fail('getClassifications', { name: 'colours', image: Buffer.from('hello'), mimeType: '' });
   t.is(notImage.code, status.INVALID_ARGUMENT);
   t.regex(notImage.details, /mime_type "": must be image\/png or image\/jpeg/);

@@ -13,7 +13,12 @@ import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
 
 const run = promisify(execFile);
 const CLIENT = fileURLToPath(new URL('./testing/commanding-client.ts', import.meta.url));
-const motor = (name: string, pwm: number) => ({ name, api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: String(pwm), dir: String(pwm + 1) }, max_rpm: 100 } });
+const motor = (name: string, pwm: number) => ({
+  name,
+  api: 'core:component:motor',
+  model: 'gpio',
+  attributes: { board: 'b', pins: { pwm: String(pwm), dir: String(pwm + 1) }, max_rpm: 100 },
+});
 const components = [
   { name: 'b', api: 'core:component:board', model: 'fake', attributes: {} },
   motor('left', 10),
@@ -36,11 +41,15 @@ test('a client process that exits without a goodbye has its motors stopped; othe
   // Another caller commands `taken` after the client: the client is no longer the last to command it.
   await call(motors, 'setPower', { name: 'taken', powerPct: 0.3 });
 
-  await eventually(async () => [await powered(motors, 'left'), await powered(motors, 'right')], (p) => !p[0] && !p[1]);
+  await eventually(
+    async () => [await powered(motors, 'left'), await powered(motors, 'right')],
+    (p) => !p[0] && !p[1],
+  );
   t.true(await powered(motors, 'mine'));
   t.true(await powered(motors, 'taken'));
   t.is((await call(motors, 'isPowered', { name: 'taken' })).powerPct, 0.3);
-  const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as { resources: string[] } | undefined;
+  const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as
+    { resources: string[] } | undefined;
   t.deepEqual(expiry?.resources.sort(), ['left', 'right']);
 });
 
@@ -62,8 +71,13 @@ test('a live session is kept by heartbeats; an expired id is refused naming the 
   t.true(await powered(motors, 'left'));
   t.is((await call(robot, 'startSession', { resume: started.id })).id, started.id);
   // Silence: the session expires and the motor stops.
-  await eventually(() => powered(motors, 'left'), (on) => !on);
-  const refused = await t.throwsAsync(new Promise((resolve, reject) => motors.setPower({ name: 'left', powerPct: 0.6 }, withSession, (err) => (err ? reject(err) : resolve(undefined)))));
+  await eventually(
+    () => powered(motors, 'left'),
+    (on) => !on,
+  );
+  const refused = await t.throwsAsync(
+    new Promise((resolve, reject) => motors.setPower({ name: 'left', powerPct: 0.6 }, withSession, (err) => (err ? reject(err) : resolve(undefined)))),
+  );
   t.is((refused as { code?: number }).code, status.INVALID_ARGUMENT);
   t.regex(refused!.message, /metadata platform-sid "[0-9a-f-]+": no live session with that id/);
   t.false(await powered(motors, 'left'));
@@ -81,7 +95,10 @@ test('StopAll stops every motor, whoever commanded it, and leaves other resource
   const sensors = new SensorServiceClient(runtime.address, insecure());
   for (const name of ['left', 'right', 'taken']) await call(motors, 'setPower', { name, powerPct: 0.7 });
   const goFor = call(motors, 'goFor', { name: 'mine', rpm: 10, revolutions: 100 });
-  await eventually(() => powered(motors, 'mine'), (on) => on);
+  await eventually(
+    () => powered(motors, 'mine'),
+    (on) => on,
+  );
   await call(robot, 'stopAll', {});
   for (const name of ['left', 'right', 'taken', 'mine']) t.false(await powered(motors, name), name);
   // The GoFor that StopAll interrupted ends rather than turning on.

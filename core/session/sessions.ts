@@ -91,7 +91,9 @@ export class Sessions {
     this.log.warn('session expired without a heartbeat; stopping the actuators it commanded last', { session: id, resources: owned.map(([r]) => r) });
     await Promise.all(
       owned.map(([resource, { api }]) =>
-        this.stop(resource, api).catch((err: unknown) => this.log.error('could not stop an actuator of an expired session', { session: id, resource, error: (err as Error).message })),
+        this.stop(resource, api).catch((err: unknown) =>
+          this.log.error('could not stop an actuator of an expired session', { session: id, resource, error: (err as Error).message }),
+        ),
       ),
     );
   }

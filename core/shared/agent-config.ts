@@ -19,7 +19,9 @@ const versionString = z.string({ error: 'must be a string' }).superRefine((value
 const bool = (fallback: boolean) => z.boolean({ error: 'must be true or false' }).default(fallback);
 const int = () => z.int({ error: 'must be an integer' });
 const minutes = (fallback: number, min: number) =>
-  int().min(min, { error: `must be at least ${min}` }).default(fallback);
+  int()
+    .min(min, { error: `must be at least ${min}` })
+    .default(fallback);
 const text = (fallback: string) => z.string({ error: 'must be a string' }).default(fallback);
 
 export const versionControlSchema = z.strictObject({
@@ -29,8 +31,7 @@ export const versionControlSchema = z.strictObject({
 
 // A record's own error would also replace its key errors; keep the key rule's message instead.
 function recordError(typeRule: string) {
-  return (issue: { code?: string; issues?: { message: string }[] }) =>
-    issue.code === 'invalid_key' && issue.issues?.[0] ? issue.issues[0].message : typeRule;
+  return (issue: { code?: string; issues?: { message: string }[] }) => (issue.code === 'invalid_key' && issue.issues?.[0] ? issue.issues[0].message : typeRule);
 }
 
 // Names that a process environment can hold: no '=' (it separates name and value) and no NUL.
@@ -45,9 +46,13 @@ export const advancedSettingsSchema = z.strictObject({
   disable_system_configuration: bool(false),
   disable_platform_server: bool(false),
   platform_server_env: z
-    .record(envName, z.string({ error: 'environment variable values must be strings' }).regex(/^[^\0]*$/, {
-      error: 'environment variable values must not contain NUL',
-    }), { error: recordError('must be an object of string to string') })
+    .record(
+      envName,
+      z.string({ error: 'environment variable values must be strings' }).regex(/^[^\0]*$/, {
+        error: 'environment variable values must not contain NUL',
+      }),
+      { error: recordError('must be an object of string to string') },
+    )
     .default({}),
   platform_server_start_timeout_minutes: minutes(10, 1),
   wait_for_update_check: bool(false),
@@ -86,10 +91,7 @@ export const additionalNetworkSchema = z
     interface: text(''),
     ssid: text(''),
     psk: text(''),
-    priority: int()
-      .min(-999, { error: 'must be between -999 and 999' })
-      .max(999, { error: 'must be between -999 and 999' })
-      .default(0),
+    priority: int().min(-999, { error: 'must be between -999 and 999' }).max(999, { error: 'must be between -999 and 999' }).default(0),
     ipv4_address: z
       .string({ error: 'must be a string' })
       .refine((v) => v === 'auto' || isCidr(v), { error: 'must be "auto" or an IPv4 address in CIDR format <ip>/<prefix>' })
@@ -123,24 +125,25 @@ export const systemConfigurationSchema = z.strictObject({
   forward_system_logs: forwardLogs,
   logging_journald_runtime_max_use_megabytes: journaldLimit,
   logging_journald_system_max_use_megabytes: journaldLimit,
-  os_auto_upgrade_type: z
-    .enum(['', 'all', 'security', 'disable'], { error: 'must be "all", "security", "disable" or empty' })
-    .default(''),
+  os_auto_upgrade_type: z.enum(['', 'all', 'security', 'disable'], { error: 'must be "all", "security", "disable" or empty' }).default(''),
 });
 
 // `prefault` (not `default`) so that an absent section is parsed as {} and gets its fields' defaults.
 export const agentConfigSchema = z
-  .strictObject({
-    version_control: versionControlSchema.prefault({}),
-    advanced_settings: advancedSettingsSchema.prefault({}),
-    network_configuration: networkConfigurationSchema.prefault({}),
-    additional_networks: z
-      .record(z.string().min(1, { error: 'network keys must not be empty' }), additionalNetworkSchema, {
-        error: recordError('must be an object mapping a network key to a network'),
-      })
-      .default({}),
-    system_configuration: systemConfigurationSchema.prefault({}),
-  }, { error: 'must be an object' })
+  .strictObject(
+    {
+      version_control: versionControlSchema.prefault({}),
+      advanced_settings: advancedSettingsSchema.prefault({}),
+      network_configuration: networkConfigurationSchema.prefault({}),
+      additional_networks: z
+        .record(z.string().min(1, { error: 'network keys must not be empty' }), additionalNetworkSchema, {
+          error: recordError('must be an object mapping a network key to a network'),
+        })
+        .default({}),
+      system_configuration: systemConfigurationSchema.prefault({}),
+    },
+    { error: 'must be an object' },
+  )
   .prefault({});
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;

@@ -8,7 +8,10 @@ test('the default level is info', (t) => {
 });
 
 test('rules apply top to bottom and the last match wins', (t) => {
-  const settings = { debug: false, rules: rules(['platform.components.*', 'debug'], ['platform.components.motor.*', 'error'], ['platform.services.*', 'warn']) };
+  const settings = {
+    debug: false,
+    rules: rules(['platform.components.*', 'debug'], ['platform.components.motor.*', 'error'], ['platform.services.*', 'warn']),
+  };
   t.is(levelFor('platform.components.motor.m1', settings), 'error');
   t.is(levelFor('platform.components.sensor.s1', settings), 'debug');
   t.is(levelFor('platform.services.vision.v', settings), 'warn');

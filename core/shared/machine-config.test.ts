@@ -33,7 +33,10 @@ test('top-level field types', (t) => {
 });
 
 test('log rules: a pattern that is a valid regular expression, and a level among debug, info, warn, error', (t) => {
-  t.deepEqual(errorsOf({ log: [{ pattern: 'platform.(', level: 'info' }] })[0].replace(/\(Invalid.*\)$/, ''), 'log[0].pattern "platform.(": must be a valid regular expression ');
+  t.deepEqual(
+    errorsOf({ log: [{ pattern: 'platform.(', level: 'info' }] })[0].replace(/\(Invalid.*\)$/, ''),
+    'log[0].pattern "platform.(": must be a valid regular expression ',
+  );
   t.deepEqual(errorsOf({ log: [{ pattern: 'x', level: 'verbose' }] }), ['log[0].level "verbose": must be one of debug, info, warn, error']);
   t.deepEqual(errorsOf({ log: [{ level: 'info' }] }), ['log[0].pattern: must be a string']);
   t.is(parseMachineConfig({ log: [{ pattern: 'x', level: 'WARN' }] }).log[0].level, 'warn');
@@ -42,21 +45,34 @@ test('log rules: a pattern that is a valid regular expression, and a level among
 test('modules entries: module_id namespace:name, version and an optional log_level', (t) => {
   t.deepEqual(errorsOf({ modules: [{ module_id: 'weather', version: '1.0.0' }] }), ['modules[0].module_id "weather": must have the shape <namespace>:<name>']);
   t.deepEqual(errorsOf({ modules: [{ module_id: 'acme:weather', version: '' }] }), ['modules[0].version "": must not be empty']);
-  t.deepEqual(errorsOf({ modules: [{ module_id: 'acme:weather', version: '1.0.0', log_level: 'chatty' }] }), ['modules[0].log_level "chatty": must be one of debug, info, warn, error']);
+  t.deepEqual(errorsOf({ modules: [{ module_id: 'acme:weather', version: '1.0.0', log_level: 'chatty' }] }), [
+    'modules[0].log_level "chatty": must be one of debug, info, warn, error',
+  ]);
   t.is(parseMachineConfig({ modules: [{ module_id: 'acme:weather', version: '1.0.0', log_level: 'debug' }] }).modules[0].log_level, 'debug');
 });
 
 test('maintenance: sensor_name of the shape <namespace>:component:sensor/<name> and a required key', (t) => {
-  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'gate', maintenance_allowed_key: 'ok' } }), ['maintenance.sensor_name "gate": must have the shape <namespace>:component:sensor/<name>']);
-  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'core:component:motor/m', maintenance_allowed_key: 'ok' } }), ['maintenance.sensor_name "core:component:motor/m": must have the shape <namespace>:component:sensor/<name>']);
-  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'core:component:sensor/gate' } }), ['maintenance.maintenance_allowed_key: is required and must be a string']);
-  t.deepEqual(parseMachineConfig({ maintenance: { sensor_name: 'acme:component:sensor/gate', maintenance_allowed_key: 'ok' } }).maintenance, { sensor_name: 'acme:component:sensor/gate', maintenance_allowed_key: 'ok' });
+  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'gate', maintenance_allowed_key: 'ok' } }), [
+    'maintenance.sensor_name "gate": must have the shape <namespace>:component:sensor/<name>',
+  ]);
+  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'core:component:motor/m', maintenance_allowed_key: 'ok' } }), [
+    'maintenance.sensor_name "core:component:motor/m": must have the shape <namespace>:component:sensor/<name>',
+  ]);
+  t.deepEqual(errorsOf({ maintenance: { sensor_name: 'core:component:sensor/gate' } }), [
+    'maintenance.maintenance_allowed_key: is required and must be a string',
+  ]);
+  t.deepEqual(parseMachineConfig({ maintenance: { sensor_name: 'acme:component:sensor/gate', maintenance_allowed_key: 'ok' } }).maintenance, {
+    sensor_name: 'acme:component:sensor/gate',
+    maintenance_allowed_key: 'ok',
+  });
 });
 
 test('network.bind_address defaults to localhost:8080 and must be host:port', (t) => {
   t.is(parseMachineConfig({ network: {} }).network.bind_address, 'localhost:8080');
   t.is(parseMachineConfig({ network: { bind_address: '0.0.0.0:9090' } }).network.bind_address, '0.0.0.0:9090');
-  t.deepEqual(errorsOf({ network: { bind_address: 'localhost' } }), ['network.bind_address "localhost": must have the shape host:port, e.g. localhost:8080 or 0.0.0.0:8080']);
+  t.deepEqual(errorsOf({ network: { bind_address: 'localhost' } }), [
+    'network.bind_address "localhost": must have the shape host:port, e.g. localhost:8080 or 0.0.0.0:8080',
+  ]);
   t.deepEqual(errorsOf({ network: { bind_address: 'localhost:70000' } }), ['network.bind_address "localhost:70000": port must be at most 65535']);
 });
 
@@ -65,7 +81,10 @@ test('the agent object is validated with its defaults and ranges', (t) => {
   t.is(config.agent?.advanced_settings.platform_server_start_timeout_minutes, 10);
   t.is(config.agent?.version_control['platform-server'], 'stable');
   const errors = errorsOf({ agent: { additional_networks: { home: { type: 'wifi', priority: 1000 } } } });
-  t.true(errors.some((e) => e.startsWith('agent.additional_networks.home.priority 1000:')), errors.join('; '));
+  t.true(
+    errors.some((e) => e.startsWith('agent.additional_networks.home.priority 1000:')),
+    errors.join('; '),
+  );
 });
 
 test('invalid JSON names the file and the position', (t) => {
@@ -77,22 +96,43 @@ const entryError = (components: unknown[], services: unknown[] = []) => parseRes
 
 test('resource envelope: name, api, model, attributes, depends_on and log_configuration', (t) => {
   t.deepEqual(entryError([{ api: 'core:component:sensor', model: 'fake' }]), ['components[0].name: is required and must be a string']);
-  t.deepEqual(entryError([{ name: 'bad name', api: 'core:component:sensor', model: 'fake' }]), ['components[0].name "bad name": must start with a letter or digit and hold only letters, digits, _ and -']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component', model: 'fake' }]), ['components[0].api "core:component": must have the shape <namespace>:<kind>:<subtype>']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:widget:motor', model: 'fake' }]), ['components[0].api "core:widget:motor": kind must be component or service']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:service:vision', model: 'fake' }]), ['components[0].api "core:service:vision": a components entry must have kind component']);
-  t.deepEqual(entryError([], [{ name: 'a', api: 'core:component:camera', model: 'fake' }]), ['services[0].api "core:component:camera": a services entry must have kind service']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'a:b' }]), ['components[0].model "a:b": must be a model name (fake) or a triplet <namespace>:<module>:<model>']);
+  t.deepEqual(entryError([{ name: 'bad name', api: 'core:component:sensor', model: 'fake' }]), [
+    'components[0].name "bad name": must start with a letter or digit and hold only letters, digits, _ and -',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component', model: 'fake' }]), [
+    'components[0].api "core:component": must have the shape <namespace>:<kind>:<subtype>',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:widget:motor', model: 'fake' }]), [
+    'components[0].api "core:widget:motor": kind must be component or service',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:service:vision', model: 'fake' }]), [
+    'components[0].api "core:service:vision": a components entry must have kind component',
+  ]);
+  t.deepEqual(entryError([], [{ name: 'a', api: 'core:component:camera', model: 'fake' }]), [
+    'services[0].api "core:component:camera": a services entry must have kind service',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'a:b' }]), [
+    'components[0].model "a:b": must be a model name (fake) or a triplet <namespace>:<module>:<model>',
+  ]);
   t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', attributes: [] }]), ['components[0].attributes []: must be an object']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', depends_on: 'b' }]), ['components[0].depends_on "b": must be an array of resource names']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', depends_on: ['a'] }]), ['components[0].depends_on[0] "a": a resource cannot depend on itself']);
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', log_configuration: { level: 'loud' } }]), ['components[0].log_configuration.level "loud": must be one of debug, info, warn, error']);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', depends_on: 'b' }]), [
+    'components[0].depends_on "b": must be an array of resource names',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', depends_on: ['a'] }]), [
+    'components[0].depends_on[0] "a": a resource cannot depend on itself',
+  ]);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', log_configuration: { level: 'loud' } }]), [
+    'components[0].log_configuration.level "loud": must be one of debug, info, warn, error',
+  ]);
   t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake', frame: {} }]), ['components[0]: unknown field(s) frame']);
   t.deepEqual(entryError(['x']), ['components[0]: must be an object with name, api and model']);
 });
 
 test('names are unique across components and services; the later entry gets the error', (t) => {
-  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake' }], [{ name: 'a', api: 'core:service:vision', model: 'x' }]), [undefined, 'services[0].name "a": duplicate name, already used by components[0]']);
+  t.deepEqual(entryError([{ name: 'a', api: 'core:component:sensor', model: 'fake' }], [{ name: 'a', api: 'core:service:vision', model: 'x' }]), [
+    undefined,
+    'services[0].name "a": duplicate name, already used by components[0]',
+  ]);
 });
 
 test('log_configuration.level is case-insensitive (SPEC shows "Debug")', (t) => {

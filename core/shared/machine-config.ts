@@ -16,13 +16,16 @@ const levelName = z
   .pipe(z.enum(LEVEL_NAMES, { error: `must be one of ${LEVEL_NAMES.join(', ')}` }));
 
 const logRule = z.strictObject({
-  pattern: z.string({ error: 'must be a string' }).min(1, 'must not be empty').superRefine((pattern, ctx) => {
-    try {
-      compileLogPattern(pattern);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: `must be a valid regular expression (${(err as Error).message})` });
-    }
-  }),
+  pattern: z
+    .string({ error: 'must be a string' })
+    .min(1, 'must not be empty')
+    .superRefine((pattern, ctx) => {
+      try {
+        compileLogPattern(pattern);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `must be a valid regular expression (${(err as Error).message})` });
+      }
+    }),
   level: levelName,
 });
 

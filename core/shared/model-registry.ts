@@ -52,7 +52,10 @@ export class ModelRegistry extends EventEmitter<{ changed: [] }> {
   }
 
   modelsOf(api: string): string[] {
-    return [...this.models.values()].filter((m) => m.definition.api === api).map((m) => m.definition.model).sort();
+    return [...this.models.values()]
+      .filter((m) => m.definition.api === api)
+      .map((m) => m.definition.model)
+      .sort();
   }
 
   apis(): string[] {

@@ -48,5 +48,5 @@ test('every per-resource error the runtime would report is refused', (t) => {
 
 test('a modular model is left to the machine, and cloud credentials are refused', (t) => {
   t.deepEqual(errorsOf({ components: [{ name: 'w', api: 'acme:component:sensor', model: 'acme:weather:station' }] }), []);
-  t.deepEqual(errorsOf({ cloud: { id: 'p', secret: 's' } }), ['cloud: must not be saved in the cloud: a machine\'s credentials stay in its own file']);
+  t.deepEqual(errorsOf({ cloud: { id: 'p', secret: 's' } }), ["cloud: must not be saved in the cloud: a machine's credentials stay in its own file"]);
 });

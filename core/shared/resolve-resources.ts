@@ -64,7 +64,14 @@ export function resolveResources(entries: readonly ResourceEntry[], registry: Mo
     const key = seen.has(entry.name) ? `${entry.name}@${entry.path}` : entry.name;
     seen.add(entry.name);
     const result = resolveOne(entry, registry, explain);
-    const fingerprint = stableJson({ api: entry.api, model: entry.model, attributes: entry.attributes, dependencies: result.dependencies, error: result.error ?? null, module: result.model?.moduleId ?? null });
+    const fingerprint = stableJson({
+      api: entry.api,
+      model: entry.model,
+      attributes: entry.attributes,
+      dependencies: result.dependencies,
+      error: result.error ?? null,
+      module: result.model?.moduleId ?? null,
+    });
     return { key, fingerprint, ...result };
   });
   // Graph problems are checked over the resources that have a name others can refer to.
@@ -75,7 +82,12 @@ export function resolveResources(entries: readonly ResourceEntry[], registry: Mo
     if (resource.error) continue;
     const absent = missing.get(resource.key);
     const cycle = cycles.get(resource.key);
-    if (absent) resource.error = new ConfigError(resource.entry.path, `depends on ${absent.map((d) => JSON.stringify(d)).join(', ')}, which ${absent.length > 1 ? 'are' : 'is'} not configured`, resource.key).message;
+    if (absent)
+      resource.error = new ConfigError(
+        resource.entry.path,
+        `depends on ${absent.map((d) => JSON.stringify(d)).join(', ')}, which ${absent.length > 1 ? 'are' : 'is'} not configured`,
+        resource.key,
+      ).message;
     else if (cycle) resource.error = new ConfigError(resource.entry.path, `dependency cycle: ${cycle.join(' -> ')}`, resource.key).message;
     else resource.error = wrongApi(resource, byName)?.message;
     if (resource.error) resource.fingerprint += `|${resource.error}`;
@@ -91,7 +103,10 @@ function wrongApi(resource: ResolvedResource, byName: ReadonlyMap<string, Resolv
   for (const dependency of resource.typedDependencies ?? []) {
     const target = byName.get(dependency.name);
     if (target && target.entry.api !== dependency.api) {
-      return new ConfigError(`${resource.entry.path}.attributes.${dependency.field}`, `must name a ${dependency.api}; ${JSON.stringify(dependency.name)} is a ${target.entry.api}`);
+      return new ConfigError(
+        `${resource.entry.path}.attributes.${dependency.field}`,
+        `must name a ${dependency.api}; ${JSON.stringify(dependency.name)} is a ${target.entry.api}`,
+      );
     }
   }
   return undefined;

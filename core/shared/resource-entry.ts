@@ -9,7 +9,9 @@ import { serviceConfigsSchema, type ServiceConfig } from './service-configs.js';
 export const RESOURCE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 const envelope = z.strictObject({
-  name: z.string({ error: 'is required and must be a string' }).regex(RESOURCE_NAME, 'must start with a letter or digit and hold only letters, digits, _ and -'),
+  name: z
+    .string({ error: 'is required and must be a string' })
+    .regex(RESOURCE_NAME, 'must start with a letter or digit and hold only letters, digits, _ and -'),
   api: z.string({ error: 'is required and must be a string' }),
   model: z.string({ error: 'is required and must be a string' }),
   attributes: z.record(z.string(), z.unknown(), { error: 'must be an object' }).default({}),
@@ -45,7 +47,15 @@ type Section = 'components' | 'services';
 function parseEntry(raw: unknown, section: Section, index: number): ResourceEntry {
   const path = `${section}[${index}]`;
   const rawName = typeof (raw as { name?: unknown })?.name === 'string' ? (raw as { name: string }).name : '';
-  const fallback = { path, name: rawName || path, api: String((raw as { api?: unknown })?.api ?? ''), model: String((raw as { model?: unknown })?.model ?? ''), attributes: {}, dependsOn: [], serviceConfigs: [] };
+  const fallback = {
+    path,
+    name: rawName || path,
+    api: String((raw as { api?: unknown })?.api ?? ''),
+    model: String((raw as { model?: unknown })?.model ?? ''),
+    attributes: {},
+    dependsOn: [],
+    serviceConfigs: [],
+  };
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     return { ...fallback, error: new ConfigError(path, 'must be an object with name, api and model') };
   }
@@ -82,10 +92,7 @@ function parseEntry(raw: unknown, section: Section, index: number): ResourceEntr
  * resources by name alone): a later entry reusing a name gets an error naming the first one.
  */
 export function parseResourceEntries(components: unknown[], services: unknown[]): ResourceEntry[] {
-  const entries = [
-    ...components.map((raw, i) => parseEntry(raw, 'components', i)),
-    ...services.map((raw, i) => parseEntry(raw, 'services', i)),
-  ];
+  const entries = [...components.map((raw, i) => parseEntry(raw, 'components', i)), ...services.map((raw, i) => parseEntry(raw, 'services', i))];
   const firstByName = new Map<string, ResourceEntry>();
   for (const entry of entries) {
     const first = firstByName.get(entry.name);

@@ -17,14 +17,17 @@ export const captureMethodSchema = z.strictObject({
 export type CaptureMethodConfig = z.output<typeof captureMethodSchema>;
 
 const dataManagerServiceConfig = z.strictObject({
-  capture_methods: z.array(captureMethodSchema, { error: 'must be an array of capture methods' }).default([]).superRefine((methods, ctx) => {
-    const first = new Map<string, number>();
-    methods.forEach((m, i) => {
-      const at = first.get(m.method);
-      if (at === undefined) first.set(m.method, i);
-      else ctx.addIssue({ code: 'custom', path: [i, 'method'], message: `duplicate capture method, already listed at capture_methods[${at}]` });
-    });
-  }),
+  capture_methods: z
+    .array(captureMethodSchema, { error: 'must be an array of capture methods' })
+    .default([])
+    .superRefine((methods, ctx) => {
+      const first = new Map<string, number>();
+      methods.forEach((m, i) => {
+        const at = first.get(m.method);
+        if (at === undefined) first.set(m.method, i);
+        else ctx.addIssue({ code: 'custom', path: [i, 'method'], message: `duplicate capture method, already listed at capture_methods[${at}]` });
+      });
+    }),
 });
 
 export const DATA_MANAGER_SERVICE_TYPE = 'data_manager';

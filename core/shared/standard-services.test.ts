@@ -17,8 +17,16 @@ interface ReflectionResponse {
 }
 
 function reflectionClient(version: 'v1' | 'v1alpha', address: string): Client & { ServerReflectionInfo(): ClientDuplexStream<object, ReflectionResponse> } {
-  const definition = loadSync(join(protoRoot, `grpc/reflection/${version}/reflection.proto`), { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
-  const pkg = loadPackageDefinition(definition) as never as { grpc: { reflection: Record<string, { ServerReflection: new (a: string, c: unknown) => never }> } };
+  const definition = loadSync(join(protoRoot, `grpc/reflection/${version}/reflection.proto`), {
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const pkg = loadPackageDefinition(definition) as never as {
+    grpc: { reflection: Record<string, { ServerReflection: new (a: string, c: unknown) => never }> };
+  };
   return new pkg.grpc.reflection[version].ServerReflection(address, credentials.createInsecure());
 }
 
@@ -38,7 +46,9 @@ test('reflection lists the services and serves their files, in v1 and v1alpha', 
   const server = new Server();
   server.addService(SensorServiceService, { getReadings: () => undefined, doCommand: () => undefined } as never);
   const health = addStandardServices(server);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync('localhost:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('localhost:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   t.teardown(() => server.forceShutdown());
   health.setStatus('', 'SERVING');
 

@@ -17,7 +17,9 @@ interface Registration {
 /** The services a ReflectionService would add, captured instead of added, so that they can be wrapped. */
 function capture(reflection: ReflectionService): Registration[] {
   const added: Registration[] = [];
-  reflection.addToServer({ addService: (definition: ServiceDefinition, implementation: UntypedServiceImplementation) => added.push({ definition, implementation }) } as unknown as Server);
+  reflection.addToServer({
+    addService: (definition: ServiceDefinition, implementation: UntypedServiceImplementation) => added.push({ definition, implementation }),
+  } as unknown as Server);
   return added;
 }
 
@@ -41,7 +43,11 @@ export class LazyReflection {
 
   private real(): Registration[] {
     if (!this.handlers) {
-      const merged: PackageDefinition = Object.assign({}, loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }), ...this.extra.definitions);
+      const merged: PackageDefinition = Object.assign(
+        {},
+        loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }),
+        ...this.extra.definitions,
+      );
       const services = this.services ? [...this.services, ...this.extra.services] : undefined;
       this.handlers = capture(new ReflectionService(merged, services ? { services } : undefined));
     }
@@ -53,7 +59,8 @@ export class LazyReflection {
     capture(new ReflectionService({})).forEach(({ definition, implementation }, i) => {
       const lazy: UntypedServiceImplementation = {};
       for (const method of Object.keys(implementation)) {
-        lazy[method] = ((call: unknown, callback: unknown) => (this.real()[i].implementation[method] as (c: unknown, cb: unknown) => void)(call, callback)) as never;
+        lazy[method] = ((call: unknown, callback: unknown) =>
+          (this.real()[i].implementation[method] as (c: unknown, cb: unknown) => void)(call, callback)) as never;
       }
       server.addService(definition, lazy);
     });

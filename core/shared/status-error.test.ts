@@ -17,7 +17,10 @@ test("a DriverError's code name becomes that status, also after crossing a threa
 });
 
 test('a ConfigError is INVALID_ARGUMENT, naming the path and the rule', (t) => {
-  t.like(toStatusError(new ConfigError('attributes.board', 'must be a string')), { code: status.INVALID_ARGUMENT, message: 'attributes.board: must be a string' });
+  t.like(toStatusError(new ConfigError('attributes.board', 'must be a string')), {
+    code: status.INVALID_ARGUMENT,
+    message: 'attributes.board: must be a string',
+  });
 });
 
 test("a downstream call's numeric status passes through; anything else is INTERNAL", (t) => {

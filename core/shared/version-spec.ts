@@ -11,14 +11,16 @@ export type VersionSpec =
   | { kind: 'file'; path: string; windows: boolean };
 
 export class VersionSpecError extends Error {
-  constructor(readonly value: string, readonly rule: string) {
+  constructor(
+    readonly value: string,
+    readonly rule: string,
+  ) {
     super(`version ${JSON.stringify(value)}: ${rule}`);
     this.name = 'VersionSpecError';
   }
 }
 
-export const VERSION_RULE =
-  'must be "stable", "dev", a semantic version (e.g. 0.2.1) or range (e.g. ^0.2.0), an http(s):// URL or a file:// URL';
+export const VERSION_RULE = 'must be "stable", "dev", a semantic version (e.g. 0.2.1) or range (e.g. ^0.2.0), an http(s):// URL or a file:// URL';
 
 /** Parses a version_control value; throws VersionSpecError naming the accepted forms. */
 export function parseVersionSpec(value: string): VersionSpec {

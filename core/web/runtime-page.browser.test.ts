@@ -27,55 +27,61 @@ test.before(() => {
   mkdirSync(SHOTS, { recursive: true });
 });
 
-test.serial('the page lists the resources, shows live readings, drives a motor, StopAll stops it, and closing the tab stops it through its session', async (t) => {
-  const runtime = await spawnRuntime({ components, session: { heartbeat_window: '1s' } });
-  t.teardown(() => runtime.stop());
-  const url = webUrlOf(runtime.output());
-  t.regex(url, /^http:\/\/localhost:\d+\/$/);
-  const board = new BoardServiceClient(runtime.address, insecure());
-  const sensors = new SensorServiceClient(runtime.address, insecure());
-  const duty = async () => (await call(board, 'pwm', { name: 'b', pin: '10' })).dutyPct as number;
+test.serial(
+  'the page lists the resources, shows live readings, drives a motor, StopAll stops it, and closing the tab stops it through its session',
+  async (t) => {
+    const runtime = await spawnRuntime({ components, session: { heartbeat_window: '1s' } });
+    t.teardown(() => runtime.stop());
+    const url = webUrlOf(runtime.output());
+    t.regex(url, /^http:\/\/localhost:\d+\/$/);
+    const board = new BoardServiceClient(runtime.address, insecure());
+    const sensors = new SensorServiceClient(runtime.address, insecure());
+    const duty = async () => (await call(board, 'pwm', { name: 'b', pin: '10' })).dutyPct as number;
 
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(url);
+    const browser = await launchChromium();
+    t.teardown(() => browser.close());
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(url);
 
-  // Every resource, with its state and revision, in the table.
-  const table = page.getByTestId('resources');
-  for (const name of ['b', 'm', 'thermo']) await table.locator('tr', { hasText: name }).filter({ hasText: 'ready' }).first().waitFor();
-  t.regex(await table.innerText(), /thermo\s+core:component:sensor\s+ready\s+1/);
-  t.is(await page.getByTestId('machine-state').innerText(), 'running');
+    // Every resource, with its state and revision, in the table.
+    const table = page.getByTestId('resources');
+    for (const name of ['b', 'm', 'thermo']) await table.locator('tr', { hasText: name }).filter({ hasText: 'ready' }).first().waitFor();
+    t.regex(await table.innerText(), /thermo\s+core:component:sensor\s+ready\s+1/);
+    t.is(await page.getByTestId('machine-state').innerText(), 'running');
 
-  // A reading changed behind the page's back shows up on the page.
-  const readings = page.getByTestId('readings-thermo');
-  await readings.filter({ hasText: '"t": 1' }).waitFor();
-  await call(sensors, 'doCommand', { name: 'thermo', command: { set: { t: 42 } } });
-  await readings.filter({ hasText: '"t": 42' }).waitFor();
-  await page.screenshot({ path: join(SHOTS, 'runtime-page.png'), fullPage: true });
+    // A reading changed behind the page's back shows up on the page.
+    const readings = page.getByTestId('readings-thermo');
+    await readings.filter({ hasText: '"t": 1' }).waitFor();
+    await call(sensors, 'doCommand', { name: 'thermo', command: { set: { t: 42 } } });
+    await readings.filter({ hasText: '"t": 42' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'runtime-page.png'), fullPage: true });
 
-  // The power slider commands the motor, which drives the board's PWM pin.
-  await page.getByLabel('power of m').fill('50');
-  t.is(await eventually(duty, (d) => d === 0.5), 0.5);
-  await page.getByTestId('motor-m').filter({ hasText: 'powered 50%' }).waitFor();
-  await page.screenshot({ path: join(SHOTS, 'runtime-page-motor.png'), fullPage: true });
+    // The power slider commands the motor, which drives the board's PWM pin.
+    await page.getByLabel('power of m').fill('50');
+    t.is(await eventually(duty, (d) => d === 0.5), 0.5);
+    await page.getByTestId('motor-m').filter({ hasText: 'powered 50%' }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'runtime-page-motor.png'), fullPage: true });
 
-  // StopAll, always in the header.
-  await page.getByRole('button', { name: 'StopAll' }).click();
-  t.is(await eventually(duty, (d) => d === 0), 0);
+    // StopAll, always in the header.
+    await page.getByRole('button', { name: 'StopAll' }).click();
+    t.is(await eventually(duty, (d) => d === 0), 0);
 
-  // Commanded again, then the tab closes: heartbeats stop and the session's expiry stops the motor.
-  await page.getByLabel('power of m').fill('40');
-  t.is(await eventually(duty, (d) => d === 0.4), 0.4);
-  await context.close();
-  t.is(await eventually(duty, (d) => d === 0), 0);
-  const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as { resources: string[] } | undefined;
-  t.deepEqual(expiry?.resources, ['m']);
-});
+    // Commanded again, then the tab closes: heartbeats stop and the session's expiry stops the motor.
+    await page.getByLabel('power of m').fill('40');
+    t.is(await eventually(duty, (d) => d === 0.4), 0.4);
+    await context.close();
+    t.is(await eventually(duty, (d) => d === 0), 0);
+    const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as
+      { resources: string[] } | undefined;
+    t.deepEqual(expiry?.resources, ['m']);
+  },
+);
 
 test.serial('a camera shows its image and its point cloud in the 3D view (the canvas is not blank)', async (t) => {
-  const runtime = await spawnRuntime({ components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }] });
+  const runtime = await spawnRuntime({
+    components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }],
+  });
   t.teardown(() => runtime.stop());
   const browser = await launchChromium();
   t.teardown(() => browser.close());

@@ -24,14 +24,17 @@ function dialable(address: string): string {
 
 export function startRuntimeWeb(options: RuntimeWebOptions): Promise<WebServer> {
   let tlsCredentials: ChannelCredentials | undefined;
-  const forwarder = new GrpcWebForwarder(() => {
-    const { address, tls } = options.grpc();
-    if (tls && !tlsCredentials && options.network.tls_cert_file) {
-      // The runtime's own certificate is trusted for this loopback hop, whatever names it carries.
-      tlsCredentials = credentials.createSsl(readFileSync(options.network.tls_cert_file), null, null, { checkServerIdentity: () => undefined });
-    }
-    return { address: dialable(address), credentials: tls ? tlsCredentials : undefined };
-  }, methodTable([RobotServiceService, ...apiAdapters.map((a) => a.definition)]));
+  const forwarder = new GrpcWebForwarder(
+    () => {
+      const { address, tls } = options.grpc();
+      if (tls && !tlsCredentials && options.network.tls_cert_file) {
+        // The runtime's own certificate is trusted for this loopback hop, whatever names it carries.
+        tlsCredentials = credentials.createSsl(readFileSync(options.network.tls_cert_file), null, null, { checkServerIdentity: () => undefined });
+      }
+      return { address: dialable(address), credentials: tls ? tlsCredentials : undefined };
+    },
+    methodTable([RobotServiceService, ...apiAdapters.map((a) => a.definition)]),
+  );
   return startWebServer({
     bindAddress: webBindAddress(options.network),
     assetsDir: options.shareddir ?? builtAssetsDir(),

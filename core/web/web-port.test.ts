@@ -12,7 +12,7 @@ import { webUrlOf } from './testing/chromium.js';
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];
 
 function trailersOf(body: Buffer): string {
-  for (let at = 0; at + 5 <= body.length; ) {
+  for (let at = 0; at + 5 <= body.length;) {
     const length = body.readUInt32BE(at + 1);
     if (body[at] === 0x80) return body.subarray(at + 5, at + 5 + length).toString();
     at += 5 + length;
@@ -55,13 +55,20 @@ test('without -webprofile there is no profile endpoint; gRPC-Web names unknown m
   t.teardown(() => runtime.stop());
   const url = webUrlOf(runtime.output());
   t.is((await fetch(new URL('/debug/profile?seconds=1', url))).status, 404);
-  t.regex(await grpcWeb(url, '/platform.robot.v1.RobotService/Nope', frame(0, Buffer.alloc(0))), /grpc-status: 12\r\ngrpc-message: %2Fplatform.robot.v1.RobotService%2FNope%3A%20no%20such%20method/);
+  t.regex(
+    await grpcWeb(url, '/platform.robot.v1.RobotService/Nope', frame(0, Buffer.alloc(0))),
+    /grpc-status: 12\r\ngrpc-message: %2Fplatform.robot.v1.RobotService%2FNope%3A%20no%20such%20method/,
+  );
   t.regex(await grpcWeb(url, '/platform.robot.v1.RobotService/GetVersion', Buffer.from([0, 0])), /grpc-status: 3\r\n/);
   // A real RPC's error comes back as the runtime's own status and message.
   const missing = await grpcWeb(url, '/platform.component.sensor.v1.SensorService/GetReadings', frame(0, Buffer.from([0x0a, 0x04, ...Buffer.from('nope')])));
   t.regex(missing, /grpc-status: 5\r\n/);
   t.regex(decodeURIComponent(missing), /nope/);
-  const version = await fetch(new URL('/platform.robot.v1.RobotService/GetVersion', url), { method: 'POST', headers: { 'content-type': 'application/grpc-web+proto' }, body: frame(0, Buffer.alloc(0)) });
+  const version = await fetch(new URL('/platform.robot.v1.RobotService/GetVersion', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/grpc-web+proto' },
+    body: frame(0, Buffer.alloc(0)),
+  });
   const bytes = Buffer.from(await version.arrayBuffer());
   t.is(bytes[0], 0, 'a data frame first');
   t.regex(trailersOf(bytes), /grpc-status: 0\r\n/);
@@ -75,6 +82,7 @@ test('a taken web port leaves the runtime serving gRPC, without a web line, and 
   const runtime = await spawnRuntime({ components, network: { bind_address: 'localhost:0', web_bind_address: `127.0.0.1:${port}` } });
   t.teardown(() => runtime.stop());
   t.false(runtime.output().includes('platform-server web page on'), runtime.output());
-  const error = runtime.logs().find((l) => l.msg === 'no web page: its port cannot be bound; set network.web_bind_address to a free host:port') as { error: string } | undefined;
+  const error = runtime.logs().find((l) => l.msg === 'no web page: its port cannot be bound; set network.web_bind_address to a free host:port') as
+    { error: string } | undefined;
   t.regex(error?.error ?? '', new RegExp(`127.0.0.1:${port}`));
 });

@@ -86,7 +86,9 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     const url = new URL(req.url ?? '/', 'http://page');
     if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`);
+      res
+        .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })
+        .end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`);
       return;
     }
     return serveFile(options.assetsDir, url.pathname, res);

@@ -55,7 +55,10 @@ test('a dependent calls its dependency directly over a channel, and buffers are 
   await sensor.construct({ ...base, driverUrl: sensorDriver, name: 's', attributes: { readings: { v: 7 }, count_calls: false } }, 10_000);
   const relay = start('r');
   const port = await sensor.openChannel();
-  await relay.construct({ ...base, driverUrl: relayDriver, name: 'r', attributes: { source: 's' }, dependencies: [{ name: 's', api: 'core:component:sensor', port }] }, 10_000);
+  await relay.construct(
+    { ...base, driverUrl: relayDriver, name: 'r', attributes: { source: 's' }, dependencies: [{ name: 's', api: 'core:component:sensor', port }] },
+    10_000,
+  );
   t.deepEqual(await relay.call('getReadings', []), { relayed: { v: 7 } });
   const points = (await relay.call('points', [1000])) as Float32Array;
   t.true(points instanceof Float32Array);

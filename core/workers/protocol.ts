@@ -79,4 +79,3 @@ export interface PortResponse {
   id: number;
   outcome: Outcome;
 }
-

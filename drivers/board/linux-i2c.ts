@@ -23,7 +23,8 @@ export function linuxI2C(buses: Record<string, number>): LinuxI2C {
   const open = new Map<string, Promise<PromisifiedBus>>();
   const bus = (name: string) => {
     const number = buses[name];
-    if (number === undefined) throw invalidArgument(`i2c bus ${JSON.stringify(name)}: not configured on this board (configured: ${Object.keys(buses).join(', ') || 'none'})`);
+    if (number === undefined)
+      throw invalidArgument(`i2c bus ${JSON.stringify(name)}: not configured on this board (configured: ${Object.keys(buses).join(', ') || 'none'})`);
     let handle = open.get(name);
     if (!handle) {
       handle = loadOptional<I2cBusModule>('i2c-bus', 'Linux with I2C enabled (/dev/i2c-*)').then((m) =>
@@ -49,7 +50,9 @@ export function linuxI2C(buses: Record<string, number>): LinuxI2C {
     try {
       return await io(handle);
     } catch (err) {
-      throw failedPrecondition(`i2c bus ${JSON.stringify(name)} (/dev/i2c-${buses[name]}) address ${address}: ${(err as Error).message}; is I2C enabled and the device connected?`);
+      throw failedPrecondition(
+        `i2c bus ${JSON.stringify(name)} (/dev/i2c-${buses[name]}) address ${address}: ${(err as Error).message}; is I2C enabled and the device connected?`,
+      );
     }
   };
   return {

@@ -7,6 +7,8 @@ export async function loadOptional<T>(pkg: string, needs: string): Promise<T> {
     const mod = (await import(pkg)) as { default?: T } & T;
     return (mod.default ?? mod) as T;
   } catch (err) {
-    throw failedPrecondition(`the optional package ${pkg} could not be loaded (${(err as Error).message}); it needs ${needs}. Install it with: npm install ${pkg}`);
+    throw failedPrecondition(
+      `the optional package ${pkg} could not be loaded (${(err as Error).message}); it needs ${needs}. Install it with: npm install ${pkg}`,
+    );
   }
 }

@@ -6,10 +6,21 @@ test('quadrature: four counts per cycle, sign from which channel leads, double c
   const d = new QuadratureDecoder();
   d.init(false, false);
   // Forward: a leads.
-  for (const [ch, high] of [['a', true], ['b', true], ['a', false], ['b', false]] as const) d.edge(ch, high);
+  for (const [ch, high] of [
+    ['a', true],
+    ['b', true],
+    ['a', false],
+    ['b', false],
+  ] as const)
+    d.edge(ch, high);
   t.is(d.count, 4);
   // Backward: b leads.
-  for (const [ch, high] of [['b', true], ['a', true], ['b', false]] as const) d.edge(ch, high);
+  for (const [ch, high] of [
+    ['b', true],
+    ['a', true],
+    ['b', false],
+  ] as const)
+    d.edge(ch, high);
   t.is(d.count, 1);
   // A repeated level is no change.
   d.edge('b', false);

@@ -7,4 +7,11 @@ import { incrementalEncoderModel } from '../encoder/incremental/model.js';
 import { singleEncoderModel } from '../encoder/single/model.js';
 import { gpioMotorModel } from './gpio/model.js';
 
-export const motorAndBoardModels: readonly ModelDefinition[] = [gpioMotorModel, incrementalEncoderModel, singleEncoderModel, fakeEncoderModel, piBoardModel, esp32BoardModel];
+export const motorAndBoardModels: readonly ModelDefinition[] = [
+  gpioMotorModel,
+  incrementalEncoderModel,
+  singleEncoderModel,
+  fakeEncoderModel,
+  piBoardModel,
+  esp32BoardModel,
+];

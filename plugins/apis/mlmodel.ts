@@ -8,7 +8,15 @@ export type TensorDataType = (typeof tensorDataTypes)[number];
 
 /** Bytes per element of each type. */
 export const tensorElementBytes: Record<TensorDataType, number> = {
-  float32: 4, float64: 8, int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, int64: 8, bool: 1,
+  float32: 4,
+  float64: 8,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  int32: 4,
+  int64: 8,
+  bool: 1,
 };
 
 /**

@@ -24,7 +24,9 @@ if (!resource) {
 const state = ResourceState[resource.state].replace('RESOURCE_STATE_', '');
 process.stdout.write(`${name} (${resource.model}) ${state} revision ${resource.revision}${resource.error ? `: ${resource.error}` : ''}\n`);
 try {
-  const readings = await new Promise<unknown>((resolve, reject) => sensors.getReadings({ name }, (err: ServiceError | null, res) => (err ? reject(err) : resolve(res.readings))));
+  const readings = await new Promise<unknown>((resolve, reject) =>
+    sensors.getReadings({ name }, (err: ServiceError | null, res) => (err ? reject(err) : resolve(res.readings))),
+  );
   process.stdout.write(`readings ${JSON.stringify(readings)}\n`);
   process.exit(0);
 } catch (err) {

@@ -24,7 +24,11 @@ export async function loadModuleDefinition(url: string, manifest: ModuleManifest
     throw explainLoadError(err);
   }
   if (exported === undefined || exported === null) {
-    throw new ConfigError('entrypoint', 'must have a default export: defineModule({ models }) or a function (sdk) => defineModule({ models })', manifest.entrypoint);
+    throw new ConfigError(
+      'entrypoint',
+      'must have a default export: defineModule({ models }) or a function (sdk) => defineModule({ models })',
+      manifest.entrypoint,
+    );
   }
   const declared = typeof exported === 'function' ? await exported(moduleSdk) : exported;
   const definition = defineModule(declared);

@@ -11,7 +11,11 @@ test('a throwing attribute validator becomes a config error naming the model', (
     defineModel({
       api: 'core:component:sensor',
       model: 'acme:bad:schema',
-      attributes: z.strictObject({ x: z.number().refine(() => { throw new TypeError('oops'); }) }),
+      attributes: z.strictObject({
+        x: z.number().refine(() => {
+          throw new TypeError('oops');
+        }),
+      }),
       driver,
     }),
   );
@@ -23,8 +27,19 @@ test('a throwing attribute validator becomes a config error naming the model', (
 
 test('throwing or malformed implicitDependencies become config errors naming the model', (t) => {
   const base = { api: 'core:component:sensor', attributes: z.strictObject({ uses: z.string().optional() }), driver };
-  const throwing = guardModel(defineModel({ ...base, model: 'acme:bad:deps', implicitDependencies: () => { throw new Error('no deps today'); } }));
-  t.throws(() => validateAttributes(throwing, {}, 'components[0].attributes'), { name: 'ConfigError', message: 'model acme:bad:deps: its implicitDependencies threw: no deps today' });
+  const throwing = guardModel(
+    defineModel({
+      ...base,
+      model: 'acme:bad:deps',
+      implicitDependencies: () => {
+        throw new Error('no deps today');
+      },
+    }),
+  );
+  t.throws(() => validateAttributes(throwing, {}, 'components[0].attributes'), {
+    name: 'ConfigError',
+    message: 'model acme:bad:deps: its implicitDependencies threw: no deps today',
+  });
   const malformed = guardModel(defineModel({ ...base, model: 'acme:bad:shape', implicitDependencies: () => 'board' as never }));
   t.throws(() => validateAttributes(malformed, {}, 'x'), { message: 'model acme:bad:shape: its implicitDependencies must return an array of resource names' });
   const fine = guardModel(defineModel({ ...base, model: 'acme:good:deps', implicitDependencies: (a) => (a.uses ? [a.uses] : []) }));

@@ -16,7 +16,12 @@ function moduleDir(manifest: unknown, files: Record<string, string> = { 'index.j
   return dir;
 }
 
-const good = { module_id: 'acme:weather', version: '1.2.0', entrypoint: 'index.js', models: [{ api: 'core:component:sensor', model: 'acme:weather:thermometer' }] };
+const good = {
+  module_id: 'acme:weather',
+  version: '1.2.0',
+  entrypoint: 'index.js',
+  models: [{ api: 'core:component:sensor', model: 'acme:weather:thermometer' }],
+};
 
 test('the example modules have valid manifests', (t) => {
   const weather = readManifest(join(examples, 'weather'));
@@ -36,8 +41,14 @@ test('every broken rule names its field', (t) => {
     [{ ...good, entrypoint: 'missing.js' }, /module\.json entrypoint "missing\.js": names a file that does not exist/],
     [{ ...good, entrypoint: '../index.js' }, /module\.json entrypoint "\.\.\/index\.js": must be a path inside the module folder/],
     [{ ...good, models: [] }, /module\.json models \[\]: must list at least one model/],
-    [{ ...good, models: [{ api: 'sensor', model: 'acme:weather:t' }] }, /module\.json models\[0\]\.api "sensor": must have the shape <namespace>:<kind>:<subtype>/],
-    [{ ...good, models: [{ api: 'core:component:sensor', model: 'thermometer' }] }, /module\.json models\[0\]\.model "thermometer": must be a triplet <namespace>:<module>:<model> that starts with the module_id acme:weather/],
+    [
+      { ...good, models: [{ api: 'sensor', model: 'acme:weather:t' }] },
+      /module\.json models\[0\]\.api "sensor": must have the shape <namespace>:<kind>:<subtype>/,
+    ],
+    [
+      { ...good, models: [{ api: 'core:component:sensor', model: 'thermometer' }] },
+      /module\.json models\[0\]\.model "thermometer": must be a triplet <namespace>:<module>:<model> that starts with the module_id acme:weather/,
+    ],
     [{ ...good, models: [{ api: 'core:component:sensor', model: 'other:mod:t' }] }, /starts with the module_id acme:weather/],
     [{ ...good, models: [good.models[0], good.models[0]] }, /module\.json models\[1\].*: lists the same api and model twice/],
     [{ ...good, extra: 1 }, /module\.json: unknown field\(s\) extra/],
@@ -67,7 +78,10 @@ test('scanning keeps valid folders and reports broken ones; other entries are ig
   mkdirSync(join(folder, 'no-manifest'));
   writeFileSync(join(folder, 'README.txt'), 'not a module');
   const found = scanPluginsFolder(folder);
-  t.deepEqual(found.map((f) => f.dir), [join(folder, 'broken'), ok]);
+  t.deepEqual(
+    found.map((f) => f.dir),
+    [join(folder, 'broken'), ok],
+  );
   t.true('error' in found[0] && /module_id: is required/.test(found[0].error.message));
   t.true('package' in found[1] && found[1].package.manifest.version === '1.2.0');
   t.deepEqual(scanPluginsFolder(join(folder, 'absent')), []);

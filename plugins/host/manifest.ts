@@ -43,7 +43,9 @@ const manifestSchema = z.strictObject({
       z.strictObject({
         api: z.string({ error: 'is required and must be a string' }).superRefine(checked((v) => parseApi(v))),
         proto: z.string({ error: 'is required and must be a string' }).regex(/\.proto$/, 'must be a .proto file'),
-        service: z.string({ error: 'is required and must be a string' }).regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/, 'must be a fully qualified service name such as acme.widget.v1.WidgetService'),
+        service: z
+          .string({ error: 'is required and must be a string' })
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/, 'must be a fully qualified service name such as acme.widget.v1.WidgetService'),
         // An API whose contract declares a Stop: sessions and StopAll stop it (RPC names of the service).
         actuator: z
           .strictObject({
@@ -93,7 +95,11 @@ export function readManifest(dir: string): ModulePackage {
   }
   manifest.models.forEach((m, i) => {
     if (m.model.split(':').length !== 3 || !m.model.startsWith(`${manifest.module_id}:`)) {
-      throw new ConfigError(`${file} models[${i}].model`, `must be a triplet <namespace>:<module>:<model> that starts with the module_id ${manifest.module_id}`, m.model);
+      throw new ConfigError(
+        `${file} models[${i}].model`,
+        `must be a triplet <namespace>:<module>:<model> that starts with the module_id ${manifest.module_id}`,
+        m.model,
+      );
     }
   });
   const seen = new Set<string>();
@@ -104,7 +110,8 @@ export function readManifest(dir: string): ModulePackage {
   });
   (manifest.apis ?? []).forEach((a, i) => {
     const proto = resolve(dir, a.proto);
-    if (isAbsolute(a.proto) || relative(resolve(dir), proto).startsWith('..')) throw new ConfigError(`${file} apis[${i}].proto`, 'must be a path inside the module folder', a.proto);
+    if (isAbsolute(a.proto) || relative(resolve(dir), proto).startsWith('..'))
+      throw new ConfigError(`${file} apis[${i}].proto`, 'must be a path inside the module folder', a.proto);
     if (!existsSync(proto)) throw new ConfigError(`${file} apis[${i}].proto`, `names a file that does not exist (${proto})`, a.proto);
   });
   const entrypoint = resolve(dir, manifest.entrypoint);

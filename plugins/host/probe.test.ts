@@ -17,7 +17,9 @@ test('a good entrypoint passes the probe and then loads on the main thread with 
   const pkg = example('weather');
   const url = pathToFileURL(pkg.entrypoint).href;
   const probed = await probeEntrypoint(url, pkg.manifest, 60_000);
-  t.deepEqual(probed.models, [{ api: 'core:component:sensor', model: 'acme:weather:thermometer', driver: pathToFileURL(join(pkg.dir, 'thermometer.js')).href }]);
+  t.deepEqual(probed.models, [
+    { api: 'core:component:sensor', model: 'acme:weather:thermometer', driver: pathToFileURL(join(pkg.dir, 'thermometer.js')).href },
+  ]);
   const definition = await loadModuleDefinition(`${url}?load=1`, pkg.manifest);
   t.is(definition.models[0].model, 'acme:weather:thermometer');
   t.is(definition.models[0].attributes.safeParse({}).success, true);

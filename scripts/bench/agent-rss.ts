@@ -53,11 +53,20 @@ try {
   writeFileSync(online, JSON.stringify({ cloud: { app_address: 'http://127.0.0.1:1', id: 'part', api_key: { id: 'k', key: 's' } } }));
   const env = { ...process.env, PLATFORM_AGENT_HOME: join(dir, 'home') };
 
-  const bare = await idleRss(spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log("ready")'], { stdio: ['ignore', 'pipe', 'inherit'] }), /ready/);
+  const bare = await idleRss(
+    spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000); console.log("ready")'], { stdio: ['ignore', 'pipe', 'inherit'] }),
+    /ready/,
+  );
   console.log(`bare Node process (anchor): ${bare.last.toFixed(1)} MB`);
   // The offline runs install the runtime that the online runs then start from the cache.
-  for (const [mode, config] of [['offline', offline], ['online', online]] as const) {
-    for (const [label, flags] of [['as installed (node ' + AGENT_NODE_FLAGS.join(' ') + ')', AGENT_NODE_FLAGS], ['plain node', []]] as const) {
+  for (const [mode, config] of [
+    ['offline', offline],
+    ['online', online],
+  ] as const) {
+    for (const [label, flags] of [
+      ['as installed (node ' + AGENT_NODE_FLAGS.join(' ') + ')', AGENT_NODE_FLAGS],
+      ['plain node', []],
+    ] as const) {
       const child = spawn(process.execPath, [...flags, agentMain, '--dev-mode', '-c', config], { env, stdio: ['ignore', 'pipe', 'inherit'] });
       const r = await idleRss(child, /platform-server is serving/);
       console.log(

@@ -56,7 +56,15 @@ async function startProgram(args: string[], ready: RegExp): Promise<{ child: Chi
     });
     child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}: ${text.slice(-2000)}`)));
   });
-  return { child, address, stop: () => new Promise((resolve) => { child.once('exit', () => resolve()); child.kill('SIGTERM'); }) };
+  return {
+    child,
+    address,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 interface CaptureRun {
@@ -71,7 +79,9 @@ interface CaptureRun {
 type Status = { capture: Record<string, { records: number; skipped: number; lateness_p50_ms: number; lateness_p99_ms: number }> };
 
 function dmStatus(client: DataManagerServiceClient): Promise<Status> {
-  return new Promise((resolve, reject) => client.doCommand({ name: 'dm', command: { status: {} } }, (err, res) => (err ? reject(err) : resolve(res.result!.status as Status))));
+  return new Promise((resolve, reject) =>
+    client.doCommand({ name: 'dm', command: { status: {} } }, (err, res) => (err ? reject(err) : resolve(res.result!.status as Status))),
+  );
 }
 
 /** Runs SENSORS sensors captured at `rate` readings/s in total (0: not captured) plus one at 20 Hz. */
@@ -91,23 +101,38 @@ async function probeLatency(address: string): Promise<CaptureRun['latency']> {
   return { p50: samples[500], p99: samples[990] };
 }
 
-async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number; records: number; skipped: number; jitter: CaptureRun['jitter']; latency: CaptureRun['latency'] }> {
+async function captureRun(
+  rate: number,
+): Promise<{ cpuMs: number; wallMs: number; records: number; skipped: number; jitter: CaptureRun['jitter']; latency: CaptureRun['latency'] }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-capture-'));
   const sensor = (name: string, hz: number) => ({
-    name, api: 'core:component:sensor', model: 'fake', attributes: { readings: READINGS },
+    name,
+    api: 'core:component:sensor',
+    model: 'fake',
+    attributes: { readings: READINGS },
     ...(hz > 0 ? { service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'Readings', capture_frequency_hz: hz }] } }] } : {}),
   });
   const config = {
     network: { bind_address: 'localhost:0' },
     components: [...Array.from({ length: SENSORS }, (_, i) => sensor(`s${i}`, rate / SENSORS)), sensor('jitter20', 20), sensor('probe', 0)],
-    services: [{ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: join(dir, 'capture'), sync_disabled: true, sync_interval_mins: 1 } }],
+    services: [
+      {
+        name: 'dm',
+        api: 'core:service:data_manager',
+        model: 'builtin',
+        attributes: { capture_dir: join(dir, 'capture'), sync_disabled: true, sync_interval_mins: 1 },
+      },
+    ],
   };
   writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
   const runtime = await startProgram([RUNTIME, '-config', join(dir, 'config.json')], /platform-server serving on (\S+)/);
   const client = new DataManagerServiceClient(runtime.address, credentials.createInsecure());
   try {
     await sleep(3000); // warm-up
-    const total = (s: Status, key: 'records' | 'skipped') => Object.entries(s.capture).filter(([k]) => !k.startsWith('jitter20')).reduce((sum, [, c]) => sum + c[key], 0);
+    const total = (s: Status, key: 'records' | 'skipped') =>
+      Object.entries(s.capture)
+        .filter(([k]) => !k.startsWith('jitter20'))
+        .reduce((sum, [, c]) => sum + c[key], 0);
     const s0 = await dmStatus(client);
     const cpu0 = processCpuMs(runtime.child.pid!);
     const t0 = performance.now();
@@ -120,7 +145,13 @@ async function captureRun(rate: number): Promise<{ cpuMs: number; wallMs: number
     // After the CPU window, so that the probe's calls are not counted as capture CPU.
     const latency = await probeLatency(runtime.address);
     return {
-      latency, cpuMs: cpu1 - cpu0, wallMs, records: total(s1, 'records') - total(s0, 'records'), skipped: total(s1, 'skipped') - total(s0, 'skipped'), jitter: { p50: j.lateness_p50_ms, p99: j.lateness_p99_ms, hz: jitterHz } };
+      latency,
+      cpuMs: cpu1 - cpu0,
+      wallMs,
+      records: total(s1, 'records') - total(s0, 'records'),
+      skipped: total(s1, 'skipped') - total(s0, 'skipped'),
+      jitter: { p50: j.lateness_p50_ms, p99: j.lateness_p99_ms, hz: jitterHz },
+    };
   } finally {
     client.close();
     await runtime.stop();
@@ -158,7 +189,15 @@ async function admin<T>(dataDir: string, action: string, args: Record<string, un
 function writeCaptureFiles(dir: string, points: number): number {
   let files = 0;
   let writer: CaptureFileWriter | undefined;
-  const header = (): CaptureFileHeader => ({ upload_id: randomUUID(), component_type: 'core:component:sensor', component_name: 'bench', method_name: 'Readings', method_parameters: {}, tags: [], kind: 'tabular' });
+  const header = (): CaptureFileHeader => ({
+    upload_id: randomUUID(),
+    component_type: 'core:component:sensor',
+    component_name: 'bench',
+    method_name: 'Readings',
+    method_parameters: {},
+    tags: [],
+    kind: 'tabular',
+  });
   for (let i = 0; i < points; i++) {
     writer ??= new CaptureFileWriter(join(dir, `${String(files++).padStart(6, '0')}`), header());
     writer.append(encodeRecord());
@@ -177,7 +216,11 @@ async function syncBench(): Promise<{ sync: number; raw: number; files: number }
   try {
     const org = (await admin<{ id: string }>(dataDir, 'org.create', { name: 'bench' })).id;
     const machine = await admin<{ part_id: string; part_secret: string }>(dataDir, 'machine.create', { org, name: 'rover' });
-    const access = { partId: machine.part_id, appAddress: cloud.address, credentials: { type: 'robot-secret' as const, entity: machine.part_id, payload: machine.part_secret } };
+    const access = {
+      partId: machine.part_id,
+      appAddress: cloud.address,
+      credentials: { type: 'robot-secret' as const, entity: machine.part_id, payload: machine.part_secret },
+    };
     const part = connectPartCloud(access);
     const captureDir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
     const files = writeCaptureFiles(captureDir, SYNC_POINTS);
@@ -190,12 +233,21 @@ async function syncBench(): Promise<{ sync: number; raw: number; files: number }
     await part.dataCaptureUpload(bodies[0]); // authenticate and connect outside the timing
     const queue = bodies.slice(1);
     const rawStart = performance.now();
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let body = queue.shift(); body; body = queue.shift()) await part.dataCaptureUpload(body);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let body = queue.shift(); body; body = queue.shift()) await part.dataCaptureUpload(body);
+      }),
+    );
     const raw = ((SYNC_POINTS * (bodies.length - 1)) / bodies.length / (performance.now() - rawStart)) * 1000;
 
-    const syncer = new Syncer({ captureDir, additionalSyncPaths: [], tags: [], threads: 4, cloud: part, log: { info: () => undefined, warn: (m) => console.log(`  sync warning: ${m}`) } });
+    const syncer = new Syncer({
+      captureDir,
+      additionalSyncPaths: [],
+      tags: [],
+      threads: 4,
+      cloud: part,
+      log: { info: () => undefined, warn: (m) => console.log(`  sync warning: ${m}`) },
+    });
     const syncStart = performance.now();
     while (syncer.pending().length > 0) await syncer.syncOnce();
     const sync = (SYNC_POINTS / (performance.now() - syncStart)) * 1000;
@@ -208,17 +260,27 @@ async function syncBench(): Promise<{ sync: number; raw: number; files: number }
 
 async function main(): Promise<void> {
   console.log(`bench:capture  sensors=${SENSORS} rates=${RATES.join(',')} window=${WINDOW_MS} ms sync_points=${SYNC_POINTS}`);
-  console.log(`load average before: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 shared cores; CPU figures are less load-sensitive than wall ones)\n`);
+  console.log(
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (2 shared cores; CPU figures are less load-sensitive than wall ones)\n`,
+  );
 
   const plain = plainAppend(50_000);
-  console.log(`anchor: plain file append (encode + frame + write, fsync per 100): ${plain.perSecond.toFixed(0)} records/s, ${plain.cpuUsPerRecord.toFixed(1)} us CPU per record`);
+  console.log(
+    `anchor: plain file append (encode + frame + write, fsync per 100): ${plain.perSecond.toFixed(0)} records/s, ${plain.cpuUsPerRecord.toFixed(1)} us CPU per record`,
+  );
 
   const idle = await captureRun(0);
   const idleCpuPct = (idle.cpuMs / idle.wallMs) * 100;
-  console.log(`runtime without capture (only the 20 Hz probe): ${idleCpuPct.toFixed(1)} % of a core; 20 Hz lateness p50 ${idle.jitter.p50} ms, p99 ${idle.jitter.p99} ms, achieved ${idle.jitter.hz.toFixed(2)} Hz\n`);
+  console.log(
+    `runtime without capture (only the 20 Hz probe): ${idleCpuPct.toFixed(1)} % of a core; 20 Hz lateness p50 ${idle.jitter.p50} ms, p99 ${idle.jitter.p99} ms, achieved ${idle.jitter.hz.toFixed(2)} Hz\n`,
+  );
 
   console.log(`GetReadings of an uncaptured sensor without capture: p50 ${idle.latency.p50.toFixed(3)} ms, p99 ${idle.latency.p99.toFixed(3)} ms\n`);
-  console.log('target/s  achieved/s  skipped  capture CPU (% of a core)  us CPU/reading  vs plain append  20 Hz lateness p50/p99 (ms)  GetReadings p50/p99 (ms)');
+  console.log(
+    'target/s  achieved/s  skipped  capture CPU (% of a core)  us CPU/reading  vs plain append  20 Hz lateness p50/p99 (ms)  GetReadings p50/p99 (ms)',
+  );
   const runs: CaptureRun[] = [];
   for (const target of RATES) {
     const r = await captureRun(target);
@@ -226,15 +288,24 @@ async function main(): Promise<void> {
     const cpuPct = (r.cpuMs / r.wallMs) * 100 - idleCpuPct;
     runs.push({ target, achieved, cpuPct, skipped: r.skipped, jitter: r.jitter, latency: r.latency });
     const perReading = (cpuPct * 10_000) / achieved;
-    console.log(`${String(target).padStart(8)}  ${achieved.toFixed(0).padStart(10)}  ${String(r.skipped).padStart(7)}  ${cpuPct.toFixed(1).padStart(25)}  ${perReading.toFixed(1).padStart(14)}  ${(perReading / plain.cpuUsPerRecord).toFixed(1).padStart(14)}x  ${r.jitter.p50} / ${r.jitter.p99}  ${r.latency.p50.toFixed(3)} / ${r.latency.p99.toFixed(3)}`);
+    console.log(
+      `${String(target).padStart(8)}  ${achieved.toFixed(0).padStart(10)}  ${String(r.skipped).padStart(7)}  ${cpuPct.toFixed(1).padStart(25)}  ${perReading.toFixed(1).padStart(14)}  ${(perReading / plain.cpuUsPerRecord).toFixed(1).padStart(14)}x  ${r.jitter.p50} / ${r.jitter.p99}  ${r.latency.p50.toFixed(3)} / ${r.latency.p99.toFixed(3)}`,
+    );
   }
   const sustained = runs.filter((r) => r.achieved >= 0.97 * r.target).at(-1);
-  console.log(`\nhighest sustained capture rate: ${sustained ? `${sustained.achieved.toFixed(0)} readings/s at ${sustained.cpuPct.toFixed(1)} % of a core` : 'none of the rates'} (sustained: >= 97 % of the target)`);
+  console.log(
+    `\nhighest sustained capture rate: ${sustained ? `${sustained.achieved.toFixed(0)} readings/s at ${sustained.cpuPct.toFixed(1)} % of a core` : 'none of the rates'} (sustained: >= 97 % of the target)`,
+  );
   const at5k = runs.find((r) => r.target === 5000);
-  if (at5k) console.log(`at 5,000 readings/s: achieved ${at5k.achieved.toFixed(0)}/s, capture CPU ${at5k.cpuPct.toFixed(1)} % of a core (target <= 25 %); 20 Hz p99 lateness ${at5k.jitter.p99} ms (target <= 5 ms), achieved ${at5k.jitter.hz.toFixed(2)} Hz`);
+  if (at5k)
+    console.log(
+      `at 5,000 readings/s: achieved ${at5k.achieved.toFixed(0)}/s, capture CPU ${at5k.cpuPct.toFixed(1)} % of a core (target <= 25 %); 20 Hz p99 lateness ${at5k.jitter.p99} ms (target <= 5 ms), achieved ${at5k.jitter.hz.toFixed(2)} Hz`,
+    );
 
   const s = await syncBench();
-  console.log(`\nsync into platform-cloud: ${s.sync.toFixed(0)} points/s (${SYNC_POINTS} points in ${s.files} files of <= 256 KiB, 4 threads; target >= 40,000)`);
+  console.log(
+    `\nsync into platform-cloud: ${s.sync.toFixed(0)} points/s (${SYNC_POINTS} points in ${s.files} files of <= 256 KiB, 4 threads; target >= 40,000)`,
+  );
   console.log(`anchor: the cloud's raw ingest of the same requests: ${s.raw.toFixed(0)} points/s; ratio sync/raw ${(s.sync / s.raw).toFixed(2)}`);
 }
 

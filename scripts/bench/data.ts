@@ -84,10 +84,25 @@ async function anchorIngest(conn: DuckDBConnection): Promise<number> {
       const same = (v: DuckDBValue) => new Array<DuckDBValue>(n).fill(v);
       const json = data.slice(s, s + n).map((d) => JSON.stringify(d));
       chunk.setColumns([
-        Array.from({ length: n }, () => ++seq), same('upload'), same('org'), same('loc'), same('robot'), same('robot'), same('part'),
-        same('part-main'), same(sensor), same('thermo'), same('Readings'), same(null), same(listValue([])),
-        times.slice(s, s + n).map((p) => tz(p[0])), times.slice(s, s + n).map((p) => tz(p[1])), same(tz(new Date())), json,
-        same(false), json.map((j) => j.length),
+        Array.from({ length: n }, () => ++seq),
+        same('upload'),
+        same('org'),
+        same('loc'),
+        same('robot'),
+        same('robot'),
+        same('part'),
+        same('part-main'),
+        same(sensor),
+        same('thermo'),
+        same('Readings'),
+        same(null),
+        same(listValue([])),
+        times.slice(s, s + n).map((p) => tz(p[0])),
+        times.slice(s, s + n).map((p) => tz(p[1])),
+        same(tz(new Date())),
+        json,
+        same(false),
+        json.map((j) => j.length),
       ]);
       appender.appendDataChunk(chunk);
     }
@@ -130,8 +145,10 @@ async function seedBinary(conn: DuckDBConnection, org: string, loc: string, robo
 
 const firstPageSql = (table: string, cols: string) =>
   `SELECT ${cols} FROM ${table} WHERE organization_id = ? AND NOT internal ORDER BY time_requested DESC, seq DESC LIMIT 50`;
-const tabularCols = 'seq, epoch_us(time_requested) AS t_us, organization_id, location_id, robot_id, robot_name, part_id, part_name, component_type, component_name, method_name, method_parameters, tags, time_requested, time_received, data, size_bytes';
-const binaryCols = 'seq, epoch_us(time_requested) AS t_us, binary_data_id, organization_id, location_id, robot_id, robot_name, part_id, part_name, component_type, component_name, method_name, method_parameters, tags, mime_type, file_name, file_ext, uri, dataset_ids, time_requested, time_received, file_size_bytes, blob_key';
+const tabularCols =
+  'seq, epoch_us(time_requested) AS t_us, organization_id, location_id, robot_id, robot_name, part_id, part_name, component_type, component_name, method_name, method_parameters, tags, time_requested, time_received, data, size_bytes';
+const binaryCols =
+  'seq, epoch_us(time_requested) AS t_us, binary_data_id, organization_id, location_id, robot_id, robot_name, part_id, part_name, component_type, component_name, method_name, method_parameters, tags, mime_type, file_name, file_ext, uri, dataset_ids, time_requested, time_received, file_size_bytes, blob_key';
 
 async function anchorFirstPage(conn: DuckDBConnection, table: string, cols: string, org: string): Promise<number[]> {
   const times: number[] = [];
@@ -151,7 +168,10 @@ async function anchorPaginate(conn: DuckDBConnection, table: string, cols: strin
     const after = last ? ' AND time_requested <= ? AND (time_requested < ? OR seq < ?)' : '';
     const params: DuckDBValue[] = last ? [org, timestampTZValue(last.t), timestampTZValue(last.t), last.s] : [org];
     const page = (
-      await conn.runAndReadAll(`SELECT ${cols} FROM ${table} WHERE organization_id = ? AND NOT internal${after} ORDER BY time_requested DESC, seq DESC LIMIT ${PAGE}`, params)
+      await conn.runAndReadAll(
+        `SELECT ${cols} FROM ${table} WHERE organization_id = ? AND NOT internal${after} ORDER BY time_requested DESC, seq DESC LIMIT ${PAGE}`,
+        params,
+      )
     ).getRowObjectsJS();
     if (page.length === 0) break;
     rows += page.length;
@@ -203,7 +223,11 @@ async function servicePaginate(page: (last: string) => Promise<{ count: number; 
 async function run(): Promise<void> {
   console.log(`bench:data  rows=${ROWS} batch=${BATCH} page=${PAGE} binary=${BINARY_ITEMS}x1MiB  (${root})`);
   // Absolute figures depend on what else runs; the ratio to raw DuckDB in the same run is the service's overhead.
-  console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at start`,
+  );
   let service = await startService();
   const org = (await admin<{ id: string }>('org.create', { name: 'bench' })).id;
   const machine = await admin<{ machine_id: string; part_id: string; location_id: string }>('machine.create', { org, name: 'robot' });
@@ -257,19 +281,54 @@ async function run(): Promise<void> {
   anchorDb.closeSync();
 
   const rows: [string, string, string, string, string][] = [
-    ['ingest tabular (points/s)', fmt(ingestService, 0), fmt(ingestAnchor, 0), fmt(ingestService / ingestAnchor, 2), ingestService >= 50_000 ? 'PASS >= 50k' : 'FAIL < 50k'],
+    [
+      'ingest tabular (points/s)',
+      fmt(ingestService, 0),
+      fmt(ingestAnchor, 0),
+      fmt(ingestService / ingestAnchor, 2),
+      ingestService >= 50_000 ? 'PASS >= 50k' : 'FAIL < 50k',
+    ],
     ['binary upload (MB/s)', fmt(binaryService), fmt(binaryAnchor), fmt(binaryService / binaryAnchor, 2), ''],
-    [`tabular first page p50 ms @${ROWS}`, fmt(median(tabFirstService), 2), fmt(median(tabFirstAnchor), 2), fmt(median(tabFirstService) / median(tabFirstAnchor), 2), median(tabFirstService) <= 20 ? 'PASS <= 20 ms' : 'FAIL > 20 ms'],
+    [
+      `tabular first page p50 ms @${ROWS}`,
+      fmt(median(tabFirstService), 2),
+      fmt(median(tabFirstAnchor), 2),
+      fmt(median(tabFirstService) / median(tabFirstAnchor), 2),
+      median(tabFirstService) <= 20 ? 'PASS <= 20 ms' : 'FAIL > 20 ms',
+    ],
     [`tabular first page p95 ms`, fmt(p95(tabFirstService), 2), fmt(p95(tabFirstAnchor), 2), fmt(p95(tabFirstService) / p95(tabFirstAnchor), 2), ''],
-    [`binary first page p50 ms @${ROWS}`, fmt(median(binFirstService), 2), fmt(median(binFirstAnchor), 2), fmt(median(binFirstService) / median(binFirstAnchor), 2), median(binFirstService) <= 20 ? 'PASS <= 20 ms' : 'FAIL > 20 ms'],
+    [
+      `binary first page p50 ms @${ROWS}`,
+      fmt(median(binFirstService), 2),
+      fmt(median(binFirstAnchor), 2),
+      fmt(median(binFirstService) / median(binFirstAnchor), 2),
+      median(binFirstService) <= 20 ? 'PASS <= 20 ms' : 'FAIL > 20 ms',
+    ],
     [`binary first page p95 ms`, fmt(p95(binFirstService), 2), fmt(p95(binFirstAnchor), 2), fmt(p95(binFirstService) / p95(binFirstAnchor), 2), ''],
-    [`tabular paginate all (s, ${tabAllService.rows} rows)`, fmt(tabAllService.ms / 1000, 2), fmt(tabAllAnchor.ms / 1000, 2), fmt(tabAllService.ms / tabAllAnchor.ms, 2), `${fmt(tabAllService.rows / (tabAllService.ms / 1000), 0)} rows/s`],
-    [`binary paginate all (s, ${binAllService.rows} rows)`, fmt(binAllService.ms / 1000, 2), fmt(binAllAnchor.ms / 1000, 2), fmt(binAllService.ms / binAllAnchor.ms, 2), `${fmt(binAllService.rows / (binAllService.ms / 1000), 0)} rows/s`],
+    [
+      `tabular paginate all (s, ${tabAllService.rows} rows)`,
+      fmt(tabAllService.ms / 1000, 2),
+      fmt(tabAllAnchor.ms / 1000, 2),
+      fmt(tabAllService.ms / tabAllAnchor.ms, 2),
+      `${fmt(tabAllService.rows / (tabAllService.ms / 1000), 0)} rows/s`,
+    ],
+    [
+      `binary paginate all (s, ${binAllService.rows} rows)`,
+      fmt(binAllService.ms / 1000, 2),
+      fmt(binAllAnchor.ms / 1000, 2),
+      fmt(binAllService.ms / binAllAnchor.ms, 2),
+      `${fmt(binAllService.rows / (binAllService.ms / 1000), 0)} rows/s`,
+    ],
   ];
-  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at end`);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at end`,
+  );
   console.log(['measure', 'service', 'raw DuckDB', 'ratio', 'target'].join(' | '));
   for (const r of rows) console.log(r.join(' | '));
-  if (tabAllService.rows !== ROWS || binAllService.rows !== ROWS) console.log(`WARNING: paginated ${tabAllService.rows}/${binAllService.rows} rows, expected ${ROWS}`);
+  if (tabAllService.rows !== ROWS || binAllService.rows !== ROWS)
+    console.log(`WARNING: paginated ${tabAllService.rows}/${binAllService.rows} rows, expected ${ROWS}`);
   rmSync(root, { recursive: true, force: true });
   rmSync(anchorDir + '.duckdb', { force: true });
   rmSync(anchorDir + '.duckdb.wal', { force: true });

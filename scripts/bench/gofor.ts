@@ -19,7 +19,10 @@ async function measure(maxRpm: number | undefined): Promise<{ seconds: number[];
   const pins = { pwm: '12', dir: '16' };
   const board = createFakeBoard(
     fakeBoardAttributes.parse({
-      digital_interrupts: [{ name: 'ea', pin: '40' }, { name: 'eb', pin: '41' }],
+      digital_interrupts: [
+        { name: 'ea', pin: '40' },
+        { name: 'eb', pin: '41' },
+      ],
       simulated_motors: [{ name: 'sim', pins, max_rpm: 120, ticks_per_rotation: 200, encoder_pins: { a: '40', b: '41' } }],
     }),
   );
@@ -51,7 +54,10 @@ async function measure(maxRpm: number | undefined): Promise<{ seconds: number[];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 console.log(`GoFor(60 rpm, 1 rev), ${RUNS} runs each; anchor: the ideal ${IDEAL_S.toFixed(3)} s`);
-for (const [label, maxRpm] of [['max_rpm 120 given', 120], ['max_rpm not given (learned)', undefined]] as const) {
+for (const [label, maxRpm] of [
+  ['max_rpm 120 given', 120],
+  ['max_rpm not given (learned)', undefined],
+] as const) {
   const { seconds, errors } = await measure(maxRpm);
   const m = median(seconds);
   console.log(

@@ -14,7 +14,12 @@ const driver = await fakeSensor({
   api: 'core:component:sensor',
   model: 'fake',
   attributes,
-  dependencies: { get: () => { throw new Error('no dependencies'); }, names: () => [] },
+  dependencies: {
+    get: () => {
+      throw new Error('no dependencies');
+    },
+    names: () => [],
+  },
   logger: silent,
 });
 
@@ -26,13 +31,21 @@ const access: ResourceAccess = {
   statuses: () => [],
 };
 
-const server = await startRuntimeServer(access, {
-  version: '0.0.0',
-  machineState: () => 'running',
-  configError: () => undefined,
-  shutdown: () => undefined,
-  sessions: new Sessions(() => 2000, async () => undefined, silent),
-  pendingConfig: () => undefined,
-}, { bindAddress: 'localhost:0' });
+const server = await startRuntimeServer(
+  access,
+  {
+    version: '0.0.0',
+    machineState: () => 'running',
+    configError: () => undefined,
+    shutdown: () => undefined,
+    sessions: new Sessions(
+      () => 2000,
+      async () => undefined,
+      silent,
+    ),
+    pendingConfig: () => undefined,
+  },
+  { bindAddress: 'localhost:0' },
+);
 process.stdout.write(`in-process anchor serving on ${server.address}\n`);
 process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));

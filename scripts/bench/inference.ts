@@ -35,7 +35,11 @@ async function timeRuns(fn: Timed, runs: number, into: number[]): Promise<void> 
 async function bare(modelPath: string): Promise<Timed> {
   ort.env.wasm.numThreads = 1;
   const session = await ort.InferenceSession.create(readFileSync(modelPath));
-  const input = new ort.Tensor('float32', Float32Array.from({ length: 3 * SIZE * SIZE }, () => Math.random()), [1, 3, SIZE, SIZE]);
+  const input = new ort.Tensor(
+    'float32',
+    Float32Array.from({ length: 3 * SIZE * SIZE }, () => Math.random()),
+    [1, 3, SIZE, SIZE],
+  );
   for (let i = 0; i < 20; i++) await session.run({ image: input });
   return () => session.run({ image: input });
 }
@@ -43,13 +47,16 @@ async function bare(modelPath: string): Promise<Timed> {
 async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): Promise<{ grpc: number[]; bare: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-inference-'));
   const configPath = join(dir, 'config.json');
-  writeFileSync(configPath, JSON.stringify({
-    network: { bind_address: 'localhost:0' },
-    services: [
-      { name: 'model', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: modelPath, label_path: labelPath } },
-      { name: 'classifier', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'model' } },
-    ],
-  }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      network: { bind_address: 'localhost:0' },
+      services: [
+        { name: 'model', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: modelPath, label_path: labelPath } },
+        { name: 'classifier', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'model' } },
+      ],
+    }),
+  );
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
   const child = spawn(process.execPath, [main, '-config', configPath], { env, stdio: ['ignore', 'pipe', 'ignore'] });
@@ -66,12 +73,21 @@ async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): P
     const vision = new VisionServiceClient(address, credentials.createInsecure());
     const pixels = Uint8Array.from({ length: SIZE * SIZE * 3 }, () => Math.floor(Math.random() * 256));
     const request = GetClassificationsRequest.fromPartial({
-      name: 'classifier', image: Buffer.from(encode({ width: SIZE, height: SIZE, data: pixels, channels: 3, depth: 8 })), mimeType: 'image/png', n: 1,
+      name: 'classifier',
+      image: Buffer.from(encode({ width: SIZE, height: SIZE, data: pixels, channels: 3, depth: 8 })),
+      mimeType: 'image/png',
+      n: 1,
     });
     const classify = () => new Promise<void>((resolve, reject) => vision.getClassifications(request, (err) => (err ? reject(err) : resolve())));
     // The services come up after the serving line: retry the first call until it answers.
     for (let i = 0; ; i++) {
-      try { await classify(); break; } catch (err) { if (i > 300) throw err; await new Promise((r) => setTimeout(r, 100)); }
+      try {
+        await classify();
+        break;
+      } catch (err) {
+        if (i > 300) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
     for (let i = 0; i < 20; i++) await classify();
     // Alternate rounds of both, so that load from other processes on a shared machine hits both alike.
@@ -93,7 +109,12 @@ async function main() {
   const labelPath = join(dir, 'labels.txt');
   writeFileSync(labelPath, 'a\nb\n');
   const script = fileURLToPath(new URL('./inference-torch.py', import.meta.url)).replace('/dist/', '/');
-  const torch = JSON.parse(execFileSync(PYTHON, [script, modelPath, String(RUNS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').at(-1)!);
+  const torch = JSON.parse(
+    execFileSync(PYTHON, [script, modelPath, String(RUNS)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+      .trim()
+      .split('\n')
+      .at(-1)!,
+  );
   const runs = await overGrpc(modelPath, labelPath, await bare(modelPath));
   const bareRun = summary(runs.bare);
   const grpc = summary(runs.grpc);
@@ -101,10 +122,14 @@ async function main() {
   console.log(`model: the built-in trainer's classifier (2 labels), input 1x3x${SIZE}x${SIZE}, ${RUNS} runs each, one thread`);
   console.log(`  GetClassifications over gRPC (PNG decode, pre-processing, onnx_cpu worker, post-processing): ${fmt(grpc)}`);
   console.log(`  onnxruntime-web, bare Node process, ready tensor (anchor):                             ${fmt(bareRun)}`);
-  console.log(`  PyTorch eval (python3-torch), ready tensor:                                            p50 ${torch.p50_ms.toFixed(2)} ms, p99 ${torch.p99_ms.toFixed(2)} ms`);
+  console.log(
+    `  PyTorch eval (python3-torch), ready tensor:                                            p50 ${torch.p50_ms.toFixed(2)} ms, p99 ${torch.p99_ms.toFixed(2)} ms`,
+  );
   const target = 1.3 * bareRun.p50 + 1;
-  console.log(`ratio gRPC / bare: p50 ${(grpc.p50 / bareRun.p50).toFixed(2)}x, p99 ${(grpc.p99 / bareRun.p99).toFixed(2)}x; ` +
-    `target p50 <= 1.3 x bare + 1 ms = ${target.toFixed(2)} ms: ${grpc.p50 <= target ? 'met' : 'NOT met'}`);
+  console.log(
+    `ratio gRPC / bare: p50 ${(grpc.p50 / bareRun.p50).toFixed(2)}x, p99 ${(grpc.p99 / bareRun.p99).toFixed(2)}x; ` +
+      `target p50 <= 1.3 x bare + 1 ms = ${target.toFixed(2)} ms: ${grpc.p50 <= target ? 'met' : 'NOT met'}`,
+  );
 }
 
 await main();

@@ -22,8 +22,7 @@ const sensor = 'rdk:component:sensor';
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
-const admin = async <T = Record<string, string>>(action: string, args: Record<string, unknown>) =>
-  (await callAdminChannel(dataDir, action, args))!.result as T;
+const admin = async <T = Record<string, string>>(action: string, args: Record<string, unknown>) => (await callAdminChannel(dataDir, action, args))!.result as T;
 
 async function measure(b: CloudClient, orgB: string, partB: string): Promise<{ filter: number[]; upload: number[] }> {
   const filter: number[] = [];
@@ -35,7 +34,11 @@ async function measure(b: CloudClient, orgB: string, partB: string): Promise<{ f
     const now = Date.now();
     t = process.hrtime.bigint();
     await b.dataClient.tabularDataCaptureUpload(
-      Array.from({ length: 10 }, (_, k) => ({ readings: { v: k } })), partB, sensor, 'thermo', 'Readings',
+      Array.from({ length: 10 }, (_, k) => ({ readings: { v: k } })),
+      partB,
+      sensor,
+      'thermo',
+      'Readings',
       Array.from({ length: 10 }, (_, k) => [new Date(now + k), new Date(now + k + 1)] as [Date, Date]),
     );
     upload.push(ms(t));
@@ -90,7 +93,11 @@ async function mainBench() {
     a.close();
     b.close();
 
-    console.log(`bench:isolation  ${cpus().length} cores, load ${loadavg().map((x) => x.toFixed(1)).join(' ')}, ${SAMPLES} samples per call`);
+    console.log(
+      `bench:isolation  ${cpus().length} cores, load ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}, ${SAMPLES} samples per call`,
+    );
     console.log(`org A: ${HEAVY} concurrent heavy queries; outcomes (gRPC code: count) ${JSON.stringify(Object.fromEntries(outcomes))}`);
     for (const call of ['filter', 'upload'] as const) {
       const [i50, i99, l50, l99] = [pct(idle[call], 0.5), pct(idle[call], 0.99), pct(loaded[call], 0.5), pct(loaded[call], 0.99)];

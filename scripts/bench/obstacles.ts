@@ -58,14 +58,17 @@ function haveOpen3d(): boolean {
 async function throughRuntime(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-obstacles-runtime-'));
   const configPath = join(dir, 'config.json');
-  writeFileSync(configPath, JSON.stringify({
-    network: { bind_address: 'localhost:0' },
-    components: [
-      { name: 'cam', api: 'core:component:camera', model: 'fake', attributes: {} },
-      { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } },
-    ],
-    services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } }],
-  }));
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      network: { bind_address: 'localhost:0' },
+      components: [
+        { name: 'cam', api: 'core:component:camera', model: 'fake', attributes: {} },
+        { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } },
+      ],
+      services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } }],
+    }),
+  );
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
   // Full-time data capture stays on, as by default, but writes into a temporary folder, not ~/.platform.
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
@@ -74,24 +77,34 @@ async function throughRuntime(): Promise<void> {
     const address = runtime.address;
     const vision = new VisionServiceClient(address, credentials.createInsecure());
     const sensor = new SensorServiceClient(address, credentials.createInsecure());
-    const segment = () => new Promise<number>((resolve, reject) =>
-      vision.getObjectPointClouds({ name: 'obstacles', cameraName: 'cam' }, (err, res) => (err ? reject(err) : resolve(res.objects.length))));
+    const segment = () =>
+      new Promise<number>((resolve, reject) =>
+        vision.getObjectPointClouds({ name: 'obstacles', cameraName: 'cam' }, (err, res) => (err ? reject(err) : resolve(res.objects.length))),
+      );
     const read = () => new Promise<void>((resolve, reject) => sensor.getReadings({ name: 'thermo' }, (err) => (err ? reject(err) : resolve())));
-    const timed = async (fn: () => Promise<unknown>) => { const t0 = performance.now(); await fn(); return performance.now() - t0; };
+    const timed = async (fn: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await fn();
+      return performance.now() - t0;
+    };
     for (let i = 0; i < 5; i++) await segment();
     const calls: number[] = [];
     for (let i = 0; i < 30; i++) calls.push(await timed(segment));
     const idle: number[] = [];
     for (let i = 0; i < 200; i++) idle.push(await timed(read));
     let busy = true;
-    const load = (async () => { while (busy) await segment(); })();
+    const load = (async () => {
+      while (busy) await segment();
+    })();
     const during: number[] = [];
     for (let i = 0; i < 200; i++) during.push(await timed(read));
     busy = false;
     await load;
     console.log(`\nthrough platform-server (fake camera 640x480 -> obstacles_depth worker -> gRPC):`);
     console.log(`  GetObjectPointClouds median ${median(calls).toFixed(1)} ms (capture, transfer, segment, PCD encoding, gRPC)`);
-    console.log(`  GetReadings of a sensor on the same server: median ${median(idle).toFixed(2)} ms idle, ${median(during).toFixed(2)} ms while segmentations run back to back`);
+    console.log(
+      `  GetReadings of a sensor on the same server: median ${median(idle).toFixed(2)} ms idle, ${median(during).toFixed(2)} ms while segmentations run back to back`,
+    );
   } finally {
     void runtime.stop();
   }
@@ -109,7 +122,11 @@ function main() {
     file: join(DATA, file),
   }));
   const dir = mkdtempSync(join(tmpdir(), 'bench-obstacles-'));
-  for (const [seed, boxes] of [[1, 2], [2, 4], [3, 6]]) {
+  for (const [seed, boxes] of [
+    [1, 2],
+    [2, 4],
+    [3, 6],
+  ]) {
     const cloud = syntheticCase(seed, boxes).cloud;
     const file = join(dir, `synthetic-${boxes}.pcd`);
     writeFileSync(file, writePcd(cloud));
@@ -132,12 +149,16 @@ function main() {
       cpu.push((c.user + c.system) / 1000);
     }
     ours.set(frame, { wall: median(wall), cpu: median(cpu) });
-    console.log(`  ${frame.name.padEnd(34)} ${frame.cloud.width}x${frame.cloud.height}  median wall ${median(wall).toFixed(1)} ms, cpu ${median(cpu).toFixed(1)} ms  (${objects} objects; ${frame.settings})`);
+    console.log(
+      `  ${frame.name.padEnd(34)} ${frame.cloud.width}x${frame.cloud.height}  median wall ${median(wall).toFixed(1)} ms, cpu ${median(cpu).toFixed(1)} ms  (${objects} objects; ${frame.settings})`,
+    );
   }
 
   console.log('\nanchor: Open3D segment_plane (2 cm, 1000 iterations) + cluster_dbscan (eps 2 cm, 10 points), OMP_NUM_THREADS=1');
   if (!haveOpen3d()) {
-    console.log(`  not measured: ${PYTHON} cannot import open3d. Install Debian's bindings with\n    apt-get install -y python3-open3d\n  (or set PYTHON to an interpreter with open3d) and run again.`);
+    console.log(
+      `  not measured: ${PYTHON} cannot import open3d. Install Debian's bindings with\n    apt-get install -y python3-open3d\n  (or set PYTHON to an interpreter with open3d) and run again.`,
+    );
   } else {
     const repeats = Number(process.env.BENCH_ANCHOR_REPEATS ?? 2);
     const output = execFileSync(PYTHON, [ANCHOR, String(repeats), ...frames.map((f) => f.file!)], {
@@ -184,12 +205,18 @@ function main() {
     }
   }
   const after = checkpoints[checkpoints.length - 1];
-  console.log(`\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`);
+  console.log(
+    `\nRSS over ${RSS_FRAMES} frames (all clouds in turn): ${mb(before)} MB -> ${mb(after)} MB, growth ${mb(after - before)} MB${gc ? ' (after GC)' : ' (run with --expose-gc for GC-settled figures)'}`,
+  );
   console.log(`  RSS every 250 frames: ${checkpoints.map(mb).join(', ')} MB; JS heap used / array buffers: ${heaps.join(', ')} MB`);
-  console.log(`  growth over the last 750 frames: ${mb(after - checkpoints[0])} MB (steps are V8 growing its reserved heap, not a leak: the heap used and the buffers stay flat)`);
+  console.log(
+    `  growth over the last 750 frames: ${mb(after - checkpoints[0])} MB (steps are V8 growing its reserved heap, not a leak: the heap used and the buffers stay flat)`,
+  );
   console.log(`per frame over those frames: median wall ${median(times).toFixed(1)} ms, cpu ${median(cpuTimes).toFixed(1)} ms; target <= 33 ms`);
   const [load1] = loadavg();
-  console.log(`load average during the run: ${load1.toFixed(1)} on ${cpus().length} cores${load1 > cpus().length ? ' (a busy machine: wall times include waiting for a core)' : ''}`);
+  console.log(
+    `load average during the run: ${load1.toFixed(1)} on ${cpus().length} cores${load1 > cpus().length ? ' (a busy machine: wall times include waiting for a core)' : ''}`,
+  );
 }
 
 main();

@@ -35,7 +35,8 @@ function start(args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.e
   });
 }
 
-const stop = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
 
 /** user + system CPU ms of a process (all threads), from /proc. */
 function cpuMs(pid: number): number {
@@ -60,18 +61,32 @@ async function main(): Promise<void> {
 
   // The log queue of a runtime that could not ship while the cloud was away.
   const queue = new LogQueue(join(onlineDir, `logs-${encodeURIComponent(machine.part_id)}`), LINES * 2);
-  for (let i = 0; i < LINES; i++) queue.push({ t: Date.now() - 1000 + (i % 1000), l: 'info', n: 'platform.components.sensor.bench', m: `bench line ${i}`, f: { i, sensor: 'bench', ok: true } });
+  for (let i = 0; i < LINES; i++)
+    queue.push({
+      t: Date.now() - 1000 + (i % 1000),
+      l: 'info',
+      n: 'platform.components.sensor.bench',
+      m: `bench line ${i}`,
+      f: { i, sensor: 'bench', ok: true },
+    });
   await queue.flush();
 
   const credsFile = join(onlineDir, 'credentials.json');
-  writeFileSync(credsFile, JSON.stringify({ cloud: { id: machine.part_id, secret: machine.part_secret, app_address: address }, network: { bind_address: 'localhost:0' } }));
+  writeFileSync(
+    credsFile,
+    JSON.stringify({ cloud: { id: machine.part_id, secret: machine.part_secret, app_address: address }, network: { bind_address: 'localhost:0' } }),
+  );
   const env = { ...process.env, PLATFORM_ONLINE_DIR: onlineDir, PLATFORM_FTDC_DIR: join(onlineDir, 'ftdc'), PLATFORM_LOG_QUEUE_MAX_LINES: String(LINES * 2) };
   const runtime = await start([SERVER, '-config', credsFile], /platform-server serving on (\S+)/, env);
   const shipStart = performance.now();
   const cpuStart = cpuMs(runtime.child.pid!);
   const last = `bench line ${LINES - 1}`;
   for (;;) {
-    const page = await cloudCall(owner.app.getRobotPartLogs.bind(owner.app), { id: machine.part_id, levels: [], filter: last, pageToken: '', limit: 1 }, owner.md);
+    const page = await cloudCall(
+      owner.app.getRobotPartLogs.bind(owner.app),
+      { id: machine.part_id, levels: [], filter: last, pageToken: '', limit: 1 },
+      owner.md,
+    );
     if (page.logs.length) break;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -106,8 +121,12 @@ async function main(): Promise<void> {
 
   const f = (n: number, d = 1) => n.toFixed(d);
   process.stdout.write(`bench:online (${CHANGES} changes, ${LINES} log lines)\n`);
-  process.stdout.write(`  UpdateRobotPart -> new resource answering: p50 ${f(p50)} ms, p95 ${f(p95)} ms  (target p50 <= 500 ms: ${f(p50 / 500, 2)}x of target; SPEC limit 15 s: ${f(p95 / 15000, 3)}x)\n`);
-  process.stdout.write(`  log shipping: ${f(linesPerS, 0)} lines/s sustained (${LINES} lines in ${f(shipMs, 0)} ms; target >= 20000: ${f(linesPerS / 20000, 2)}x of target)\n`);
+  process.stdout.write(
+    `  UpdateRobotPart -> new resource answering: p50 ${f(p50)} ms, p95 ${f(p95)} ms  (target p50 <= 500 ms: ${f(p50 / 500, 2)}x of target; SPEC limit 15 s: ${f(p95 / 15000, 3)}x)\n`,
+  );
+  process.stdout.write(
+    `  log shipping: ${f(linesPerS, 0)} lines/s sustained (${LINES} lines in ${f(shipMs, 0)} ms; target >= 20000: ${f(linesPerS / 20000, 2)}x of target)\n`,
+  );
   process.stdout.write(`  runtime CPU per 1,000 lines shipped: ${f(cpuPer1000, 2)} ms (idle rate ${f(idleRate * 1000, 1)} ms/s subtracted)\n`);
 }
 

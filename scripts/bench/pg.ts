@@ -38,14 +38,15 @@ async function generate(store: Store, org: string, rows: number, firstSeq: numbe
 }
 
 const ms = (x: number) => `${x.toFixed(x < 10 ? 2 : 0)} ms`;
-const perSec = (rows: number, t: number) => `${((rows / t) * 1000 / 1e6).toFixed(2)} M rows/s`;
+const perSec = (rows: number, t: number) => `${(((rows / t) * 1000) / 1e6).toFixed(2)} M rows/s`;
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-pg-'));
   const store = await Store.open(dir, { readers: 1 });
   const connect = () => store.instance.connect();
   let endpoint: PgEndpoint | undefined;
-  const client = () => new pg.Client({ host: '127.0.0.1', port: endpoint!.address()!.port, user: databaseUsername(ORG), password: PASSWORD, database: 'sensorData' });
+  const client = () =>
+    new pg.Client({ host: '127.0.0.1', port: endpoint!.address()!.port, user: databaseUsername(ORG), password: PASSWORD, database: 'sensorData' });
   try {
     console.log(`generating ${ROWS} readings ...`);
     await generate(store, ORG, ROWS, 1);
@@ -81,7 +82,13 @@ async function main(): Promise<void> {
     const [tw, td] = [mid(times[0]), mid(times[1])];
 
     // Latency: a point query with parameters, prepared once by name, over loopback.
-    const point = new pg.Client({ host: '127.0.0.1', port: endpoint.address()!.port, user: databaseUsername(POINT_ORG), password: PASSWORD, database: 'sensorData' });
+    const point = new pg.Client({
+      host: '127.0.0.1',
+      port: endpoint.address()!.port,
+      user: databaseUsername(POINT_ORG),
+      password: PASSWORD,
+      database: 'sensorData',
+    });
     await point.connect();
     const lat: number[] = [];
     for (let i = 0; i < POINT_QUERIES + 50; i++) {
@@ -103,7 +110,9 @@ async function main(): Promise<void> {
     console.log('');
     console.log('| case | endpoint | anchor | ratio | target |');
     console.log('|---|---|---|---|---|');
-    console.log(`| SELECT of ${ROWS} rows (4 columns) | ${ms(tw)} = ${perSec(ROWS, tw)} through the wire (node-postgres) | ${ms(td)} = ${perSec(ROWS, td)} DuckDB directly | ${ratio.toFixed(2)}x | >= 0.5x |`);
+    console.log(
+      `| SELECT of ${ROWS} rows (4 columns) | ${ms(tw)} = ${perSec(ROWS, tw)} through the wire (node-postgres) | ${ms(td)} = ${perSec(ROWS, td)} DuckDB directly | ${ratio.toFixed(2)}x | >= 0.5x |`,
+    );
     console.log(`| point query with 2 parameters, ${lat.length} runs | p50 ${ms(p(0.5))}, p99 ${ms(p(0.99))} | | | p50 <= 2 ms |`);
   } finally {
     await endpoint?.close();

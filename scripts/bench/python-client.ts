@@ -111,7 +111,11 @@ try {
   const org = (await admin<{ id: string }>('org.create', { name: 'bench' })).id;
   const machine = await admin<{ part_id: string }>('machine.create', { org, name: 'rover' });
   const key = await admin<{ id: string; key: string }>('key.create', { org, role: 'owner' });
-  console.log(`bench:python — ${POINTS} points, batches of ${BATCH}, pages of ${PAGE}, best of ${ROUNDS} rounds; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `bench:python — ${POINTS} points, batches of ${BATCH}, pages of ${PAGE}, best of ${ROUNDS} rounds; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const runs: { ts: Timings[]; py: Timings[] } = { ts: [], py: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const ts = () => typescriptRun(cloud.address, key.id, key.key, org, machine.part_id, `thermo-ts-${round}`).then((t) => runs.ts.push(t));
@@ -139,7 +143,11 @@ try {
   row(`upload ${POINTS} points`, ts.upload_s, py.upload_s, rate);
   row(`tabular_data_by_filter, all ${POINTS}`, ts.filter_s, py.filter_s, rate);
   row(`tabular_data_by_sql, all ${POINTS}`, ts.sql_s, py.sql_s, rate);
-  console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 } finally {
   await cloud.stop();
   rmSync(dataDir, { recursive: true, force: true });

@@ -29,7 +29,10 @@ const REPEATS = 3;
 async function medians(engine: () => Promise<unknown>, anchor: () => Promise<unknown>): Promise<[number, number]> {
   const times: [number[], number[]] = [[], []];
   for (let i = 0; i < REPEATS; i++) {
-    for (const [k, fn] of [[0, engine], [1, anchor]] as const) {
+    for (const [k, fn] of [
+      [0, engine],
+      [1, anchor],
+    ] as const) {
       const t0 = performance.now();
       await fn();
       times[k].push(performance.now() - t0);
@@ -46,7 +49,7 @@ const same = (a: unknown, b: unknown) => {
   return JSON.stringify(a, round) === JSON.stringify(b, round);
 };
 const ratio = (a: number, b: number) => `${(a / b).toFixed(a / b < 0.1 ? 4 : 2)}x`;
-const perSec = (rows: number, t: number) => `${((rows / t) * 1000 / 1e6).toFixed(1)} M rows/s`;
+const perSec = (rows: number, t: number) => `${(((rows / t) * 1000) / 1e6).toFixed(1)} M rows/s`;
 
 async function generate(store: Store, org: string, rows: number, firstSeq: number): Promise<void> {
   await store.execute(`INSERT INTO tabular_data (seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id,
@@ -82,7 +85,10 @@ async function main(): Promise<void> {
     const rawRows = (await raw.runAndReadAll(rawSql)).getRowObjectsJS();
     const sandboxRows = await sandbox.query('org-sql', userSql);
     if (sandboxRows.length !== rawRows.length || Number(rawRows[0].n) !== sandboxRows[0].n) throw new Error('SQL results differ');
-    const [tSandbox, tRaw] = await medians(() => sandbox.query('org-sql', userSql), async () => (await raw.runAndReadAll(rawSql)).getRowObjectsJS());
+    const [tSandbox, tRaw] = await medians(
+      () => sandbox.query('org-sql', userSql),
+      async () => (await raw.runAndReadAll(rawSql)).getRowObjectsJS(),
+    );
     raw.closeSync();
     console.log(`\nSQL GROUP BY over ${SQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  sandboxed TabularDataBySQL: ${ms(tSandbox)}  (${perSec(SQL_ROWS, tSandbox)})`);
@@ -99,13 +105,19 @@ async function main(): Promise<void> {
     t0 = performance.now();
     const loader = await connect();
     const full = planPushdown([]);
-    const everything = await scanDocuments(loader, readingsSql(full, readingsScope('org-mql')), dateFieldsOf(full.fields), { timeoutMs: 600_000, maxRows: 5_000_000 });
+    const everything = await scanDocuments(loader, readingsSql(full, readingsScope('org-mql')), dateFieldsOf(full.fields), {
+      timeoutMs: 600_000,
+      maxRows: 5_000_000,
+    });
     loader.closeSync();
     console.log(`\nloaded ${everything.length} full documents for mingo alone in ${ms(performance.now() - t0)} (not counted below)`);
     const expected = aggregate(everything, pipeline);
     const actual = await runner.run('org-mql', pipeline, { sourceType: 'STANDARD' });
     if (!same(expected, actual)) throw new Error(`MQL results differ: ${JSON.stringify(actual)} vs ${JSON.stringify(expected)}`);
-    const [tEngine, tMingo] = await medians(() => runner.run('org-mql', pipeline, { sourceType: 'STANDARD' }), async () => aggregate(everything, pipeline));
+    const [tEngine, tMingo] = await medians(
+      () => runner.run('org-mql', pipeline, { sourceType: 'STANDARD' }),
+      async () => aggregate(everything, pipeline),
+    );
     console.log(`MQL $match + $group over ${MQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  TabularDataByMQL (push-down + mingo): ${ms(tEngine)}  (${perSec(MQL_ROWS, tEngine)})`);
     console.log(`  mingo alone, documents in memory (anchor): ${ms(tMingo)}  (${perSec(MQL_ROWS, tMingo)})`);
@@ -123,7 +135,10 @@ async function main(): Promise<void> {
     const expectedSel = aggregate(everything, selective);
     const actualSel = await runner.run('org-mql', selective, { sourceType: 'STANDARD' });
     if (!same(expectedSel, actualSel)) throw new Error(`selective MQL results differ: ${JSON.stringify(actualSel)} vs ${JSON.stringify(expectedSel)}`);
-    const [tEngineSel, tMingoSel] = await medians(() => runner.run('org-mql', selective, { sourceType: 'STANDARD' }), async () => aggregate(everything, selective));
+    const [tEngineSel, tMingoSel] = await medians(
+      () => runner.run('org-mql', selective, { sourceType: 'STANDARD' }),
+      async () => aggregate(everything, selective),
+    );
     console.log(`MQL selective $match (1/80 of rows) + $group over ${MQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  TabularDataByMQL: ${ms(tEngineSel)};  mingo alone: ${ms(tMingoSel)};  ratio ${ratio(tEngineSel, tMingoSel)}`);
 
@@ -132,7 +147,10 @@ async function main(): Promise<void> {
     const expectedMingo = aggregate(everything, inMingo);
     const actualMingo = await runner.run('org-mql', inMingo, { sourceType: 'STANDARD' });
     if (!same(expectedMingo, actualMingo)) throw new Error('MQL ($max) results differ');
-    const [tEngineM, tMingoM] = await medians(() => runner.run('org-mql', inMingo, { sourceType: 'STANDARD' }), async () => aggregate(everything, inMingo));
+    const [tEngineM, tMingoM] = await medians(
+      () => runner.run('org-mql', inMingo, { sourceType: 'STANDARD' }),
+      async () => aggregate(everything, inMingo),
+    );
     console.log(`MQL $match + $group with $max (grouped by mingo) over ${MQL_ROWS} rows (median of ${REPEATS})`);
     console.log(`  TabularDataByMQL: ${ms(tEngineM)};  mingo alone: ${ms(tMingoM)};  ratio ${ratio(tEngineM, tMingoM)}`);
   } finally {

@@ -22,7 +22,10 @@ const MAIN = fileURLToPath(new URL('../../core/server/main.js', import.meta.url)
 const FLOOR = fileURLToPath(new URL('./worker-floor.js', import.meta.url));
 const ANCHOR = fileURLToPath(new URL('./in-process-server.js', import.meta.url));
 const sensor = (i: number) => ({ name: `s${i}`, api: 'core:component:sensor', model: 'fake', attributes: { readings: { temperature_c: 21.5, i } } });
-const config = (n: number, extra: object[] = []) => ({ network: { bind_address: 'localhost:0' }, components: [...Array.from({ length: n }, (_, i) => sensor(i)), ...extra] });
+const config = (n: number, extra: object[] = []) => ({
+  network: { bind_address: 'localhost:0' },
+  components: [...Array.from({ length: n }, (_, i) => sensor(i)), ...extra],
+});
 
 interface Started {
   address: string;
@@ -76,10 +79,14 @@ async function memory(): Promise<void> {
     const server = await startRuntime(n);
     runtime.push(await settledRss(server));
     await server.stop();
-    console.log(`  ${String(n).padStart(3)} resources: platform-server ${runtime.at(-1)!.toFixed(1)} MB   floor (${n} empty Piscina workers) ${floor.at(-1)!.toFixed(1)} MB`);
+    console.log(
+      `  ${String(n).padStart(3)} resources: platform-server ${runtime.at(-1)!.toFixed(1)} MB   floor (${n} empty Piscina workers) ${floor.at(-1)!.toFixed(1)} MB`,
+    );
   }
   const slope = (values: number[]) => (values.at(-1)! - values[0]) / (COUNTS.at(-1)! - COUNTS[0]);
-  console.log(`  per-resource slope 1 -> 100: platform-server ${slope(runtime).toFixed(2)} MB/resource, floor ${slope(floor).toFixed(2)} MB/worker, ratio ${(slope(runtime) / slope(floor)).toFixed(2)}x  target <= 4 MB/resource`);
+  console.log(
+    `  per-resource slope 1 -> 100: platform-server ${slope(runtime).toFixed(2)} MB/resource, floor ${slope(floor).toFixed(2)} MB/worker, ratio ${(slope(runtime) / slope(floor)).toFixed(2)}x  target <= 4 MB/resource`,
+  );
 }
 
 async function startRuntime(n: number): Promise<Started> {
@@ -126,7 +133,11 @@ async function main(): Promise<void> {
   const runs = Number(process.env.BENCH_RUNS ?? 3);
   console.log(`platform-server runtime benchmark (node ${process.version}, ${runs} runs each where repeated)\n`);
 
-  console.log(`load average before: ${loadavg().map((l) => l.toFixed(1)).join(' ')} (wall times below stretch with it; CPU times much less)\n`);
+  console.log(
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (wall times below stretch with it; CPU times much less)\n`,
+  );
   if (process.env.BENCH_ONLY === 'memory') {
     await memory();
     process.exit(0);
@@ -146,28 +157,47 @@ async function main(): Promise<void> {
     await hundred.stop();
   }
   const report = (label: string, runs: Omit<Started, 'configPath'>[], target = '') =>
-    console.log(`${label} median ${median(runs.map((r) => r.ms)).toFixed(0)} ms wall, ${median(runs.map((r) => r.cpuMs)).toFixed(0)} ms CPU  (wall runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')})${target}`);
+    console.log(
+      `${label} median ${median(runs.map((r) => r.ms)).toFixed(0)} ms wall, ${median(runs.map((r) => r.cpuMs)).toFixed(0)} ms CPU  (wall runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')})${target}`,
+    );
   report('start to serving, 1 resource:   ', startOne);
   report('start to serving, 100 resources:', startHundred, '  target <= 2000 ms wall');
   report('floor, 100 empty Piscina workers:', floor);
-  console.log(`  100 resources / floor: ${(median(startHundred.map((r) => r.ms)) / median(floor.map((r) => r.ms))).toFixed(2)}x wall, ${(median(startHundred.map((r) => r.cpuMs)) / median(floor.map((r) => r.cpuMs))).toFixed(2)}x CPU`);
+  console.log(
+    `  100 resources / floor: ${(median(startHundred.map((r) => r.ms)) / median(floor.map((r) => r.ms))).toFixed(2)}x wall, ${(median(startHundred.map((r) => r.cpuMs)) / median(floor.map((r) => r.cpuMs))).toFixed(2)}x CPU`,
+  );
 
   const runtime = await startRuntime(1);
   const anchor = await startProgram([ANCHOR], /serving on (\S+)/);
-  const [viaWorker, inProcess] = await latencies([runtime.address, anchor.address].map((a) => new SensorServiceClient(a, credentials.createInsecure())), 's0', 5000);
+  const [viaWorker, inProcess] = await latencies(
+    [runtime.address, anchor.address].map((a) => new SensorServiceClient(a, credentials.createInsecure())),
+    's0',
+    5000,
+  );
   await anchor.stop();
   const added = pct(viaWorker, 0.5) - pct(inProcess, 0.5);
   console.log(`\nGetReadings over loopback gRPC (5000 calls each after 300 warm-up, in alternating blocks of 500):`);
   console.log(`  through the driver's worker: p50 ${pct(viaWorker, 0.5).toFixed(3)} ms  p99 ${pct(viaWorker, 0.99).toFixed(3)} ms`);
   console.log(`  served in-process (anchor):  p50 ${pct(inProcess, 0.5).toFixed(3)} ms  p99 ${pct(inProcess, 0.99).toFixed(3)} ms`);
-  console.log(`  ratio worker/in-process at p50: ${(pct(viaWorker, 0.5) / pct(inProcess, 0.5)).toFixed(2)}x; the worker adds ${added.toFixed(3)} ms at p50 (target <= 0.2 ms)`);
+  console.log(
+    `  ratio worker/in-process at p50: ${(pct(viaWorker, 0.5) / pct(inProcess, 0.5)).toFixed(2)}x; the worker adds ${added.toFixed(3)} ms at p50 (target <= 0.2 ms)`,
+  );
 
   const client = new SensorServiceClient(runtime.address, credentials.createInsecure());
   const reconfig: number[] = [];
   for (let r = 0; r < Math.max(runs, 5); r++) {
     const name = `added${r}`;
     const temp = `${runtime.configPath}.tmp`;
-    writeFileSync(temp, JSON.stringify({ ...config(1, Array.from({ length: r + 1 }, (_, k) => ({ ...sensor(1000 + k), name: `added${k}` }))), network: { bind_address: 'localhost:0' } }));
+    writeFileSync(
+      temp,
+      JSON.stringify({
+        ...config(
+          1,
+          Array.from({ length: r + 1 }, (_, k) => ({ ...sensor(1000 + k), name: `added${k}` })),
+        ),
+        network: { bind_address: 'localhost:0' },
+      }),
+    );
     const t0 = performance.now();
     renameSync(temp, runtime.configPath);
     for (;;) {
@@ -180,7 +210,9 @@ async function main(): Promise<void> {
     }
     reconfig.push(performance.now() - t0);
   }
-  console.log(`\nsaved config change to the new resource answering: median ${median(reconfig).toFixed(0)} ms (runs: ${reconfig.map((v) => v.toFixed(0)).join(', ')})  target <= 1000 ms`);
+  console.log(
+    `\nsaved config change to the new resource answering: median ${median(reconfig).toFixed(0)} ms (runs: ${reconfig.map((v) => v.toFixed(0)).join(', ')})  target <= 1000 ms`,
+  );
   await runtime.stop();
   await memory();
   process.exit(0);

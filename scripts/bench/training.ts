@@ -45,14 +45,30 @@ interface Figures {
 async function anchor(source: MemoryDataSource, org: string, datasetId: string, folder: string): Promise<Figures> {
   const exported = await exportDataset(source, org, datasetId, join(folder, 'dataset'), labels);
   const started = performance.now();
-  const child = spawn(defaultPython(), [script, `--dataset_file=${exported.datasetFile}`, `--model_output_directory=${join(folder, 'out')}`,
-    '--model_type=single_label_classification', `--labels=${labels.join(',')}`, `--num_threads=${threads}`,
-    ...Object.entries(args).map(([k, v]) => `--${k}=${v}`)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  const child = spawn(
+    defaultPython(),
+    [
+      script,
+      `--dataset_file=${exported.datasetFile}`,
+      `--model_output_directory=${join(folder, 'out')}`,
+      '--model_type=single_label_classification',
+      `--labels=${labels.join(',')}`,
+      `--num_threads=${threads}`,
+      ...Object.entries(args).map(([k, v]) => `--${k}=${v}`),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } },
+  );
   let reached: Figures | undefined;
   for await (const line of createInterface({ input: child.stdout })) {
     const event = JSON.parse(line) as { event: string; epoch_fraction: number; metric: number; images_per_second: number; elapsed_seconds: number };
     if (event.event === 'progress' && event.metric >= TARGET && !reached) {
-      reached = { secondsTo90: (performance.now() - started) / 1000, loopSeconds: event.elapsed_seconds, epochs: event.epoch_fraction, accuracy: event.metric, imagesPerSecond: event.images_per_second };
+      reached = {
+        secondsTo90: (performance.now() - started) / 1000,
+        loopSeconds: event.elapsed_seconds,
+        epochs: event.epoch_fraction,
+        accuracy: event.metric,
+        imagesPerSecond: event.images_per_second,
+      };
     }
   }
   if (!reached) throw new Error(`the bare trainer never reached ${TARGET} validation accuracy`);
@@ -64,11 +80,23 @@ async function service(source: MemoryDataSource, org: string, datasetId: string,
   await training.start();
   try {
     const submitted = Date.now();
-    const id = await training.submitTrainingJob({ organizationId: org, datasetId, modelName: 'bench', modelVersion: 'v1', modelType: 'SINGLE_LABEL_CLASSIFICATION', tags: labels, arguments: args });
-    const job = await waitFor('the job to finish', () => {
-      const j = training.getTrainingJob(id);
-      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
-    }, 30 * 60_000);
+    const id = await training.submitTrainingJob({
+      organizationId: org,
+      datasetId,
+      modelName: 'bench',
+      modelVersion: 'v1',
+      modelType: 'SINGLE_LABEL_CLASSIFICATION',
+      tags: labels,
+      arguments: args,
+    });
+    const job = await waitFor(
+      'the job to finish',
+      () => {
+        const j = training.getTrainingJob(id);
+        return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
+      },
+      30 * 60_000,
+    );
     if (job.status !== 'COMPLETED') throw new Error(`the job ended ${job.status}: ${job.errorStatus?.message}`);
     for (const entry of (await training.getTrainingJobLogs(id)).logs) {
       const m = /^epoch (\d+)\/\d+: .*validation accuracy ([\d.]+), (\d+) images\/s/.exec(entry.message);
@@ -86,15 +114,21 @@ const folder = await mkdtemp(join(tmpdir(), 'bench-training-'));
 try {
   const source = new MemoryDataSource();
   const datasetId = source.addShapes('bench-org', shapeImages(IMAGES, { seed: 11 }));
-  console.log(`dataset: ${IMAGES} images of 64x64, 3 classes, 80/20 train/validation split; ${threads} PyTorch thread(s); load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs`);
+  console.log(
+    `dataset: ${IMAGES} images of 64x64, 3 classes, 80/20 train/validation split; ${threads} PyTorch thread(s); load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} CPUs`,
+  );
   const bare = await anchor(source, 'bench-org', datasetId, join(folder, 'anchor'));
   const svc = await service(source, 'bench-org', datasetId, join(folder, 'service'));
   const row = (name: string, f: Figures) =>
-    console.log(`${name.padEnd(28)} ${f.secondsTo90.toFixed(2).padStart(7)} s to ${TARGET * 100}% (epoch ${Number.isInteger(f.epochs) ? f.epochs : f.epochs.toFixed(1)}, accuracy ${f.accuracy.toFixed(3)})   ${f.imagesPerSecond.toFixed(0).padStart(5)} images/s trained`);
+    console.log(
+      `${name.padEnd(28)} ${f.secondsTo90.toFixed(2).padStart(7)} s to ${TARGET * 100}% (epoch ${Number.isInteger(f.epochs) ? f.epochs : f.epochs.toFixed(1)}, accuracy ${f.accuracy.toFixed(3)})   ${f.imagesPerSecond.toFixed(0).padStart(5)} images/s trained`,
+    );
   row('anchor: bare PyTorch', bare);
   console.log(`  (of which ${bare.loopSeconds!.toFixed(2)} s in the training loop; the rest is python start, torch import and image loading)`);
   row('service: submit -> 90%', svc);
-  console.log(`ratio service/anchor: time to 90% ${(svc.secondsTo90 / bare.secondsTo90).toFixed(2)}x, images/s ${(svc.imagesPerSecond / bare.imagesPerSecond).toFixed(2)}x`);
+  console.log(
+    `ratio service/anchor: time to 90% ${(svc.secondsTo90 / bare.secondsTo90).toFixed(2)}x, images/s ${(svc.imagesPerSecond / bare.imagesPerSecond).toFixed(2)}x`,
+  );
 } finally {
   await rm(folder, { recursive: true, force: true });
 }

@@ -18,7 +18,12 @@ const MAIN = fileURLToPath(new URL('../../core/server/main.js', import.meta.url)
 const dir = mkdtempSync(join(tmpdir(), 'platform-bench-web-'));
 const components = [
   { name: 'b', api: 'core:component:board', model: 'fake', attributes: {} },
-  ...Array.from({ length: 4 }, (_, i) => ({ name: `m${i}`, api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: String(10 + 2 * i), dir: String(11 + 2 * i) }, max_rpm: 100 } })),
+  ...Array.from({ length: 4 }, (_, i) => ({
+    name: `m${i}`,
+    api: 'core:component:motor',
+    model: 'gpio',
+    attributes: { board: 'b', pins: { pwm: String(10 + 2 * i), dir: String(11 + 2 * i) }, max_rpm: 100 },
+  })),
   ...Array.from({ length: 5 }, (_, i) => ({ name: `s${i}`, api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: i } } })),
 ];
 writeFileSync(join(dir, 'config.json'), JSON.stringify({ network: { bind_address: 'localhost:0' }, components }));
@@ -68,7 +73,9 @@ try {
     `runtime control page  JavaScript ${(gzipBytes / 1024).toFixed(1)} KB gzip (${(rawBytes / 1024).toFixed(1)} KB raw), ratio to target ${(gzipBytes / 1024 / TARGET_KB).toFixed(2)}x  ` +
       `load to interactive median ${m.toFixed(3)} s (min ${Math.min(...times).toFixed(3)}, max ${Math.max(...times).toFixed(3)}), ratio to target ${(m / TARGET_S).toFixed(2)}x`,
   );
-  console.log(`  first GetMachineStatus: sent at median ${median(calls.map((c) => c.start)).toFixed(0)} ms, round trip median ${median(calls.map((c) => c.duration)).toFixed(0)} ms`);
+  console.log(
+    `  first GetMachineStatus: sent at median ${median(calls.map((c) => c.start)).toFixed(0)} ms, round trip median ${median(calls.map((c) => c.duration)).toFixed(0)} ms`,
+  );
   console.log('cloud data browser    not built yet (see core/web/README.md)');
 } finally {
   await browser.close();

@@ -6,7 +6,10 @@ import { Piscina } from 'piscina';
 const count = Number(process.argv[2] ?? 100);
 // CommonJS, like the runtime's worker host: the cheapest worker Piscina can start.
 const filename = new URL('./empty-worker.cjs', import.meta.url).href;
-const pools = Array.from({ length: count }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', recordTiming: false }));
+const pools = Array.from(
+  { length: count },
+  () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, atomics: 'disabled', recordTiming: false }),
+);
 await Promise.all(pools.map((pool) => pool.run(null)));
 process.stdout.write(`ready: ${count} workers\n`);
 // Piscina unrefs its workers: keep the process (and so its workers, for an RSS reading) until SIGTERM.

@@ -120,7 +120,8 @@ export function checkManual(root: string, manual: string, text = readFileSync(jo
       }
       if (anchor !== undefined && anchor !== '') {
         if (!file.endsWith('.md')) continue;
-        if (!anchorsIn(file).has(anchor.toLowerCase())) problems.push({ manual, line, message: `link to ${target}: ${shown} has no heading with anchor #${anchor}` });
+        if (!anchorsIn(file).has(anchor.toLowerCase()))
+          problems.push({ manual, line, message: `link to ${target}: ${shown} has no heading with anchor #${anchor}` });
       }
     }
     const withoutLinkTargets = content.replace(LINK, (whole) => whole.replace(/\]\([^)]*\)/, ']'));
@@ -129,11 +130,23 @@ export function checkManual(root: string, manual: string, text = readFileSync(jo
       const first = path.split('/')[0];
       if (PATTERN.test(path) || /[\s:@~]/.test(path) || path.startsWith('/') || path.startsWith('.')) continue;
       if (path.includes('/') && TOP_LEVEL.includes(first)) {
-        if (!existsSync(join(root, path))) problems.push({ manual, line, message: `\`${path}\` names a source path that does not exist (paths that start at a top-level folder are read from the repository root)` });
+        if (!existsSync(join(root, path)))
+          problems.push({
+            manual,
+            line,
+            message: `\`${path}\` names a source path that does not exist (paths that start at a top-level folder are read from the repository root)`,
+          });
       } else if (SOURCE_FILE.test(path) && !['gen', 'dist', 'node_modules'].includes(first)) {
         const found = path.includes('/') ? existsSync(join(here, path)) : existsBelow(here, path);
-        const where = path.includes('/') ? `relative to ${relative(root, here) || 'the repository root'}` : `in ${relative(root, here) || 'the repository'} or below`;
-        if (!found) problems.push({ manual, line, message: `\`${path}\` names a source file that does not exist ${where} (write a path of another folder from the repository root)` });
+        const where = path.includes('/')
+          ? `relative to ${relative(root, here) || 'the repository root'}`
+          : `in ${relative(root, here) || 'the repository'} or below`;
+        if (!found)
+          problems.push({
+            manual,
+            line,
+            message: `\`${path}\` names a source file that does not exist ${where} (write a path of another folder from the repository root)`,
+          });
       }
     }
   }

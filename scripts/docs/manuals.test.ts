@@ -61,7 +61,8 @@ test('a source path in backticks must exist from the repository root; patterns a
     {
       manual: 'README.md',
       line: 2,
-      message: '`core/kernel/atomic-file.ts` names a source path that does not exist (paths that start at a top-level folder are read from the repository root)',
+      message:
+        '`core/kernel/atomic-file.ts` names a source path that does not exist (paths that start at a top-level folder are read from the repository root)',
     },
   ]);
 });
@@ -70,7 +71,11 @@ test("a file name in a manual's code map must exist below the manual's folder", 
   const dir = fixture(t);
   const text = '# Core\n\n| `machine.ts` | the kernel |\n| `atomic-file.ts` | durable files |\n';
   t.deepEqual(checkManual(dir, 'core/README.md', text), [
-    { manual: 'core/README.md', line: 4, message: '`atomic-file.ts` names a source file that does not exist in core or below (write a path of another folder from the repository root)' },
+    {
+      manual: 'core/README.md',
+      line: 4,
+      message: '`atomic-file.ts` names a source file that does not exist in core or below (write a path of another folder from the repository root)',
+    },
   ]);
 });
 

@@ -39,21 +39,37 @@ test('a model trained with default arguments is served by the runtime and labels
     training.submitTrainingJob({ organizationId: org, datasetId, modelName, modelVersion: 'v1', modelType, tags: [...classes], arguments: {} });
   const ids = [await submit('colours', 'SINGLE_LABEL_CLASSIFICATION'), await submit('finder', 'OBJECT_DETECTION')];
   for (const id of ids) {
-    const job = await waitFor(`job ${id}`, () => {
-      const j = training.getTrainingJob(id);
-      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
-    }, 600_000);
+    const job = await waitFor(
+      `job ${id}`,
+      () => {
+        const j = training.getTrainingJob(id);
+        return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
+      },
+      600_000,
+    );
     t.is(job.status, 'COMPLETED', JSON.stringify(job.errorStatus));
-    t.log(`${job.modelName}: ${JSON.stringify(job.validationMetrics)}, trained in ${(Date.parse(job.trainingEnded!) - Date.parse(job.trainingStarted!)) / 1000} s`);
+    t.log(
+      `${job.modelName}: ${JSON.stringify(job.validationMetrics)}, trained in ${(Date.parse(job.trainingEnded!) - Date.parse(job.trainingStarted!)) / 1000} s`,
+    );
     t.is(job.validationMetrics.better_than_chance, 1, JSON.stringify(job.validationMetrics));
   }
 
   const folder = (model: string) => dirname(training.artefacts.filePath(org, model, 'v1', 'model.onnx'));
   const runtime = await spawnRuntime({
     services: [
-      { name: 'colours-model', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: join(folder('colours'), 'model.onnx'), label_path: join(folder('colours'), 'labels.txt') } },
+      {
+        name: 'colours-model',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(folder('colours'), 'model.onnx'), label_path: join(folder('colours'), 'labels.txt') },
+      },
       { name: 'colours', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'colours-model' } },
-      { name: 'finder-model', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: join(folder('finder'), 'model.onnx'), label_path: join(folder('finder'), 'labels.txt') } },
+      {
+        name: 'finder-model',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(folder('finder'), 'model.onnx'), label_path: join(folder('finder'), 'labels.txt') },
+      },
       { name: 'finder', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'finder-model', default_minimum_confidence: 0.3 } },
     ],
   });
@@ -63,7 +79,11 @@ test('a model trained with default arguments is served by the runtime and labels
   const heldOut = shapeImages(40, { colours: [...classes], seed: 77 });
   let right = 0;
   for (const image of heldOut) {
-    const r = await call(vision, 'getClassifications', GetClassificationsRequest.fromPartial({ name: 'colours', image: Buffer.from(image.png), mimeType: 'image/png', n: 1 }));
+    const r = await call(
+      vision,
+      'getClassifications',
+      GetClassificationsRequest.fromPartial({ name: 'colours', image: Buffer.from(image.png), mimeType: 'image/png', n: 1 }),
+    );
     if (r.classifications[0]?.className === image.labels[0]) right += 1;
   }
   t.true(right / heldOut.length >= 0.9, `GetClassifications right on ${right} of ${heldOut.length}`);
@@ -75,8 +95,13 @@ test('a model trained with default arguments is served by the runtime and labels
     for (const object of image.objects) {
       total += 1;
       const truth = object.box.map((v) => v * 64);
-      if (r.detections.some((d: { className: string; xMin: number; yMin: number; xMax: number; yMax: number }) =>
-        d.className === object.label && iou([d.xMin, d.yMin, d.xMax, d.yMax], truth) >= 0.5)) found += 1;
+      if (
+        r.detections.some(
+          (d: { className: string; xMin: number; yMin: number; xMax: number; yMax: number }) =>
+            d.className === object.label && iou([d.xMin, d.yMin, d.xMax, d.yMax], truth) >= 0.5,
+        )
+      )
+        found += 1;
     }
   }
   t.true(found / total >= 0.8, `GetDetections found ${found} of ${total} boxes at IoU >= 0.5`);

@@ -11,7 +11,12 @@ import { relative, resolve, dirname, sep } from 'node:path';
 /** Each rule: files under `area` may not import files under any of `forbidden` unless under `allowed`. */
 export const BOUNDARIES = [
   { area: 'drivers', forbidden: ['core', 'cloud', 'scripts'], allowed: [], rule: 'drivers/ imports only plugins/, its own files and packages' },
-  { area: 'plugins', forbidden: ['core', 'cloud', 'drivers', 'scripts'], allowed: [], rule: 'plugins/ (its examples included) never imports core/, cloud/ or drivers/' },
+  {
+    area: 'plugins',
+    forbidden: ['core', 'cloud', 'drivers', 'scripts'],
+    allowed: [],
+    rule: 'plugins/ (its examples included) never imports core/, cloud/ or drivers/',
+  },
   { area: 'cloud', forbidden: ['core'], allowed: ['core/shared'], rule: 'cloud/ imports from core/ only through core/shared/' },
 ];
 

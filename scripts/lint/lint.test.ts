@@ -32,8 +32,14 @@ test('a driver may import plugins/, its own files, gen/ and packages', async (t)
 });
 
 test('a driver that imports cloud/ or a type from core/ fails lint', async (t) => {
-  const found = await problems('drivers/board/fake/reach.ts', "import type { Store } from '../../../cloud/store/store.js';\nimport type { Kernel } from '../../../core/kernel/kernel.js';\nexport type S = Store | Kernel;\n");
-  t.deepEqual(found.map((f) => f.rule), ['platform/boundaries', 'platform/boundaries']);
+  const found = await problems(
+    'drivers/board/fake/reach.ts',
+    "import type { Store } from '../../../cloud/store/store.js';\nimport type { Kernel } from '../../../core/kernel/kernel.js';\nexport type S = Store | Kernel;\n",
+  );
+  t.deepEqual(
+    found.map((f) => f.rule),
+    ['platform/boundaries', 'platform/boundaries'],
+  );
 });
 
 test('plugins/ and its examples never import core/, cloud/ or drivers/', async (t) => {
@@ -48,15 +54,20 @@ test('cloud/ imports core/ only through core/shared/', async (t) => {
   const wrong = await problems('cloud/data/reach.ts', "import { Kernel } from '../../core/kernel/kernel.js';\nexport const k = Kernel;\n");
   t.is(wrong.length, 1);
   t.regex(wrong[0].message, /cloud\/ imports from core\/ only through core\/shared\//);
-  const right = await problems('cloud/data/reach.ts', "import { invalidArgument } from '../../core/shared/status-error.js';\nexport const e = invalidArgument;\n");
+  const right = await problems(
+    'cloud/data/reach.ts',
+    "import { invalidArgument } from '../../core/shared/status-error.js';\nexport const e = invalidArgument;\n",
+  );
   t.deepEqual(right, []);
 });
 
 test('an import cycle fails lint even when it is type-only, and the message shows the cycle', async (t) => {
   // cloud/server/extensions.ts imports extension-contract.ts; importing it back closes a cycle.
-  const found = await problems('cloud/server/extension-contract.ts', "import type { createExtensions } from './extensions.js';\nexport type F = typeof createExtensions;\n");
+  const found = await problems(
+    'cloud/server/extension-contract.ts',
+    "import type { createExtensions } from './extensions.js';\nexport type F = typeof createExtensions;\n",
+  );
   t.is(found.length, 1);
   t.is(found[0].rule, 'platform/no-cycle');
   t.regex(found[0].message, /cloud\/server\/extension-contract\.ts -> cloud\/server\/extensions\.ts -> cloud\/server\/extension-contract\.ts/);
 });
-

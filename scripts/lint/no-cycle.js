@@ -63,7 +63,10 @@ function pathBack(graph, start, goal) {
       return path;
     }
     for (const next of graph.get(file) ?? []) {
-      if (!previous.has(next)) { previous.set(next, file); queue.push(next); }
+      if (!previous.has(next)) {
+        previous.set(next, file);
+        queue.push(next);
+      }
     }
   }
   return undefined;

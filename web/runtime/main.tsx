@@ -52,7 +52,11 @@ function useAction(): [string, (run: () => Promise<unknown>) => void] {
 }
 
 function Failure({ text }: { text?: string }) {
-  return text ? <p class="error" role="alert">{text}</p> : null;
+  return text ? (
+    <p class="error" role="alert">
+      {text}
+    </p>
+  ) : null;
 }
 
 function SensorPanel({ name }: { name: string }) {
@@ -75,16 +79,35 @@ function MotorPanel({ name }: { name: string }) {
     <div>
       <label>
         Power {power}%{' '}
-        <input type="range" min={-100} max={100} value={power} aria-label={`power of ${name}`}
+        <input
+          type="range"
+          min={-100}
+          max={100}
+          value={power}
+          aria-label={`power of ${name}`}
           onInput={(e) => setPower(Number((e.target as HTMLInputElement).value))}
-          onChange={(e) => act(() => motorApi.setPower({ name, powerPct: Number((e.target as HTMLInputElement).value) / 100 }))} />
+          onChange={(e) => act(() => motorApi.setPower({ name, powerPct: Number((e.target as HTMLInputElement).value) / 100 }))}
+        />
       </label>
       <div class="row">
-        <label>rpm <input type="number" value={rpm} onInput={(e) => setRpm(Number((e.target as HTMLInputElement).value))} /></label>
-        <label>revolutions <input type="number" value={revolutions} onInput={(e) => setRevolutions(Number((e.target as HTMLInputElement).value))} /></label>
+        <label>
+          rpm <input type="number" value={rpm} onInput={(e) => setRpm(Number((e.target as HTMLInputElement).value))} />
+        </label>
+        <label>
+          revolutions <input type="number" value={revolutions} onInput={(e) => setRevolutions(Number((e.target as HTMLInputElement).value))} />
+        </label>
         <button onClick={() => act(() => motorApi.goFor({ name, rpm, revolutions }))}>GoFor</button>
         <button onClick={() => act(() => motorApi.goTo({ name, rpm, positionRevolutions: revolutions }))}>GoTo</button>
-        <button onClick={() => act(async () => { setPower(0); await motorApi.stop({ name }); })}>Stop</button>
+        <button
+          onClick={() =>
+            act(async () => {
+              setPower(0);
+              await motorApi.stop({ name });
+            })
+          }
+        >
+          Stop
+        </button>
       </div>
       <p data-testid={`motor-${name}`}>
         position {position.value?.position.toFixed(3) ?? '…'} rev · {position.value?.isOn ? `powered ${(position.value.powerPct * 100).toFixed(0)}%` : 'off'}
@@ -104,8 +127,12 @@ function BoardPanel({ name }: { name: string }) {
   return (
     <div>
       <div class="row">
-        <label>pin / reader / interrupt <input value={pin} onInput={(e) => setPin((e.target as HTMLInputElement).value)} /></label>
-        <label>value <input value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} /></label>
+        <label>
+          pin / reader / interrupt <input value={pin} onInput={(e) => setPin((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          value <input value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
+        </label>
       </div>
       <div class="row">
         <button onClick={() => read('GPIO', () => boardApi.getGpio({ name, pin }))}>Get GPIO</button>
@@ -115,7 +142,9 @@ function BoardPanel({ name }: { name: string }) {
         <button onClick={() => read('frequency', () => boardApi.pwmFrequency({ name, pin }))}>Get frequency</button>
         <button onClick={() => act(() => boardApi.setPwmFrequency({ name, pin, frequencyHz: number() }))}>Set frequency (Hz)</button>
         <button onClick={() => read('analog', () => boardApi.readAnalogReader({ boardName: name, analogReaderName: pin }))}>Read analog</button>
-        <button onClick={() => read('interrupt', () => boardApi.getDigitalInterruptValue({ boardName: name, digitalInterruptName: pin }))}>Interrupt count</button>
+        <button onClick={() => read('interrupt', () => boardApi.getDigitalInterruptValue({ boardName: name, digitalInterruptName: pin }))}>
+          Interrupt count
+        </button>
       </div>
       <p>{shown}</p>
       <Failure text={error} />
@@ -128,7 +157,9 @@ function EncoderPanel({ name }: { name: string }) {
   const [error, act] = useAction();
   return (
     <div>
-      <p>position {position.value?.value ?? '…'} <button onClick={() => act(() => encoderApi.resetPosition({ name }))}>Reset</button></p>
+      <p>
+        position {position.value?.value ?? '…'} <button onClick={() => act(() => encoderApi.resetPosition({ name }))}>Reset</button>
+      </p>
       <Failure text={error || position.error} />
     </div>
   );
@@ -196,10 +227,14 @@ function ResourceCard({ status }: { status: GetMachineStatusResponse['resources'
   return (
     <section class="card" data-resource={name.name}>
       <h2>
-        {name.name} <small>{name.namespace}:{name.type}:{name.subtype} · {status.model}</small>
+        {name.name}{' '}
+        <small>
+          {name.namespace}:{name.type}:{name.subtype} · {status.model}
+        </small>
       </h2>
       <p>
-        <span class={`state ${label(status.state, ResourceState, 'RESOURCE_STATE_')}`}>{label(status.state, ResourceState, 'RESOURCE_STATE_')}</span> · revision {status.revision}
+        <span class={`state ${label(status.state, ResourceState, 'RESOURCE_STATE_')}`}>{label(status.state, ResourceState, 'RESOURCE_STATE_')}</span> · revision{' '}
+        {status.revision}
       </p>
       <Failure text={status.error} />
       {Panel && ready ? <Panel name={name.name} /> : null}
@@ -220,9 +255,12 @@ function useHeldSession(): { id: string; error: string } {
         setHeld({ id: session.id, error: '' });
         const windowMs = (session.heartbeatWindow?.seconds ?? 2) * 1000 + (session.heartbeatWindow?.nanos ?? 0) / 1e6;
         // Several heartbeats per window, so one slow call does not end the session.
-        timer = setInterval(() => {
-          robotApi.sendSessionHeartbeat({ id: session.id }).catch((err: Error) => setHeld({ id: '', error: `session lost: ${err.message}` }));
-        }, Math.max(50, windowMs / 4));
+        timer = setInterval(
+          () => {
+            robotApi.sendSessionHeartbeat({ id: session.id }).catch((err: Error) => setHeld({ id: '', error: `session lost: ${err.message}` }));
+          },
+          Math.max(50, windowMs / 4),
+        );
       })
       .catch((err: Error) => setHeld({ id: '', error: `no session: ${err.message}` }));
     return () => clearInterval(timer);
@@ -252,25 +290,49 @@ function App() {
         <span data-testid="machine-state">{machine ? label(machine.state, MachineState, 'MACHINE_STATE_') : 'connecting…'}</span>
         <span>{version ? `${version.platform} ${version.version} (API ${version.apiVersion})` : ''}</span>
         <span title="the page's session: closing the tab stops what it commanded">{session.id ? `session ${session.id.slice(0, 8)}` : session.error}</span>
-        <button class="stop-all" onClick={() => act(async () => { await robotApi.stopAll({}); setStopped((n) => n + 1); })}>
+        <button
+          class="stop-all"
+          onClick={() =>
+            act(async () => {
+              await robotApi.stopAll({});
+              setStopped((n) => n + 1);
+            })
+          }
+        >
           StopAll
         </button>
         {stopped > 0 ? <span>stopped ×{stopped}</span> : null}
       </header>
       <main>
         <Failure text={stopError || status.error} />
-        {machine?.configError ? <p class="error" role="alert">config rejected: {machine.configError}</p> : null}
-        {machine?.pendingConfig ? <p>config revision {machine.pendingConfig.revision} waits: {machine.pendingConfig.reason}</p> : null}
+        {machine?.configError ? (
+          <p class="error" role="alert">
+            config rejected: {machine.configError}
+          </p>
+        ) : null}
+        {machine?.pendingConfig ? (
+          <p>
+            config revision {machine.pendingConfig.revision} waits: {machine.pendingConfig.reason}
+          </p>
+        ) : null}
         {machine ? (
           <table data-testid="resources">
             <thead>
-              <tr><th>resource</th><th>API</th><th>state</th><th>revision</th><th>error</th></tr>
+              <tr>
+                <th>resource</th>
+                <th>API</th>
+                <th>state</th>
+                <th>revision</th>
+                <th>error</th>
+              </tr>
             </thead>
             <tbody>
               {machine.resources.map((r) => (
                 <tr key={keyOf(r.name!)}>
                   <td>{r.name!.name}</td>
-                  <td>{r.name!.namespace}:{r.name!.type}:{r.name!.subtype}</td>
+                  <td>
+                    {r.name!.namespace}:{r.name!.type}:{r.name!.subtype}
+                  </td>
                   <td>{label(r.state, ResourceState, 'RESOURCE_STATE_')}</td>
                   <td>{r.revision}</td>
                   <td>{r.error}</td>

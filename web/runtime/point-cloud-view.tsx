@@ -19,14 +19,22 @@ function draw(canvas: HTMLCanvasElement, cloud: PointCloud, view: View): number 
   const ctx = canvas.getContext('2d')!;
   const image = ctx.createImageData(WIDTH, HEIGHT);
   const p = cloud.positions;
-  let cx = 0, cy = 0, cz = 0, n = 0;
+  let cx = 0,
+    cy = 0,
+    cz = 0,
+    n = 0;
   let far = 0;
   for (let i = 0; i < p.length; i += 3) {
     if (Number.isNaN(p[i])) continue;
-    cx += p[i]; cy += p[i + 1]; cz += p[i + 2]; n++;
+    cx += p[i];
+    cy += p[i + 1];
+    cz += p[i + 2];
+    n++;
   }
   if (n === 0) return 0;
-  cx /= n; cy /= n; cz /= n;
+  cx /= n;
+  cy /= n;
+  cz /= n;
   for (let i = 0; i < p.length; i += 3) if (!Number.isNaN(p[i])) far = Math.max(far, Math.hypot(p[i] - cx, p[i + 1] - cy, p[i + 2] - cz));
   const distance = far * 2.2 || 1;
   const focal = WIDTH * 0.9;
@@ -36,11 +44,16 @@ function draw(canvas: HTMLCanvasElement, cloud: PointCloud, view: View): number 
   for (let i = 0, k = 0; i < p.length; i += 3, k++) {
     if (Number.isNaN(p[i])) continue;
     // Centre, turn about the vertical (y) then the horizontal axis, and push away from the eye.
-    const x0 = p[i] - cx, y0 = p[i + 1] - cy, z0 = p[i + 2] - cz;
-    const x1 = cyaw * x0 + sy * z0, z1 = -sy * x0 + cyaw * z0;
-    const y2 = cp * y0 - sp * z1, z2 = sp * y0 + cp * z1 + distance;
+    const x0 = p[i] - cx,
+      y0 = p[i + 1] - cy,
+      z0 = p[i + 2] - cz;
+    const x1 = cyaw * x0 + sy * z0,
+      z1 = -sy * x0 + cyaw * z0;
+    const y2 = cp * y0 - sp * z1,
+      z2 = sp * y0 + cp * z1 + distance;
     if (z2 <= 1) continue;
-    const u = Math.round(WIDTH / 2 + (focal * x1) / z2), v = Math.round(HEIGHT / 2 + (focal * y2) / z2);
+    const u = Math.round(WIDTH / 2 + (focal * x1) / z2),
+      v = Math.round(HEIGHT / 2 + (focal * y2) / z2);
     if (u < 0 || v < 0 || u >= WIDTH || v >= HEIGHT) continue;
     const at = v * WIDTH + u;
     if (z2 >= depth[at]) continue;
@@ -86,11 +99,23 @@ export function PointCloudView({ name }: { name: string }) {
   };
   return (
     <div>
-      <canvas ref={canvas} width={WIDTH} height={HEIGHT} data-testid={`pointcloud-${name}`} data-points={shown} onPointerMove={drag} style={{ touchAction: 'none', cursor: 'grab' }} />
+      <canvas
+        ref={canvas}
+        width={WIDTH}
+        height={HEIGHT}
+        data-testid={`pointcloud-${name}`}
+        data-points={shown}
+        onPointerMove={drag}
+        style={{ touchAction: 'none', cursor: 'grab' }}
+      />
       <p>
         {cloud ? `${cloud.width * cloud.height} points over ${shown} pixels (drag to turn)` : '…'} <button onClick={load}>Refresh point cloud</button>
       </p>
-      {error ? <p class="error" role="alert">{error}</p> : null}
+      {error ? (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }

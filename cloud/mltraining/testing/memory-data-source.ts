@@ -20,11 +20,20 @@ export class MemoryDataSource implements TrainingDataSource {
 
   /** Adds shape images, tagged with their colours and boxed per shape. */
   addShapes(organizationId: string, shapes: ShapeImage[]): string {
-    return this.addDataset(organizationId, shapes.map((s) => ({
-      png: s.png,
-      tags: s.labels,
-      boxes: s.objects.map((o) => ({ label: o.label, xMinNormalized: o.box[0], yMinNormalized: o.box[1], xMaxNormalized: o.box[2], yMaxNormalized: o.box[3] })),
-    })));
+    return this.addDataset(
+      organizationId,
+      shapes.map((s) => ({
+        png: s.png,
+        tags: s.labels,
+        boxes: s.objects.map((o) => ({
+          label: o.label,
+          xMinNormalized: o.box[0],
+          yMinNormalized: o.box[1],
+          xMaxNormalized: o.box[2],
+          yMaxNormalized: o.box[3],
+        })),
+      })),
+    );
   }
 
   async datasetOrganization(datasetId: string): Promise<string | undefined> {

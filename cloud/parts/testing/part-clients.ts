@@ -6,9 +6,10 @@ import { AuthServiceClient } from '../../../gen/platform/rpc/v1/auth.js';
 export type Login = { id: string; key: string } | { partId: string; secret: string };
 
 export async function bearer(address: string, login: Login): Promise<Metadata> {
-  const request = 'secret' in login
-    ? { entity: login.partId, credentials: { type: 'robot-secret', payload: login.secret } }
-    : { entity: login.id, credentials: { type: 'api-key', payload: login.key } };
+  const request =
+    'secret' in login
+      ? { entity: login.partId, credentials: { type: 'robot-secret', payload: login.secret } }
+      : { entity: login.id, credentials: { type: 'api-key', payload: login.key } };
   const auth = new AuthServiceClient(address, credentials.createInsecure());
   try {
     const token = await new Promise<string>((resolve, reject) => auth.authenticate(request, (err, res) => (err ? reject(err) : resolve(res!.accessToken))));

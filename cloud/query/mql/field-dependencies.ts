@@ -30,7 +30,7 @@ function collect(value: unknown, used: Set<string>, keysArePaths: boolean): bool
   if (value === null || typeof value !== 'object' || value instanceof Date) return true;
   if (Array.isArray(value)) return value.every((v) => collect(v, used, keysArePaths));
   for (const [key, v] of Object.entries(value)) {
-    if (key === '$jsonSchema' || key === '$expr' && v === '$$ROOT') return false;
+    if (key === '$jsonSchema' || (key === '$expr' && v === '$$ROOT')) return false;
     if (keysArePaths && !key.startsWith('$')) used.add(key.split('.')[0]);
     if (!collect(v, used, keysArePaths)) return false;
   }

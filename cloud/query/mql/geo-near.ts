@@ -15,8 +15,7 @@ function toPoint(value: unknown): Point | null {
   return null;
 }
 
-const getPath = (doc: unknown, path: string): unknown =>
-  path.split('.').reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : undefined), doc);
+const getPath = (doc: unknown, path: string): unknown => path.split('.').reduce<unknown>((v, k) => (isPlainObject(v) ? v[k] : undefined), doc);
 
 function setPath(doc: Record<string, unknown>, path: string, value: unknown): void {
   const keys = path.split('.');

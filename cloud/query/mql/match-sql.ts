@@ -56,9 +56,10 @@ function conjunct(key: string, cond: unknown): Predicate | null {
 }
 
 function fieldPredicate(path: string, cond: unknown): Predicate | null {
-  const operators = isPlainObject(cond) && Object.keys(cond).length > 0 && Object.keys(cond).every((k) => k.startsWith('$'))
-    ? Object.entries(cond)
-    : [['$eq', cond] as [string, unknown]];
+  const operators =
+    isPlainObject(cond) && Object.keys(cond).length > 0 && Object.keys(cond).every((k) => k.startsWith('$'))
+      ? Object.entries(cond)
+      : [['$eq', cond] as [string, unknown]];
   if (operators.some(([op]) => op === '$options')) return null; // belongs to $regex
   const dot = path.indexOf('.');
   const field = READING_FIELDS[dot < 0 ? path : path.slice(0, dot)];
@@ -100,9 +101,7 @@ function topLevel(kind: string, col: string, op: string, value: unknown): Predic
     if (op === '$ne') return exact(`NOT ${nz(`list_contains(${col}, ${sqlString(value)})`)}`);
     return null;
   }
-  const literal = kind === 'string' && typeof value === 'string' ? sqlString(value)
-    : kind === 'id' && isFiniteNumber(value) ? sqlNumber(value)
-    : null;
+  const literal = kind === 'string' && typeof value === 'string' ? sqlString(value) : kind === 'id' && isFiniteNumber(value) ? sqlNumber(value) : null;
   if (literal !== null) {
     const cmp = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op];
     if (cmp) return exact(nz(`${col} ${cmp} ${literal}`));
@@ -113,7 +112,14 @@ function topLevel(kind: string, col: string, op: string, value: unknown): Predic
     // Documents carry millisecond Dates, the column microseconds: compare against whole milliseconds.
     const d = sqlTimestamp(value);
     const sameMs = `${col} >= ${d} AND ${col} < ${d} + ${MS}`;
-    const sql = { $eq: nz(sameMs), $ne: `NOT ${nz(sameMs)}`, $gt: nz(`${col} >= ${d} + ${MS}`), $gte: nz(`${col} >= ${d}`), $lt: nz(`${col} < ${d}`), $lte: nz(`${col} < ${d} + ${MS}`) }[op];
+    const sql = {
+      $eq: nz(sameMs),
+      $ne: `NOT ${nz(sameMs)}`,
+      $gt: nz(`${col} >= ${d} + ${MS}`),
+      $gte: nz(`${col} >= ${d}`),
+      $lt: nz(`${col} < ${d}`),
+      $lte: nz(`${col} < ${d} + ${MS}`),
+    }[op];
     return sql ? exact(sql) : null;
   }
   return null;
@@ -133,9 +139,13 @@ function jsonPrefilter(kind: string, col: string, subPath: string, op: string, v
   const anyArray = segments.map((_, i) => nz(`json_type(${col}, ${jsonPath(i + 1)}) = 'ARRAY'`)).join(' OR ');
   const leaf = jsonPath(segments.length);
   const test = (v: unknown, cmp: string): string | null => {
-    if (isFiniteNumber(v)) return nz(`json_type(${col}, ${leaf}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') AND TRY_CAST(json_extract_string(${col}, ${leaf}) AS DOUBLE) ${cmp} ${sqlNumber(v)}`);
+    if (isFiniteNumber(v))
+      return nz(
+        `json_type(${col}, ${leaf}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') AND TRY_CAST(json_extract_string(${col}, ${leaf}) AS DOUBLE) ${cmp} ${sqlNumber(v)}`,
+      );
     if (typeof v === 'string') return nz(`json_type(${col}, ${leaf}) = 'VARCHAR' AND json_extract_string(${col}, ${leaf}) ${cmp} ${sqlString(v)}`);
-    if (typeof v === 'boolean' && cmp === '=') return nz(`json_type(${col}, ${leaf}) = 'BOOLEAN' AND json_extract_string(${col}, ${leaf}) = ${sqlString(String(v))}`);
+    if (typeof v === 'boolean' && cmp === '=')
+      return nz(`json_type(${col}, ${leaf}) = 'BOOLEAN' AND json_extract_string(${col}, ${leaf}) = ${sqlString(String(v))}`);
     return null;
   };
   let leafTest: string | null;

@@ -105,14 +105,17 @@ export class MingoPool {
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
-    readiness.set(child, new Promise<void>((resolve) => {
-      const onReady = (m: { ready?: boolean }) => {
-        if (!m?.ready) return;
-        child.off('message', onReady);
-        resolve();
-      };
-      child.on('message', onReady);
-    }));
+    readiness.set(
+      child,
+      new Promise<void>((resolve) => {
+        const onReady = (m: { ready?: boolean }) => {
+          if (!m?.ready) return;
+          child.off('message', onReady);
+          resolve();
+        };
+        child.on('message', onReady);
+      }),
+    );
     // One that dies while idle is replaced. (Its IPC channel keeps this process alive: close() the pool.)
     child.stderr?.resume();
     child.once('exit', () => {

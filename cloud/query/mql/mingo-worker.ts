@@ -6,9 +6,7 @@ import { geoNear } from './geo-near.js';
 import type { Stage } from './stages.js';
 
 /** Documents either as objects (a pipeline sink) or as JSON batches straight from DuckDB. */
-export type MingoTask =
-  | { docs: Record<string, unknown>[]; stages: Stage[] }
-  | { batches: string[]; dateFields: string[]; stages: Stage[] };
+export type MingoTask = { docs: Record<string, unknown>[]; stages: Stage[] } | { batches: string[]; dateFields: string[]; stages: Stage[] };
 
 export default function evaluate(task: MingoTask): Record<string, unknown>[] {
   const docs = 'docs' in task ? task.docs : parseBatches(task.batches, task.dateFields);

@@ -14,18 +14,34 @@ const sinks = new Map<string, Record<string, unknown>[]>([['org-a/pipe-1', [{ _i
 test.before(async () => {
   fx = await createTabularFixture();
   await fx.insert([
-    { organization_id: 'org-a', component_name: 'thermo', time_received: new Date(now.getTime() - 3 * 24 * 3600_000), tags: ['old'], data: { readings: { temperature: 10 }, location: { type: 'Point', coordinates: [13.4, 52.5] } } },
-    { organization_id: 'org-a', component_name: 'thermo', time_received: new Date(now.getTime() - 3600_000), data: { readings: { temperature: 20 }, location: { type: 'Point', coordinates: [2.35, 48.85] } } },
+    {
+      organization_id: 'org-a',
+      component_name: 'thermo',
+      time_received: new Date(now.getTime() - 3 * 24 * 3600_000),
+      tags: ['old'],
+      data: { readings: { temperature: 10 }, location: { type: 'Point', coordinates: [13.4, 52.5] } },
+    },
+    {
+      organization_id: 'org-a',
+      component_name: 'thermo',
+      time_received: new Date(now.getTime() - 3600_000),
+      data: { readings: { temperature: 20 }, location: { type: 'Point', coordinates: [2.35, 48.85] } },
+    },
     { organization_id: 'org-a', component_name: 'hygro', time_received: new Date(now.getTime() - 60_000), data: { readings: { humidity: 50 } } },
     { organization_id: 'org-a', component_name: 'secret', internal: true, time_received: new Date(now.getTime() - 60_000), data: { readings: {} } },
     { organization_id: 'org-b', component_name: 'thermo', time_received: new Date(now.getTime() - 60_000), data: { readings: { temperature: 99 } } },
   ]);
   pool = new MingoPool({ threads: 1 });
-  runner = new MqlRunner(fx.connect, pool, async (org, id) => {
-    const docs = sinks.get(`${org}/${id}`);
-    if (!docs) throw new StatusError(status.NOT_FOUND, `pipeline_id: no pipeline ${id} in organization ${org}`);
-    return docs;
-  }, { now: () => now, limits: { timeoutMs: 120_000 } }); // a loaded machine must not turn these into timeouts
+  runner = new MqlRunner(
+    fx.connect,
+    pool,
+    async (org, id) => {
+      const docs = sinks.get(`${org}/${id}`);
+      if (!docs) throw new StatusError(status.NOT_FOUND, `pipeline_id: no pipeline ${id} in organization ${org}`);
+      return docs;
+    },
+    { now: () => now, limits: { timeoutMs: 120_000 } },
+  ); // a loaded machine must not turn these into timeouts
 });
 test.after.always(async () => {
   await pool.close();
@@ -36,23 +52,47 @@ const STANDARD = { sourceType: 'STANDARD' as const };
 
 test('documents carry the reading fields and only the caller organisation, never internal data', async (t) => {
   const docs = await runner.run('org-a', [{ $match: {} }], STANDARD);
-  t.deepEqual(docs.map((d) => d.component_name), ['thermo', 'thermo', 'hygro']);
+  t.deepEqual(
+    docs.map((d) => d.component_name),
+    ['thermo', 'thermo', 'hygro'],
+  );
   t.deepEqual(Object.keys(docs[0]), [
-    '_id', 'organization_id', 'location_id', 'robot_id', 'robot_name', 'part_id', 'part_name', 'component_type',
-    'component_name', 'method_name', 'time_requested', 'time_received', 'time_synced', 'tags', 'additional_parameters', 'data',
+    '_id',
+    'organization_id',
+    'location_id',
+    'robot_id',
+    'robot_name',
+    'part_id',
+    'part_name',
+    'component_type',
+    'component_name',
+    'method_name',
+    'time_requested',
+    'time_received',
+    'time_synced',
+    'tags',
+    'additional_parameters',
+    'data',
   ]);
   t.true(docs[0].time_received instanceof Date);
   t.deepEqual(await runner.run('org-a', [{ $match: { organization_id: 'org-b' } }], STANDARD), []);
 });
 
 test('MongoDB semantics: $match on nested data, $group, $sort', async (t) => {
-  const docs = await runner.run('org-a', [
-    { $match: { 'data.readings.temperature': { $gte: 15 } } },
-    { $group: { _id: '$component_name', avg: { $avg: '$data.readings.temperature' }, n: { $sum: 1 } } },
-  ], STANDARD);
+  const docs = await runner.run(
+    'org-a',
+    [
+      { $match: { 'data.readings.temperature': { $gte: 15 } } },
+      { $group: { _id: '$component_name', avg: { $avg: '$data.readings.temperature' }, n: { $sum: 1 } } },
+    ],
+    STANDARD,
+  );
   t.deepEqual(docs, [{ _id: 'thermo', avg: 20, n: 1 }]);
   const counts = await runner.run('org-a', [{ $sortByCount: '$component_name' }], STANDARD);
-  t.deepEqual(counts, [{ _id: 'thermo', count: 2 }, { _id: 'hygro', count: 1 }]);
+  t.deepEqual(counts, [
+    { _id: 'thermo', count: 2 },
+    { _id: 'hygro', count: 1 },
+  ]);
 });
 
 test('HOT_STORAGE serves only recent data', async (t) => {
@@ -106,14 +146,22 @@ test('malformed pipelines are INVALID_ARGUMENT naming the stage', async (t) => {
 });
 
 test('$geoNear sorts by distance in metres and adds the distance field', async (t) => {
-  const docs = await runner.run('org-a', [
-    { $geoNear: { near: { type: 'Point', coordinates: [2.29, 48.86] }, key: 'data.location', distanceField: 'dist', maxDistance: 2_000_000 } },
-    { $project: { _id: 0, component_name: 1, dist: 1 } },
-  ], STANDARD);
+  const docs = await runner.run(
+    'org-a',
+    [
+      { $geoNear: { near: { type: 'Point', coordinates: [2.29, 48.86] }, key: 'data.location', distanceField: 'dist', maxDistance: 2_000_000 } },
+      { $project: { _id: 0, component_name: 1, dist: 1 } },
+    ],
+    STANDARD,
+  );
   t.is(docs.length, 2);
   t.true((docs[0].dist as number) < 10_000);
   t.true((docs[1].dist as number) > 800_000 && (docs[1].dist as number) < 900_000);
-  const near = await runner.run('org-a', [{ $geoNear: { near: { type: 'Point', coordinates: [2.29, 48.86] }, key: 'data.location', distanceField: 'd', maxDistance: 10_000 } }], STANDARD);
+  const near = await runner.run(
+    'org-a',
+    [{ $geoNear: { near: { type: 'Point', coordinates: [2.29, 48.86] }, key: 'data.location', distanceField: 'd', maxDistance: 10_000 } }],
+    STANDARD,
+  );
   t.is(near.length, 1);
 });
 
@@ -122,10 +170,17 @@ test('a runaway residual stage is stopped by the timeout', async (t) => {
   const own = new MingoPool({ processes: 1 });
   t.teardown(() => own.close());
   const quick = new MqlRunner(fx.connect, own, async () => [], { limits: { timeoutMs: 300 } });
-  const err = await t.throwsAsync(quick.run('org-a', [
-    { $project: { v: { $reduce: { input: { $range: [0, 1_000_000] }, initialValue: 0, in: { $add: ['$$value', { $size: { $range: [0, 1000] } }] } } } } },
-    { $count: 'n' },
-  ], STANDARD), { instanceOf: StatusError });
+  const err = await t.throwsAsync(
+    quick.run(
+      'org-a',
+      [
+        { $project: { v: { $reduce: { input: { $range: [0, 1_000_000] }, initialValue: 0, in: { $add: ['$$value', { $size: { $range: [0, 1000] } }] } } } } },
+        { $count: 'n' },
+      ],
+      STANDARD,
+    ),
+    { instanceOf: StatusError },
+  );
   t.is(err!.code, status.DEADLINE_EXCEEDED);
   t.regex(err!.message, /300 ms time limit/);
   const patient = new MqlRunner(fx.connect, own, async () => [], { limits: { timeoutMs: 120_000 } });
@@ -140,8 +195,15 @@ test('result limits apply to the final documents', async (t) => {
 });
 
 test('$group in SQL: $sum of nothing is 0, $avg of nothing is null, groups in first-seen order, none for no input', async (t) => {
-  const docs = await runner.run('org-a', [{ $group: { _id: '$component_name', s: { $sum: '$data.readings.nothing' }, a: { $avg: '$data.readings.nothing' }, n: { $sum: 2 } } }], STANDARD);
-  t.deepEqual(docs, [{ _id: 'thermo', s: 0, a: null, n: 4 }, { _id: 'hygro', s: 0, a: null, n: 2 }]);
+  const docs = await runner.run(
+    'org-a',
+    [{ $group: { _id: '$component_name', s: { $sum: '$data.readings.nothing' }, a: { $avg: '$data.readings.nothing' }, n: { $sum: 2 } } }],
+    STANDARD,
+  );
+  t.deepEqual(docs, [
+    { _id: 'thermo', s: 0, a: null, n: 4 },
+    { _id: 'hygro', s: 0, a: null, n: 2 },
+  ]);
   t.deepEqual(await runner.run('org-a', [{ $match: { component_name: 'none' } }, { $group: { _id: null, n: { $sum: 1 } } }], STANDARD), []);
 });
 
@@ -150,13 +212,18 @@ test('a pipeline that would read too many readings into memory is refused', asyn
   const err = await t.throwsAsync(small.run('org-a', [{ $addFields: { x: 1 } }], STANDARD), { instanceOf: StatusError });
   t.is(err!.code, status.INVALID_ARGUMENT);
   t.regex(err!.message, /more than 2 documents; add a selective \$match/);
-  t.deepEqual(await small.run('org-a', [{ $match: { component_name: 'hygro' } }, { $addFields: { x: 1 } }, { $project: { x: 1, _id: 0 } }], STANDARD), [{ x: 1 }]);
+  t.deepEqual(await small.run('org-a', [{ $match: { component_name: 'hygro' } }, { $addFields: { x: 1 } }, { $project: { x: 1, _id: 0 } }], STANDARD), [
+    { x: 1 },
+  ]);
 });
 
 test('operators that would allocate without limit are refused before anything runs, naming the bound', async (t) => {
   const cases: [Record<string, unknown>[], RegExp][] = [
     [[{ $sample: { size: 1e9 } }, { $count: 'n' }], /query\[0\]\.\$sample\.size: must be an integer from 0 to 100000/],
-    [[{ $limit: 1 }, { $project: { r: { $range: [0, 2_000_000_000] } } }], /query\[1\]\.\$project\.r\.\$range: \$range would produce 2000000000 elements; the limit is 1000000/],
+    [
+      [{ $limit: 1 }, { $project: { r: { $range: [0, 2_000_000_000] } } }],
+      /query\[1\]\.\$project\.r\.\$range: \$range would produce 2000000000 elements; the limit is 1000000/,
+    ],
     [[{ $densify: { field: 'v', range: { step: 1, bounds: [0, 1e12] } } }], /would produce more than 1000000 values/],
     [[{ $bucketAuto: { groupBy: '$x', buckets: 1e9 } }], /at most 1000000 buckets/],
   ];
@@ -172,11 +239,30 @@ test('an evaluation that exhausts its heap ends only its child process: RESOURCE
   try {
     const capped = new MqlRunner(fx.connect, small, async () => [], { limits: { timeoutMs: 120_000 } });
     // 2^22 copies of a 1 KiB string in one array: only the run time shows its size.
-    const err = await t.throwsAsync(capped.run('org-a', [
-      { $limit: 1 },
-      { $project: { big: { $reduce: { input: { $range: [0, 22] }, initialValue: ['xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'], in: { $concatArrays: ['$$value', '$$value', ['y']] } } } } },
-      { $project: { n: { $size: '$big' } } },
-    ], STANDARD), { instanceOf: StatusError });
+    const err = await t.throwsAsync(
+      capped.run(
+        'org-a',
+        [
+          { $limit: 1 },
+          {
+            $project: {
+              big: {
+                $reduce: {
+                  input: { $range: [0, 22] },
+                  initialValue: [
+                    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+                  ],
+                  in: { $concatArrays: ['$$value', '$$value', ['y']] },
+                },
+              },
+            },
+          },
+          { $project: { n: { $size: '$big' } } },
+        ],
+        STANDARD,
+      ),
+      { instanceOf: StatusError },
+    );
     t.is(err!.code, status.RESOURCE_EXHAUSTED);
     t.regex(err!.message, /heap cap 64 MiB/);
     t.deepEqual(await capped.run('org-a', [{ $count: 'n' }], STANDARD), [{ n: 3 }]);
@@ -186,10 +272,14 @@ test('an evaluation that exhausts its heap ends only its child process: RESOURCE
 });
 
 test('$setWindowFields works (mingo implements it with an internal $function)', async (t) => {
-  const docs = await runner.run('org-a', [
-    { $match: { component_name: 'thermo' } },
-    { $setWindowFields: { sortBy: { time_received: 1 }, output: { n: { $documentNumber: {} } } } },
-    { $project: { _id: 0, n: 1 } },
-  ], STANDARD);
+  const docs = await runner.run(
+    'org-a',
+    [
+      { $match: { component_name: 'thermo' } },
+      { $setWindowFields: { sortBy: { time_received: 1 }, output: { n: { $documentNumber: {} } } } },
+      { $project: { _id: 0, n: 1 } },
+    ],
+    STANDARD,
+  );
   t.deepEqual(docs, [{ n: 1 }, { n: 2 }]);
 });

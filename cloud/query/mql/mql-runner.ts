@@ -59,7 +59,9 @@ export class MqlRunner {
     if (calculateObjectSize({ stages }) > this.limits.maxTextBytes) {
       throw invalidArgument(`query: the stages are larger than the ${this.limits.maxTextBytes}-byte limit (PLATFORM_QUERY_MAX_TEXT_BYTES)`);
     }
-    return this.admission ? this.admission.run(organizationId, () => this.runAdmitted(organizationId, stages, source)) : this.runAdmitted(organizationId, stages, source);
+    return this.admission
+      ? this.admission.run(organizationId, () => this.runAdmitted(organizationId, stages, source))
+      : this.runAdmitted(organizationId, stages, source);
   }
 
   private async runAdmitted(organizationId: string, stages: Stage[], source: MqlSource): Promise<Record<string, unknown>[]> {
@@ -112,7 +114,8 @@ export class MqlRunner {
     let bytes = 0;
     for (const doc of docs) {
       bytes += calculateObjectSize(doc);
-      if (bytes > this.limits.maxBytes) throw resourceExhausted(`query: the result is larger than the ${this.limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES)`);
+      if (bytes > this.limits.maxBytes)
+        throw resourceExhausted(`query: the result is larger than the ${this.limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES)`);
     }
   }
 }

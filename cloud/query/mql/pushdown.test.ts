@@ -48,7 +48,10 @@ test('stages that SQL cannot express stop the push-down in order', (t) => {
 
 test('projections: _id alone, exclusions, and _id: 0', (t) => {
   t.deepEqual(planPushdown([{ $project: { _id: 1 } }]).fields, ['_id']);
-  t.deepEqual(planPushdown([{ $project: { data: 0, _id: 0 } }]).fields, FIELD_NAMES.filter((f) => f !== 'data' && f !== '_id'));
+  t.deepEqual(
+    planPushdown([{ $project: { data: 0, _id: 0 } }]).fields,
+    FIELD_NAMES.filter((f) => f !== 'data' && f !== '_id'),
+  );
   t.deepEqual(planPushdown([{ $project: { tags: true, _id: 0 } }]).fields, ['tags']);
 });
 
@@ -63,10 +66,7 @@ test('$or and $nor of exact conditions are exact; $and keeps the exact part', (t
 });
 
 test('only the fields a document-replacing residual stage depends on are fetched', (t) => {
-  const group = planPushdown([
-    { $match: { component_name: 'a' } },
-    { $group: { _id: '$component_name', top: { $max: '$data.readings.temperature' } } },
-  ]);
+  const group = planPushdown([{ $match: { component_name: 'a' } }, { $group: { _id: '$component_name', top: { $max: '$data.readings.temperature' } } }]);
   t.is(group.group, undefined, '$max is left to mingo');
   t.deepEqual(group.fields, ['component_name', 'data']);
   t.deepEqual(planPushdown([{ $count: 'n' }]).fields, ['_id']);

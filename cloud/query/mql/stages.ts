@@ -4,9 +4,28 @@ import { invalidArgument, permissionDenied } from '../../../core/shared/status-e
 export type Stage = Record<string, unknown>;
 
 export const ALLOWED_STAGES: readonly string[] = [
-  '$addFields', '$bucket', '$bucketAuto', '$count', '$densify', '$fill', '$geoNear', '$group', '$limit', '$match',
-  '$project', '$redact', '$replaceRoot', '$replaceWith', '$sample', '$set', '$setWindowFields', '$skip', '$sort',
-  '$sortByCount', '$unset', '$unwind',
+  '$addFields',
+  '$bucket',
+  '$bucketAuto',
+  '$count',
+  '$densify',
+  '$fill',
+  '$geoNear',
+  '$group',
+  '$limit',
+  '$match',
+  '$project',
+  '$redact',
+  '$replaceRoot',
+  '$replaceWith',
+  '$sample',
+  '$set',
+  '$setWindowFields',
+  '$skip',
+  '$sort',
+  '$sortByCount',
+  '$unset',
+  '$unwind',
 ];
 const allowed = new Set(ALLOWED_STAGES);
 
@@ -86,7 +105,9 @@ function checkStageBounds(name: string, body: unknown, path: string, bounds: Mql
       const step = range.step * (typeof range.unit === 'string' ? (unitMs[range.unit] ?? 1) : 1);
       if (step <= 0) throw invalidArgument(`${path}.range.step: must be positive, got ${range.step}`);
       if (isNumber(lo) && isNumber(hi) && (hi - lo) / step > bounds.maxDensify) {
-        throw invalidArgument(`${path}.range: would produce more than ${bounds.maxDensify} values (PLATFORM_MQL_MAX_DENSIFY); use a larger step or narrower bounds`);
+        throw invalidArgument(
+          `${path}.range: would produce more than ${bounds.maxDensify} values (PLATFORM_MQL_MAX_DENSIFY); use a larger step or narrower bounds`,
+        );
       }
     }
   }

@@ -13,7 +13,10 @@ const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE
 const RULE = 'catalog queries may read only pg_catalog and information_schema relations that describe your own tables, and "readings"';
 
 function collectCteNames(value: unknown, into: Set<string>): void {
-  if (Array.isArray(value)) { for (const v of value) collectCteNames(v, into); return; }
+  if (Array.isArray(value)) {
+    for (const v of value) collectCteNames(v, into);
+    return;
+  }
   if (value === null || typeof value !== 'object') return;
   const obj = value as Tree;
   const map = (obj.cte_map as Tree | undefined)?.map as { key: string }[] | undefined;
@@ -30,7 +33,10 @@ export function checkCatalogStatement(node: Tree): void {
 }
 
 function walk(value: unknown, ctes: ReadonlySet<string>): void {
-  if (Array.isArray(value)) { for (const v of value) walk(v, ctes); return; }
+  if (Array.isArray(value)) {
+    for (const v of value) walk(v, ctes);
+    return;
+  }
   if (value === null || typeof value !== 'object') return;
   const obj = value as Tree;
   if (obj.type === 'BASE_TABLE' && 'table_name' in obj) checkRelation(obj, ctes);
@@ -64,7 +70,7 @@ function checkRelation(ref: Tree, ctes: ReadonlySet<string>): void {
 function checkFunction(fn: Tree): void {
   const name = String(fn.function_name ?? '').toLowerCase();
   const schema = String(fn.schema ?? '').toLowerCase();
-  if (!['', 'main', 'pgc', 'isc'].includes(schema) || fn.catalog && !['', 'system'].includes(String(fn.catalog))) {
+  if (!['', 'main', 'pgc', 'isc'].includes(schema) || (fn.catalog && !['', 'system'].includes(String(fn.catalog)))) {
     throw permissionDenied(`function ${schema}.${name}: qualified function names are allowed only in pg_catalog`);
   }
   if (catalogFunctions.has(name) || allowedFunctions.has(name)) return;

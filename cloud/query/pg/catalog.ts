@@ -34,28 +34,112 @@ const FIRST_RELATION_OID = 16400;
 /** The relations a catalog query may read, by schema. */
 export const CATALOG_RELATIONS: Record<'pgc' | 'isc', readonly string[]> = {
   pgc: [
-    'pg_namespace', 'pg_class', 'pg_attribute', 'pg_type', 'pg_database', 'pg_roles', 'pg_user', 'pg_authid', 'pg_am',
-    'pg_description', 'pg_shdescription', 'pg_index', 'pg_constraint', 'pg_attrdef', 'pg_inherits', 'pg_tablespace', 'pg_settings',
-    'pg_proc', 'pg_extension', 'pg_collation', 'pg_policy', 'pg_rewrite', 'pg_trigger', 'pg_statistic_ext', 'pg_publication',
-    'pg_publication_rel', 'pg_publication_namespace', 'pg_enum', 'pg_range', 'pg_foreign_table', 'pg_foreign_server',
-    'pg_partitioned_table', 'pg_sequence', 'pg_views', 'pg_tables', 'pg_matviews', 'pg_indexes', 'pg_depend', 'pg_event_trigger',
-    'pg_language', 'pg_operator', 'pg_opclass', 'pg_aggregate', 'pg_cast', 'pg_conversion', 'pg_stat_user_tables', 'pg_locks',
+    'pg_namespace',
+    'pg_class',
+    'pg_attribute',
+    'pg_type',
+    'pg_database',
+    'pg_roles',
+    'pg_user',
+    'pg_authid',
+    'pg_am',
+    'pg_description',
+    'pg_shdescription',
+    'pg_index',
+    'pg_constraint',
+    'pg_attrdef',
+    'pg_inherits',
+    'pg_tablespace',
+    'pg_settings',
+    'pg_proc',
+    'pg_extension',
+    'pg_collation',
+    'pg_policy',
+    'pg_rewrite',
+    'pg_trigger',
+    'pg_statistic_ext',
+    'pg_publication',
+    'pg_publication_rel',
+    'pg_publication_namespace',
+    'pg_enum',
+    'pg_range',
+    'pg_foreign_table',
+    'pg_foreign_server',
+    'pg_partitioned_table',
+    'pg_sequence',
+    'pg_views',
+    'pg_tables',
+    'pg_matviews',
+    'pg_indexes',
+    'pg_depend',
+    'pg_event_trigger',
+    'pg_language',
+    'pg_operator',
+    'pg_opclass',
+    'pg_aggregate',
+    'pg_cast',
+    'pg_conversion',
+    'pg_stat_user_tables',
+    'pg_locks',
   ],
   isc: ['tables', 'columns', 'schemata', 'views', 'key_column_usage', 'table_constraints', 'routines', 'referential_constraints', 'character_sets'],
 };
 
 /** Functions a catalog query may call beyond the sandbox's allow-list (all defined below as macros). */
 export const CATALOG_FUNCTIONS = [
-  'pg_get_userbyid', 'pg_table_is_visible', 'pg_type_is_visible', 'pg_function_is_visible', 'format_type', 'obj_description',
-  'col_description', 'shobj_description', 'pg_get_expr', 'pg_get_indexdef', 'pg_get_constraintdef', 'pg_get_viewdef',
-  'pg_encoding_to_char', 'has_table_privilege', 'has_schema_privilege', 'has_database_privilege', 'has_column_privilege',
-  'has_any_column_privilege', 'current_schema', 'current_schemas', 'current_database', 'version', 'pg_backend_pid',
-  'pg_is_in_recovery', 'array_upper', 'array_lower', 'quote_ident', '_pg_expandarray', 'pg_get_partkeydef', 'pg_relation_size',
-  'pg_total_relation_size', 'pg_size_pretty', 'pg_postmaster_start_time', 'txid_current', 'pg_get_function_identity_arguments',
-  'pg_get_function_result', 'pg_tablespace_location', 'inet_server_addr', 'inet_server_port', 'pg_get_keywords',
-  'current_setting', 'pg_is_other_temp_schema', 'pg_my_temp_schema', 'pg_get_serial_sequence', 'pg_get_triggerdef',
-  'array_to_string', 'pg_get_statisticsobjdef_columns', 'pg_relation_is_publishable', 'format_type', 'to_regclass',
-  'pg_char_to_encoding', 'pg_get_ruledef', 'getdatabaseencoding',
+  'pg_get_userbyid',
+  'pg_table_is_visible',
+  'pg_type_is_visible',
+  'pg_function_is_visible',
+  'format_type',
+  'obj_description',
+  'col_description',
+  'shobj_description',
+  'pg_get_expr',
+  'pg_get_indexdef',
+  'pg_get_constraintdef',
+  'pg_get_viewdef',
+  'pg_encoding_to_char',
+  'has_table_privilege',
+  'has_schema_privilege',
+  'has_database_privilege',
+  'has_column_privilege',
+  'has_any_column_privilege',
+  'current_schema',
+  'current_schemas',
+  'current_database',
+  'version',
+  'pg_backend_pid',
+  'pg_is_in_recovery',
+  'array_upper',
+  'array_lower',
+  'quote_ident',
+  '_pg_expandarray',
+  'pg_get_partkeydef',
+  'pg_relation_size',
+  'pg_total_relation_size',
+  'pg_size_pretty',
+  'pg_postmaster_start_time',
+  'txid_current',
+  'pg_get_function_identity_arguments',
+  'pg_get_function_result',
+  'pg_tablespace_location',
+  'inet_server_addr',
+  'inet_server_port',
+  'pg_get_keywords',
+  'current_setting',
+  'pg_is_other_temp_schema',
+  'pg_my_temp_schema',
+  'pg_get_serial_sequence',
+  'pg_get_triggerdef',
+  'array_to_string',
+  'pg_get_statisticsobjdef_columns',
+  'pg_relation_is_publishable',
+  'format_type',
+  'to_regclass',
+  'pg_char_to_encoding',
+  'pg_get_ruledef',
+  'getdatabaseencoding',
 ] as const;
 
 const sql = (s: string) => `'${s.replace(/'/g, "''")}'`;
@@ -64,30 +148,80 @@ const sql = (s: string) => `'${s.replace(/'/g, "''")}'`;
 function typeRows(): string[] {
   const rows: string[] = [];
   const pgName: Record<number, string> = {
-    [Oid.bool]: 'bool', [Oid.bytea]: 'bytea', [Oid.name]: 'name', [Oid.int8]: 'int8', [Oid.int2]: 'int2', [Oid.int4]: 'int4',
-    [Oid.text]: 'text', [Oid.oid]: 'oid', [Oid.json]: 'json', [Oid.float4]: 'float4', [Oid.float8]: 'float8', [Oid.varchar]: 'varchar',
-    [Oid.bpchar]: 'bpchar', [Oid.date]: 'date', [Oid.time]: 'time', [Oid.timestamp]: 'timestamp', [Oid.timestamptz]: 'timestamptz',
-    [Oid.interval]: 'interval', [Oid.numeric]: 'numeric', [Oid.uuid]: 'uuid', [Oid.jsonb]: 'jsonb', [Oid.unknown]: 'unknown',
+    [Oid.bool]: 'bool',
+    [Oid.bytea]: 'bytea',
+    [Oid.name]: 'name',
+    [Oid.int8]: 'int8',
+    [Oid.int2]: 'int2',
+    [Oid.int4]: 'int4',
+    [Oid.text]: 'text',
+    [Oid.oid]: 'oid',
+    [Oid.json]: 'json',
+    [Oid.float4]: 'float4',
+    [Oid.float8]: 'float8',
+    [Oid.varchar]: 'varchar',
+    [Oid.bpchar]: 'bpchar',
+    [Oid.date]: 'date',
+    [Oid.time]: 'time',
+    [Oid.timestamp]: 'timestamp',
+    [Oid.timestamptz]: 'timestamptz',
+    [Oid.interval]: 'interval',
+    [Oid.numeric]: 'numeric',
+    [Oid.uuid]: 'uuid',
+    [Oid.jsonb]: 'jsonb',
+    [Oid.unknown]: 'unknown',
   };
   const category: Record<number, string> = {
-    [Oid.bool]: 'B', [Oid.int8]: 'N', [Oid.int2]: 'N', [Oid.int4]: 'N', [Oid.float4]: 'N', [Oid.float8]: 'N', [Oid.numeric]: 'N', [Oid.oid]: 'N',
-    [Oid.date]: 'D', [Oid.time]: 'D', [Oid.timestamp]: 'D', [Oid.timestamptz]: 'D', [Oid.interval]: 'T',
-    [Oid.text]: 'S', [Oid.varchar]: 'S', [Oid.bpchar]: 'S', [Oid.name]: 'S', [Oid.unknown]: 'X',
+    [Oid.bool]: 'B',
+    [Oid.int8]: 'N',
+    [Oid.int2]: 'N',
+    [Oid.int4]: 'N',
+    [Oid.float4]: 'N',
+    [Oid.float8]: 'N',
+    [Oid.numeric]: 'N',
+    [Oid.oid]: 'N',
+    [Oid.date]: 'D',
+    [Oid.time]: 'D',
+    [Oid.timestamp]: 'D',
+    [Oid.timestamptz]: 'D',
+    [Oid.interval]: 'T',
+    [Oid.text]: 'S',
+    [Oid.varchar]: 'S',
+    [Oid.bpchar]: 'S',
+    [Oid.name]: 'S',
+    [Oid.unknown]: 'X',
   };
   const arrays: [number, number][] = [
-    [Oid.boolArray, Oid.bool], [Oid.byteaArray, Oid.bytea], [Oid.int2Array, Oid.int2], [Oid.int4Array, Oid.int4], [Oid.textArray, Oid.text],
-    [Oid.varcharArray, Oid.varchar], [Oid.int8Array, Oid.int8], [Oid.float4Array, Oid.float4], [Oid.float8Array, Oid.float8],
-    [Oid.jsonArray, Oid.json], [Oid.jsonbArray, Oid.jsonb], [Oid.timestampArray, Oid.timestamp], [Oid.timestamptzArray, Oid.timestamptz],
-    [Oid.dateArray, Oid.date], [Oid.numericArray, Oid.numeric], [Oid.uuidArray, Oid.uuid], [Oid.intervalArray, Oid.interval],
+    [Oid.boolArray, Oid.bool],
+    [Oid.byteaArray, Oid.bytea],
+    [Oid.int2Array, Oid.int2],
+    [Oid.int4Array, Oid.int4],
+    [Oid.textArray, Oid.text],
+    [Oid.varcharArray, Oid.varchar],
+    [Oid.int8Array, Oid.int8],
+    [Oid.float4Array, Oid.float4],
+    [Oid.float8Array, Oid.float8],
+    [Oid.jsonArray, Oid.json],
+    [Oid.jsonbArray, Oid.jsonb],
+    [Oid.timestampArray, Oid.timestamp],
+    [Oid.timestamptzArray, Oid.timestamptz],
+    [Oid.dateArray, Oid.date],
+    [Oid.numericArray, Oid.numeric],
+    [Oid.uuidArray, Oid.uuid],
+    [Oid.intervalArray, Oid.interval],
   ];
   const arrayOf = new Map(arrays.map(([a, e]) => [e, a]));
   for (const [oidText, name] of Object.entries(pgName)) {
     const oid = Number(oidText);
     const len = typeSize(oid);
-    rows.push(`(${oid}, ${sql(name)}, ${NS.pg_catalog}, ${ROLE_OID}, ${len}, ${len > 0 && len <= 8}, 'b', ${sql(category[oid] ?? 'U')}, false, true, ',', 0, 0, ${arrayOf.get(oid) ?? 0}, ${sql(`${name}in`)}, ${sql(`${name}out`)}, ${sql(`${name}recv`)}, ${sql(`${name}send`)}, 'i', 'p', false, 0, -1, 0, ${[Oid.text, Oid.varchar, Oid.bpchar, Oid.name].includes(oid as 25) ? 100 : 0}, NULL, ${sql(TYPE_NAMES[oid] ?? name)})`);
+    rows.push(
+      `(${oid}, ${sql(name)}, ${NS.pg_catalog}, ${ROLE_OID}, ${len}, ${len > 0 && len <= 8}, 'b', ${sql(category[oid] ?? 'U')}, false, true, ',', 0, 0, ${arrayOf.get(oid) ?? 0}, ${sql(`${name}in`)}, ${sql(`${name}out`)}, ${sql(`${name}recv`)}, ${sql(`${name}send`)}, 'i', 'p', false, 0, -1, 0, ${[Oid.text, Oid.varchar, Oid.bpchar, Oid.name].includes(oid as 25) ? 100 : 0}, NULL, ${sql(TYPE_NAMES[oid] ?? name)})`,
+    );
   }
   for (const [arr, elem] of arrays) {
-    rows.push(`(${arr}, ${sql(`_${pgName[elem]}`)}, ${NS.pg_catalog}, ${ROLE_OID}, -1, false, 'b', 'A', false, true, ',', 0, ${elem}, 0, 'array_in', 'array_out', 'array_recv', 'array_send', 'i', 'x', false, 0, -1, 0, 0, NULL, ${sql(`${TYPE_NAMES[elem] ?? pgName[elem]}[]`)})`);
+    rows.push(
+      `(${arr}, ${sql(`_${pgName[elem]}`)}, ${NS.pg_catalog}, ${ROLE_OID}, -1, false, 'b', 'A', false, true, ',', 0, ${elem}, 0, 'array_in', 'array_out', 'array_recv', 'array_send', 'i', 'x', false, 0, -1, 0, 0, NULL, ${sql(`${TYPE_NAMES[elem] ?? pgName[elem]}[]`)})`,
+    );
   }
   return rows;
 }
@@ -108,26 +242,49 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
   const infoColumns: string[] = [];
   relations.forEach((rel, r) => {
     const oid = FIRST_RELATION_OID + r;
-    relRows.push(`(${oid}, ${sql(rel.name)}, ${NS.public}, 0, 0, ${ROLE_OID}, 2, ${oid}, 0, 0, -1, 0, 0, false, false, 'p', 'r', ${rel.columns.length}, 0, false, false, false, false, false, true, 'd', false, 0, NULL, NULL, NULL)`);
+    relRows.push(
+      `(${oid}, ${sql(rel.name)}, ${NS.public}, 0, 0, ${ROLE_OID}, 2, ${oid}, 0, 0, -1, 0, 0, false, false, 'p', 'r', ${rel.columns.length}, 0, false, false, false, false, false, true, 'd', false, 0, NULL, NULL, NULL)`,
+    );
     infoTables.push(`(${sql(who.database)}, ${sql(SCHEMA)}, ${sql(rel.name)}, 'BASE TABLE', NULL, NULL, NULL, NULL, NULL, 'NO', 'NO', NULL)`);
     rel.columns.forEach((col, i) => {
       const len = typeSize(col.typeOid);
       const collation = [Oid.text, Oid.varchar].includes(col.typeOid as 25) ? 100 : 0;
-      attRows.push(`(${oid}, ${sql(col.name)}, ${col.typeOid}, -1, ${len}, ${i + 1}, ${col.typeOid >= 1000 && col.typeOid < 1300 || col.typeOid === Oid.jsonArray || col.typeOid === Oid.jsonbArray ? 1 : 0}, -1, -1, ${len > 0 && len <= 8}, 'i', 'x', '', false, false, false, '', '', false, true, 0, ${collation}, NULL, NULL, NULL, NULL)`);
-      const udt = typeRows().find((t) => t.startsWith(`(${col.typeOid},`))?.split(',')[1].trim().replace(/'/g, '') ?? 'text';
-      const dataType = col.typeOid >= 1000 && col.typeOid < 1300 || col.typeOid === Oid.jsonArray || col.typeOid === Oid.jsonbArray ? 'ARRAY' : TYPE_NAMES[col.typeOid] ?? 'text';
-      infoColumns.push(`(${sql(who.database)}, ${sql(SCHEMA)}, ${sql(rel.name)}, ${sql(col.name)}, ${i + 1}, NULL, 'YES', ${sql(dataType)}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${sql(who.database)}, 'pg_catalog', ${sql(udt)}, ${i + 1}, 'NO', 'NO', 'NEVER', 'YES')`);
+      attRows.push(
+        `(${oid}, ${sql(col.name)}, ${col.typeOid}, -1, ${len}, ${i + 1}, ${(col.typeOid >= 1000 && col.typeOid < 1300) || col.typeOid === Oid.jsonArray || col.typeOid === Oid.jsonbArray ? 1 : 0}, -1, -1, ${len > 0 && len <= 8}, 'i', 'x', '', false, false, false, '', '', false, true, 0, ${collation}, NULL, NULL, NULL, NULL)`,
+      );
+      const udt =
+        typeRows()
+          .find((t) => t.startsWith(`(${col.typeOid},`))
+          ?.split(',')[1]
+          .trim()
+          .replace(/'/g, '') ?? 'text';
+      const dataType =
+        (col.typeOid >= 1000 && col.typeOid < 1300) || col.typeOid === Oid.jsonArray || col.typeOid === Oid.jsonbArray
+          ? 'ARRAY'
+          : (TYPE_NAMES[col.typeOid] ?? 'text');
+      infoColumns.push(
+        `(${sql(who.database)}, ${sql(SCHEMA)}, ${sql(rel.name)}, ${sql(col.name)}, ${i + 1}, NULL, 'YES', ${sql(dataType)}, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ${sql(who.database)}, 'pg_catalog', ${sql(udt)}, ${i + 1}, 'NO', 'NO', 'NEVER', 'YES')`,
+      );
     });
   });
-  const settings = who.settings().map(([k, v]) => `(${sql(k)}, ${sql(v)}, NULL, 'Client Connection Defaults', '', NULL, 'user', 'string', 'session', NULL, NULL, NULL, ${sql(v)}, ${sql(v)}, NULL, NULL, false)`);
-  const settingCase = `CASE lower(n) ${who.settings().map(([k, v]) => `WHEN ${sql(k)} THEN ${sql(v)}`).join(' ')} END`;
+  const settings = who
+    .settings()
+    .map(
+      ([k, v]) =>
+        `(${sql(k)}, ${sql(v)}, NULL, 'Client Connection Defaults', '', NULL, 'user', 'string', 'session', NULL, NULL, NULL, ${sql(v)}, ${sql(v)}, NULL, NULL, false)`,
+    );
+  const settingCase = `CASE lower(n) ${who
+    .settings()
+    .map(([k, v]) => `WHEN ${sql(k)} THEN ${sql(v)}`)
+    .join(' ')} END`;
   const version = `PostgreSQL ${who.serverVersion} (platform sensorData, DuckDB engine) on x86_64-pc-linux-gnu, 64-bit`;
   const statements = [
     'CREATE SCHEMA pgc',
     'CREATE SCHEMA isc',
     // pg_catalog's own types that casts in driver queries name; they behave as their nearest DuckDB type.
     ...['regclass', 'regtype', 'regproc', 'regprocedure', 'regnamespace', 'regrole', 'regoper', 'name', 'aclitem', 'pg_node_tree', 'xid', 'cid', 'tid'].map(
-      (t) => `CREATE TYPE pgc.${t} AS VARCHAR`),
+      (t) => `CREATE TYPE pgc.${t} AS VARCHAR`,
+    ),
     'CREATE TYPE pgc.int2vector AS SMALLINT[]',
     'CREATE TYPE pgc.oidvector AS INTEGER[]',
     `CREATE TABLE pgc.pg_namespace AS SELECT * FROM (VALUES (${NS.pg_catalog}, 'pg_catalog', ${ROLE_OID}, NULL::VARCHAR[]), (${NS.public}, ${sql(SCHEMA)}, ${ROLE_OID}, NULL), (${NS.information_schema}, 'information_schema', ${ROLE_OID}, NULL)) t(oid, nspname, nspowner, nspacl)`,
@@ -229,12 +386,12 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     'CREATE MACRO pgc.pg_is_in_recovery() AS false',
     'CREATE MACRO pgc.pg_is_other_temp_schema(o) AS false',
     'CREATE MACRO pgc.pg_my_temp_schema() AS 0',
-    'CREATE MACRO pgc.pg_postmaster_start_time() AS TIMESTAMPTZ \'2000-01-01 00:00:00+00\'',
+    "CREATE MACRO pgc.pg_postmaster_start_time() AS TIMESTAMPTZ '2000-01-01 00:00:00+00'",
     'CREATE MACRO pgc.txid_current() AS 1::BIGINT',
     'CREATE MACRO pgc.pg_relation_size(o) AS NULL::BIGINT, (o, f) AS NULL::BIGINT',
     'CREATE MACRO pgc.pg_total_relation_size(o) AS NULL::BIGINT',
     "CREATE MACRO pgc.pg_size_pretty(b) AS CASE WHEN b IS NULL THEN NULL ELSE b::VARCHAR || ' bytes' END",
-    'CREATE MACRO pgc.pg_tablespace_location(o) AS \'\'',
+    "CREATE MACRO pgc.pg_tablespace_location(o) AS ''",
     'CREATE MACRO pgc.inet_server_addr() AS NULL::VARCHAR',
     'CREATE MACRO pgc.inet_server_port() AS NULL::INTEGER',
     'CREATE MACRO pgc.array_upper(a, d) AS CASE WHEN d = 1 AND len(a) > 0 THEN len(a) END',

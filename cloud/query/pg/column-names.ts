@@ -36,8 +36,17 @@ function figure(expr: Tree): string | undefined {
 
 function castTypeName(duckdbType: string): string | undefined {
   const names: Record<string, string> = {
-    INTEGER: 'int4', BIGINT: 'int8', SMALLINT: 'int2', DOUBLE: 'float8', FLOAT: 'float4', VARCHAR: 'text',
-    BOOLEAN: 'bool', DATE: 'date', TIMESTAMP: 'timestamp', TIMESTAMP_TZ: 'timestamptz', DECIMAL: 'numeric',
+    INTEGER: 'int4',
+    BIGINT: 'int8',
+    SMALLINT: 'int2',
+    DOUBLE: 'float8',
+    FLOAT: 'float4',
+    VARCHAR: 'text',
+    BOOLEAN: 'bool',
+    DATE: 'date',
+    TIMESTAMP: 'timestamp',
+    TIMESTAMP_TZ: 'timestamptz',
+    DECIMAL: 'numeric',
   };
   return names[duckdbType];
 }

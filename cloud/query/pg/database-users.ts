@@ -33,10 +33,14 @@ export class DatabaseUsers {
     const scram = await createScramSha256Data(password, ITERATIONS);
     await this.store.transaction(async (conn) => {
       await conn.run('DELETE FROM query_database_users WHERE organization_id = $1', [organizationId]);
-      await conn.run(
-        `INSERT INTO query_database_users VALUES ($1, $2, $3, $4, $5, $6, now())`,
-        [organizationId, databaseUsername(organizationId), scram.salt, scram.iterations, scram.storedKey, scram.serverKey],
-      );
+      await conn.run(`INSERT INTO query_database_users VALUES ($1, $2, $3, $4, $5, $6, now())`, [
+        organizationId,
+        databaseUsername(organizationId),
+        scram.salt,
+        scram.iterations,
+        scram.storedKey,
+        scram.serverKey,
+      ]);
     });
   }
 
@@ -52,7 +56,12 @@ export class DatabaseUsers {
     const r = rows[0];
     return {
       organizationId: String(r.organization_id),
-      scram: { salt: String(r.scram_salt), iterations: Number(r.scram_iterations), storedKey: String(r.scram_stored_key), serverKey: String(r.scram_server_key) },
+      scram: {
+        salt: String(r.scram_salt),
+        iterations: Number(r.scram_iterations),
+        storedKey: String(r.scram_stored_key),
+        serverKey: String(r.scram_server_key),
+      },
     };
   }
 }

@@ -11,14 +11,19 @@ interface Segment {
 
 /** Splits SQL into code and non-code (literals, quoted identifiers, comments) so only code is rewritten. */
 function mapCode(sql: string, rewrite: (code: string) => string): string {
-  return segments(sql).map((s) => (s.code ? rewrite(s.text) : s.text)).join('');
+  return segments(sql)
+    .map((s) => (s.code ? rewrite(s.text) : s.text))
+    .join('');
 }
 
 function segments(sql: string): Segment[] {
   const out: Segment[] = [];
   let code = '';
   let i = 0;
-  const flush = () => { if (code) out.push({ code: true, text: code }); code = ''; };
+  const flush = () => {
+    if (code) out.push({ code: true, text: code });
+    code = '';
+  };
   while (i < sql.length) {
     const c = sql[i];
     const next = sql[i + 1];
@@ -28,13 +33,30 @@ function segments(sql: string): Segment[] {
       const escapes = c !== "'";
       let j = start + 1;
       for (; j < sql.length; j++) {
-        if (escapes && sql[j] === '\\') { j++; continue; }
-        if (sql[j] === "'") { if (sql[j + 1] === "'") { j++; continue; } break; }
+        if (escapes && sql[j] === '\\') {
+          j++;
+          continue;
+        }
+        if (sql[j] === "'") {
+          if (sql[j + 1] === "'") {
+            j++;
+            continue;
+          }
+          break;
+        }
       }
       end = j + 1;
     } else if (c === '"') {
       let j = i + 1;
-      for (; j < sql.length; j++) { if (sql[j] === '"') { if (sql[j + 1] === '"') { j++; continue; } break; } }
+      for (; j < sql.length; j++) {
+        if (sql[j] === '"') {
+          if (sql[j + 1] === '"') {
+            j++;
+            continue;
+          }
+          break;
+        }
+      }
       end = j + 1;
     } else if (c === '-' && next === '-') {
       const j = sql.indexOf('\n', i);
@@ -49,7 +71,11 @@ function segments(sql: string): Segment[] {
         end = close < 0 ? sql.length : close + tag[0].length;
       }
     }
-    if (end < 0) { code += c; i++; continue; }
+    if (end < 0) {
+      code += c;
+      i++;
+      continue;
+    }
     flush();
     out.push({ code: false, text: sql.slice(i, end) });
     i = end;
@@ -152,8 +178,7 @@ export function normalizeDialect(sql: string, username: string): string {
       .replace(/OPERATOR\s*\(\s*(?:pg_catalog\s*\.\s*)?([^\s()]+)\s*\)/gi, ' $1 ')
       .replace(/COLLATE\s+(?:pg_catalog\s*\.\s*)?(?:"default"|default|"C"|C\b|"POSIX")/gi, '')
       .replace(/::\s*pg_catalog\s*\.\s*/gi, '::')
-      .replace(/\b(current_user|session_user|current_role)\b(?!\s*\()/gi, userLiteral)
-
+      .replace(/\b(current_user|session_user|current_role)\b(?!\s*\()/gi, userLiteral),
   );
   return arrayForms(regexOperators(rewritten));
 }

@@ -35,9 +35,13 @@ test.after.always(async () => {
 
 async function psql(user: string, password: string, sql: string, database = 'sensorData') {
   try {
-    const { stdout } = await run('psql', [`postgresql://${user}@127.0.0.1:${port}/${database}?sslmode=disable`, '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
-      env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
-    });
+    const { stdout } = await run(
+      'psql',
+      [`postgresql://${user}@127.0.0.1:${port}/${database}?sslmode=disable`, '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+      {
+        env: { ...process.env, PGPASSWORD: password, PGCONNECT_TIMEOUT: '10' },
+      },
+    );
     return { ok: true, out: stdout.trim() };
   } catch (err) {
     return { ok: false, out: String((err as { stderr?: string }).stderr ?? err) };
@@ -46,7 +50,11 @@ async function psql(user: string, password: string, sql: string, database = 'sen
 
 test.serial('psql connects with the configured user, runs a query, and sees only its organisation', async (t) => {
   const user = databaseUsername('org-a');
-  const r = await psql(user, 'correct horse battery', 'SELECT organization_id, count(*) AS n, avg(data.readings.temperature::DOUBLE) AS avg FROM readings GROUP BY 1');
+  const r = await psql(
+    user,
+    'correct horse battery',
+    'SELECT organization_id, count(*) AS n, avg(data.readings.temperature::DOUBLE) AS avg FROM readings GROUP BY 1',
+  );
   t.true(r.ok, r.out);
   t.is(r.out, 'org-a|2|22');
   const b = await psql(databaseUsername('org-b'), 'another password', 'SELECT count(*) FROM readings');
@@ -54,7 +62,11 @@ test.serial('psql connects with the configured user, runs a query, and sees only
 });
 
 test.serial('psql sees JSON, timestamps and NULLs as PostgreSQL prints them', async (t) => {
-  const r = await psql(databaseUsername('org-a'), 'correct horse battery', `SELECT data, time_received, NULL AS nothing FROM readings ORDER BY time_received LIMIT 1`);
+  const r = await psql(
+    databaseUsername('org-a'),
+    'correct horse battery',
+    `SELECT data, time_received, NULL AS nothing FROM readings ORDER BY time_received LIMIT 1`,
+  );
   t.is(r.out, '{"readings":{"temperature":21.5}}|2026-01-01 00:00:00+00|');
 });
 
@@ -87,7 +99,7 @@ test.serial('the sandbox applies over the wire', async (t) => {
   t.is(after.out, '2', 'the session is still usable and nothing was dropped');
 });
 
-test.serial('psql \\dt, \\dn and \\l list exactly the organisation\'s relation, schema and database', async (t) => {
+test.serial("psql \\dt, \\dn and \\l list exactly the organisation's relation, schema and database", async (t) => {
   const user = databaseUsername('org-a');
   const dt = await psql(user, 'correct horse battery', '\\dt');
   t.true(dt.ok, dt.out);
@@ -103,7 +115,12 @@ test.serial('psql \\dt, \\dn and \\l list exactly the organisation\'s relation, 
 test.serial('psql \\d readings describes its columns with PostgreSQL type names', async (t) => {
   const r = await psql(databaseUsername('org-a'), 'correct horse battery', '\\d readings');
   t.true(r.ok, r.out);
-  const columns = Object.fromEntries(r.out.split('\n').filter((l) => l.includes('|')).map((l) => l.split('|').slice(0, 2)));
+  const columns = Object.fromEntries(
+    r.out
+      .split('\n')
+      .filter((l) => l.includes('|'))
+      .map((l) => l.split('|').slice(0, 2)),
+  );
   t.is(columns.organization_id, 'text');
   t.is(columns.time_received, 'timestamp with time zone');
   t.is(columns.tags, 'text[]');

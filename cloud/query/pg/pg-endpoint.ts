@@ -133,7 +133,9 @@ export class PgEndpoint {
     socket.setNoDelay(true);
     if (this.sockets.size >= this.limits.maxConnections) {
       // Destroyed once the error is flushed: a socket nobody reads would never see the client's FIN.
-      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'), () => socket.destroy());
+      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'), () =>
+        socket.destroy(),
+      );
       return;
     }
     this.sockets.add(socket);
@@ -210,7 +212,10 @@ export class PgEndpoint {
           return [closeSignal] as unknown as Uint8Array[];
         }
         if (data.length > limits.maxMessageBytes) {
-          return [errorResponse('54000', `message of ${data.length} bytes is over the ${limits.maxMessageBytes}-byte limit`, 'FATAL'), closeSignal] as unknown as Uint8Array[];
+          return [
+            errorResponse('54000', `message of ${data.length} bytes is over the ${limits.maxMessageBytes}-byte limit`, 'FATAL'),
+            closeSignal,
+          ] as unknown as Uint8Array[];
         }
         if (!state.isAuthenticated || state.step !== 'ReadyForQuery' || !session) return undefined;
         if (data[0] === 0x58) return undefined; // Terminate: pg-gateway closes
@@ -228,9 +233,14 @@ export class PgEndpoint {
           pid = endpoint.newPid();
           const secret = randomInt(1, 2 ** 31 - 1);
           session = new PgSession({
-            organizationId: organizationId!, username,
-            sinks: endpoint.options.sinks && (() => endpoint.options.sinks!(organizationId!)), database: DATABASE_NAME, sandbox, timeoutMs: sandbox.limits.timeoutMs,
-            backendPid: pid, startupParams: (connection as unknown as { clientParams?: Record<string, string> }).clientParams ?? {},
+            organizationId: organizationId!,
+            username,
+            sinks: endpoint.options.sinks && (() => endpoint.options.sinks!(organizationId!)),
+            database: DATABASE_NAME,
+            sandbox,
+            timeoutMs: sandbox.limits.timeoutMs,
+            backendPid: pid,
+            startupParams: (connection as unknown as { clientParams?: Record<string, string> }).clientParams ?? {},
           });
           endpoint.sessions.set(pid, { secret, session });
           touch();

@@ -22,8 +22,15 @@ test.before(async () => {
   te = await startTestEndpoint();
   dir = mkdtempSync(join(tmpdir(), 'pg-jdbc-'));
   await run('javac', ['-d', dir, '-cp', JAR, source], { timeout: 120_000 });
-  const { stdout } = await run('java', ['-cp', `${JAR}:${dir}`, 'PgClientCheck', `jdbc:postgresql://127.0.0.1:${te.port}/sensorData`, USER_A, PASSWORD_A, SECRET_OF_B], { timeout: 120_000 });
-  lines = stdout.trim().split('\n').map((l) => l.split('\t'));
+  const { stdout } = await run(
+    'java',
+    ['-cp', `${JAR}:${dir}`, 'PgClientCheck', `jdbc:postgresql://127.0.0.1:${te.port}/sensorData`, USER_A, PASSWORD_A, SECRET_OF_B],
+    { timeout: 120_000 },
+  );
+  lines = stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.split('\t'));
 });
 test.after.always(async () => {
   await te?.close();
@@ -38,17 +45,29 @@ test('getTables lists readings, and only readings', (t) => {
   t.deepEqual(facts('table'), [['public', 'readings', 'TABLE']]);
 });
 
-test('getColumns lists readings\' columns with JDBC types', (t) => {
+test("getColumns lists readings' columns with JDBC types", (t) => {
   const cols = facts('column');
   t.is(cols.length, 15);
   t.deepEqual(cols[0], ['organization_id', 'text', '12', '1']);
-  t.deepEqual(cols.find((c) => c[0] === 'time_received'), ['time_received', 'timestamptz', '93', '11']);
-  t.deepEqual(cols.find((c) => c[0] === 'tags'), ['tags', '_text', '2003', '13']);
-  t.deepEqual(cols.find((c) => c[0] === 'data'), ['data', 'jsonb', '1111', '15']);
+  t.deepEqual(
+    cols.find((c) => c[0] === 'time_received'),
+    ['time_received', 'timestamptz', '93', '11'],
+  );
+  t.deepEqual(
+    cols.find((c) => c[0] === 'tags'),
+    ['tags', '_text', '2003', '13'],
+  );
+  t.deepEqual(
+    cols.find((c) => c[0] === 'data'),
+    ['data', 'jsonb', '1111', '15'],
+  );
 });
 
-test('getSchemas, getPrimaryKeys and getTypeInfo answer from the organisation\'s catalog', (t) => {
-  t.deepEqual(facts('schema').map((s) => s[0]), ['information_schema', 'pg_catalog', 'public']);
+test("getSchemas, getPrimaryKeys and getTypeInfo answer from the organisation's catalog", (t) => {
+  t.deepEqual(
+    facts('schema').map((s) => s[0]),
+    ['information_schema', 'pg_catalog', 'public'],
+  );
   t.deepEqual(facts('primary_keys'), [['0']]);
   t.deepEqual(facts('type_info'), [['true', 'true', 'true']]);
 });
@@ -62,7 +81,10 @@ test('a PreparedStatement with ? parameters reads timestamps as java.sql.Timesta
     t.is(r[4], '2');
     t.is(r[5], 'n');
   }
-  t.deepEqual(rows.filter((r) => r[0] === '7').map((r) => r[2]), ['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z']);
+  t.deepEqual(
+    rows.filter((r) => r[0] === '7').map((r) => r[2]),
+    ['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z'],
+  );
 });
 
 test('fetch size (a portal with a row limit) returns every row', (t) => {

@@ -113,8 +113,14 @@ test('the login gate is consulted around password checks and its refusal is repo
     check(keyId, address) {
       if ((failures.get(keyId) ?? 0) >= 3) throw resourceExhausted(`login: too many failed attempts for ${keyId} from ${address}; try again later`);
     },
-    failed(keyId) { failures.set(keyId, (failures.get(keyId) ?? 0) + 1); log.push(`failed ${keyId}`); },
-    succeeded(keyId) { failures.delete(keyId); log.push(`succeeded ${keyId}`); },
+    failed(keyId) {
+      failures.set(keyId, (failures.get(keyId) ?? 0) + 1);
+      log.push(`failed ${keyId}`);
+    },
+    succeeded(keyId) {
+      failures.delete(keyId);
+      log.push(`succeeded ${keyId}`);
+    },
   };
   const te = await startTestEndpoint({ loginGate: gate });
   try {
@@ -133,8 +139,21 @@ test('the login gate is consulted around password checks and its refusal is repo
 test('with certificates configured, SSLRequest gets TLS (psql sslmode=require) and plaintext is refused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'pg-tls-'));
   try {
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ]);
     const te = await startTestEndpoint({ tls: { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) } });
     try {
       const r = await psql(te.port, USER_A, PASSWORD_A, 'SELECT count(*) FROM readings', 'require');

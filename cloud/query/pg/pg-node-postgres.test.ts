@@ -20,11 +20,21 @@ test.after.always(async () => {
 test.serial('$1 parameters bind in the extended protocol and count(*) is named count', async (t) => {
   const r = await client.query('SELECT component_name, count(*) FROM readings WHERE component_name = $1 GROUP BY 1', ['thermo']);
   t.deepEqual(r.rows, [{ component_name: 'thermo', count: '2' }]);
-  t.deepEqual(r.fields.map((f) => [f.name, f.dataTypeID]), [['component_name', 25], ['count', 20]]);
+  t.deepEqual(
+    r.fields.map((f) => [f.name, f.dataTypeID]),
+    [
+      ['component_name', 25],
+      ['count', 20],
+    ],
+  );
 });
 
 test.serial('a named prepared statement is parsed once and executed with different parameters', async (t) => {
-  const q = (limit: number) => ({ name: 'recent', text: 'SELECT time_received, tags FROM readings WHERE component_name = $1 ORDER BY time_received LIMIT $2', values: ['thermo', limit] });
+  const q = (limit: number) => ({
+    name: 'recent',
+    text: 'SELECT time_received, tags FROM readings WHERE component_name = $1 ORDER BY time_received LIMIT $2',
+    values: ['thermo', limit],
+  });
   const one = await client.query(q(1));
   t.is(one.rows.length, 1);
   t.true(one.rows[0].time_received instanceof Date);
@@ -38,11 +48,17 @@ test.serial('a named prepared statement is parsed once and executed with differe
 });
 
 test.serial('int8 keeps all 64 bits and jsonb arrives parsed', async (t) => {
-  const r = await client.query('SELECT $1::BIGINT AS big, 9007199254740993::BIGINT AS lit, data FROM readings WHERE component_name = $2 ORDER BY time_received LIMIT 1', ['9007199254740993', 'thermo']);
+  const r = await client.query(
+    'SELECT $1::BIGINT AS big, 9007199254740993::BIGINT AS lit, data FROM readings WHERE component_name = $2 ORDER BY time_received LIMIT 1',
+    ['9007199254740993', 'thermo'],
+  );
   t.is(r.rows[0].big, '9007199254740993');
   t.is(r.rows[0].lit, '9007199254740993');
   t.deepEqual(r.rows[0].data, { readings: { temperature: 21.5 } });
-  t.deepEqual(r.fields.map((f) => f.dataTypeID), [20, 20, 3802]);
+  t.deepEqual(
+    r.fields.map((f) => f.dataTypeID),
+    [20, 20, 3802],
+  );
 });
 
 test.serial('types: bool, numeric, float, uuid, bytea, interval, date and NULL', async (t) => {
@@ -58,20 +74,23 @@ test.serial('types: bool, numeric, float, uuid, bytea, interval, date and NULL',
   t.deepEqual({ ...row.i }, { days: 1, hours: 2 });
   t.true(row.d instanceof Date);
   t.is(row.nothing, null);
-  t.deepEqual(r.fields.map((f) => f.dataTypeID), [16, 1700, 701, 700, 2950, 17, 1186, 1082, 25]);
+  t.deepEqual(
+    r.fields.map((f) => f.dataTypeID),
+    [16, 1700, 701, 700, 2950, 17, 1186, 1082, 25],
+  );
 });
 
 test.serial('an error in the extended protocol is reported and the connection stays usable', async (t) => {
-  const err = await t.throwsAsync(client.query('SELECT * FROM tabular_data WHERE organization_id = $1', ['org-b'])) as Error & { code?: string };
+  const err = (await t.throwsAsync(client.query('SELECT * FROM tabular_data WHERE organization_id = $1', ['org-b']))) as Error & { code?: string };
   t.is(err.code, '42501');
   t.regex(err.message, /only "readings"/);
-  const bad = await t.throwsAsync(client.query('SELECT nope FROM readings WHERE component_name = $1', ['x'])) as Error & { code?: string };
+  const bad = (await t.throwsAsync(client.query('SELECT nope FROM readings WHERE component_name = $1', ['x']))) as Error & { code?: string };
   t.regex(bad.message, /nope/);
   const ok = await client.query('SELECT count(*) AS n FROM readings WHERE component_name = $1', ['hygro']);
   t.is(ok.rows[0].n, '1');
 });
 
-test.serial('another organisation\'s data and other catalogue entries stay invisible', async (t) => {
+test.serial("another organisation's data and other catalogue entries stay invisible", async (t) => {
   const mine = await client.query('SELECT DISTINCT organization_id FROM readings');
   t.deepEqual(mine.rows, [{ organization_id: 'org-a' }]);
   const secret = await client.query('SELECT count(*) AS n FROM readings WHERE component_name = $1', [SECRET_OF_B]);
@@ -80,7 +99,7 @@ test.serial('another organisation\'s data and other catalogue entries stay invis
   t.deepEqual(rels.rows, [{ relname: 'readings', nspname: 'public' }]);
   const roles = await client.query('SELECT rolname FROM pg_catalog.pg_roles');
   t.deepEqual(roles.rows, [{ rolname: USER_A }]);
-  const err = await t.throwsAsync(client.query('SELECT * FROM duckdb_settings()')) as Error & { code?: string };
+  const err = (await t.throwsAsync(client.query('SELECT * FROM duckdb_settings()'))) as Error & { code?: string };
   t.is(err.code, '42501');
 });
 
@@ -88,16 +107,16 @@ test.serial('session statements: SET, SHOW, search_path limited to the schema, t
   await client.query('SET application_name = $$bi-tool$$');
   t.is((await client.query('SHOW application_name')).rows[0].application_name, 'bi-tool');
   await client.query('SET search_path TO public');
-  const sp = await t.throwsAsync(client.query('SET search_path TO other_org')) as Error & { code?: string };
+  const sp = (await t.throwsAsync(client.query('SET search_path TO other_org'))) as Error & { code?: string };
   t.regex(sp.message, /search_path: "other_org" is not accepted \(only schema "public"/);
-  const work = await t.throwsAsync(client.query('SET work_mem = 1000000')) as Error & { code?: string };
+  const work = (await t.throwsAsync(client.query('SET work_mem = 1000000'))) as Error & { code?: string };
   t.regex(work.message, /SET work_mem: only application_name, extra_float_digits/);
   await client.query('BEGIN');
   t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
   await client.query('COMMIT');
-  const rw = await t.throwsAsync(client.query('BEGIN READ WRITE')) as Error & { code?: string };
+  const rw = (await t.throwsAsync(client.query('BEGIN READ WRITE'))) as Error & { code?: string };
   t.regex(rw.message, /read-only/);
-  const drop = await t.throwsAsync(client.query('DROP TABLE readings')) as Error & { code?: string };
+  const drop = (await t.throwsAsync(client.query('DROP TABLE readings'))) as Error & { code?: string };
   t.regex(drop.message, /only SELECT statements are allowed; a DROP statement is refused/);
 });
 
@@ -106,9 +125,15 @@ test.serial('a portal suspended by a row limit resumes where it stopped; a state
   await client.query('BEGIN');
   await client.query('DECLARE c CURSOR FOR SELECT x FROM range(10) r(x)');
   const first = await client.query('FETCH 4 FROM c');
-  t.deepEqual(first.rows.map((r) => Number(r.x)), [0, 1, 2, 3]);
+  t.deepEqual(
+    first.rows.map((r) => Number(r.x)),
+    [0, 1, 2, 3],
+  );
   const next = await client.query('FETCH FORWARD 3 FROM c');
-  t.deepEqual(next.rows.map((r) => Number(r.x)), [4, 5, 6]);
+  t.deepEqual(
+    next.rows.map((r) => Number(r.x)),
+    [4, 5, 6],
+  );
   await client.query('SELECT 1');
   const err = (await t.throwsAsync(client.query('FETCH ALL FROM c'))) as Error & { code?: string };
   t.is(err.code, '55000');
@@ -116,7 +141,10 @@ test.serial('a portal suspended by a row limit resumes where it stopped; a state
   await client.query('ROLLBACK');
   await client.query('BEGIN');
   await client.query('DECLARE d CURSOR FOR SELECT x FROM range(5) r(x)');
-  t.deepEqual((await client.query('FETCH ALL FROM d')).rows.map((r) => Number(r.x)), [0, 1, 2, 3, 4]);
+  t.deepEqual(
+    (await client.query('FETCH ALL FROM d')).rows.map((r) => Number(r.x)),
+    [0, 1, 2, 3, 4],
+  );
   t.is((await client.query('FETCH ALL FROM d')).rowCount, 0);
   await client.query('COMMIT');
   const gone = (await t.throwsAsync(client.query('FETCH ALL FROM d'))) as Error & { code?: string };

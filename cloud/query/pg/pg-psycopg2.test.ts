@@ -35,7 +35,10 @@ test('timestamptz, jsonb and text[] arrive as datetime, dict and list', (t) => {
 });
 
 test('a server-side cursor fetches all rows in batches', (t) => {
-  t.deepEqual(seen.server_side, Array.from({ length: 50 }, (_, i) => i));
+  t.deepEqual(
+    seen.server_side,
+    Array.from({ length: 50 }, (_, i) => i),
+  );
 });
 
 test('cancel interrupts the running query with 57014 and the connection stays usable', (t) => {

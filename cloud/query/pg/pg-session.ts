@@ -19,8 +19,22 @@ import { normalizeDialect, toCatalogSchemas } from './pg-dialect.js';
 import { binaryOf, decodeParameter, oidOf, Oid, textOf, typeSize, type BoundParameter } from './pg-types.js';
 import { parseSessionStatement, SERVER_VERSION, SessionSettings, type SessionStatement } from './session-statements.js';
 import {
-  bindComplete, closeComplete, commandComplete, DataRowBatch, emptyQueryResponse, errorResponse, MessageReader, noData, noticeResponse,
-  parameterDescription, parameterStatus, parseComplete, portalSuspended, readyForQuery, rowDescription, type ColumnDescription,
+  bindComplete,
+  closeComplete,
+  commandComplete,
+  DataRowBatch,
+  emptyQueryResponse,
+  errorResponse,
+  MessageReader,
+  noData,
+  noticeResponse,
+  parameterDescription,
+  parameterStatus,
+  parseComplete,
+  portalSuspended,
+  readyForQuery,
+  rowDescription,
+  type ColumnDescription,
 } from './wire-messages.js';
 
 /** A pipeline's sink, shown as a relation named after the pipeline. */
@@ -43,7 +57,12 @@ export interface SessionOptions {
 
 /** A protocol-level failure with its SQLSTATE. */
 export class PgError extends Error {
-  constructor(readonly code: string, message: string) { super(message); }
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 interface Statement {
@@ -97,12 +116,18 @@ export class PgSession {
   startupStatus(): Buffer[] {
     const s = this.settings;
     return [
-      parameterStatus('server_version', SERVER_VERSION), parameterStatus('server_encoding', 'UTF8'),
-      parameterStatus('client_encoding', s.get('client_encoding')), parameterStatus('DateStyle', s.get('datestyle')),
-      parameterStatus('IntervalStyle', 'postgres'), parameterStatus('integer_datetimes', 'on'),
-      parameterStatus('standard_conforming_strings', 'on'), parameterStatus('TimeZone', 'UTC'),
-      parameterStatus('application_name', s.get('application_name')), parameterStatus('is_superuser', 'off'),
-      parameterStatus('session_authorization', this.o.username), parameterStatus('default_transaction_read_only', 'on'),
+      parameterStatus('server_version', SERVER_VERSION),
+      parameterStatus('server_encoding', 'UTF8'),
+      parameterStatus('client_encoding', s.get('client_encoding')),
+      parameterStatus('DateStyle', s.get('datestyle')),
+      parameterStatus('IntervalStyle', 'postgres'),
+      parameterStatus('integer_datetimes', 'on'),
+      parameterStatus('standard_conforming_strings', 'on'),
+      parameterStatus('TimeZone', 'UTC'),
+      parameterStatus('application_name', s.get('application_name')),
+      parameterStatus('is_superuser', 'off'),
+      parameterStatus('session_authorization', this.o.username),
+      parameterStatus('default_transaction_read_only', 'on'),
     ];
   }
 
@@ -148,12 +173,23 @@ export class PgSession {
     if (this.skipToSync) return;
     try {
       switch (type) {
-        case 'P': yield* this.parse(body); break;
-        case 'B': yield* this.bind(body); break;
-        case 'D': yield* this.describe(body); break;
-        case 'E': yield* this.execute(body.cstring(), body.int32()); break;
-        case 'C': yield* this.closeObject(body); break;
-        default: throw new PgError('08P01', `message type "${type}" is not supported (no COPY or function calls)`);
+        case 'P':
+          yield* this.parse(body);
+          break;
+        case 'B':
+          yield* this.bind(body);
+          break;
+        case 'D':
+          yield* this.describe(body);
+          break;
+        case 'E':
+          yield* this.execute(body.cstring(), body.int32());
+          break;
+        case 'C':
+          yield* this.closeObject(body);
+          break;
+        default:
+          throw new PgError('08P01', `message type "${type}" is not supported (no COPY or function calls)`);
       }
     } catch (err) {
       // Extended protocol: one error, then everything up to Sync is skipped, as PostgreSQL does.
@@ -206,13 +242,16 @@ export class PgSession {
     for (let i = 0; i < nFormats; i++) paramFormats.push(body.int16());
     const nParams = body.int16();
     if (nParams !== statement.paramOids.length) {
-      throw new PgError('08P01', `bind message supplies ${nParams} parameters, but prepared statement "${statementName}" requires ${statement.paramOids.length}`);
+      throw new PgError(
+        '08P01',
+        `bind message supplies ${nParams} parameters, but prepared statement "${statementName}" requires ${statement.paramOids.length}`,
+      );
     }
     const params: BoundParameter[] = [];
     for (let i = 0; i < nParams; i++) {
       const len = body.int32();
       const raw = len < 0 ? null : Buffer.from(body.bytes(len));
-      const binary = (nFormats === 1 ? paramFormats[0] : paramFormats[i] ?? 0) === 1;
+      const binary = (nFormats === 1 ? paramFormats[0] : (paramFormats[i] ?? 0)) === 1;
       params.push(decodeParameter(raw, statement.paramOids[i], binary, i));
     }
     const nResult = body.int16();
@@ -242,7 +281,8 @@ export class PgSession {
   }
 
   private statementDescription(statement: Statement): Buffer {
-    if (statement.kind === 'session' && statement.session?.kind === 'show') return rowDescription([{ name: statement.session.name, typeOid: Oid.text, typeSize: -1, format: 0 }]);
+    if (statement.kind === 'session' && statement.session?.kind === 'show')
+      return rowDescription([{ name: statement.session.name, typeOid: Oid.text, typeSize: -1, format: 0 }]);
     if (!statement.prepared) return noData();
     const p = statement.prepared;
     const cols: ColumnDescription[] = [];
@@ -327,7 +367,7 @@ export class PgSession {
     if (!this.dataConn) {
       const conn = await this.o.sandbox.openSession(this.o.organizationId);
       try {
-        for (const sink of await this.o.sinks?.() ?? []) {
+        for (const sink of (await this.o.sinks?.()) ?? []) {
           const lower = sink.name.toLowerCase();
           // readings and catalog names win; a second pipeline of the same name (case-insensitively) is skipped.
           if (lower === 'readings' || catalogTables.has(lower) || this.sinkNames.has(lower)) continue;
@@ -350,10 +390,17 @@ export class PgSession {
       const probe = await conn.prepare('SELECT * FROM readings');
       const columns = READINGS_COLUMNS.map((name, i) => ({ name, typeOid: oidOf(probe.columnType(i)) }));
       probe.destroySync();
-      const sinkColumns = [{ name: 'data_end', typeOid: Oid.timestamptz }, { name: 'position', typeOid: Oid.int4 }, { name: 'doc', typeOid: Oid.jsonb }];
+      const sinkColumns = [
+        { name: 'data_end', typeOid: Oid.timestamptz },
+        { name: 'position', typeOid: Oid.int4 },
+        { name: 'doc', typeOid: Oid.jsonb },
+      ];
       const relations = [{ name: 'readings', columns }, ...this.sinks.map((s) => ({ name: s.name, columns: sinkColumns }))];
       this.catalog = await openCatalog(relations, {
-        database: this.o.database, username: this.o.username, serverVersion: SERVER_VERSION, backendPid: this.o.backendPid,
+        database: this.o.database,
+        username: this.o.username,
+        serverVersion: SERVER_VERSION,
+        backendPid: this.o.backendPid,
         settings: () => this.settings.all(),
       });
     }
@@ -391,7 +438,13 @@ export class PgSession {
     let timedOut = false;
     this.cancelled = false;
     this.running = conn;
-    const timer = setTimeout(() => { timedOut = true; conn.interrupt(); }, Math.max(1, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        timedOut = true;
+        conn.interrupt();
+      },
+      Math.max(1, deadline - Date.now()),
+    );
     try {
       const value = await body();
       if (timedOut || this.cancelled) throw new Error('interrupted');
@@ -410,9 +463,16 @@ export class PgSession {
   /** Executes a portal: up to maxRows rows (0 = all), then CommandComplete or PortalSuspended. */
   private async *run(portal: Portal, maxRows: number, simple: boolean): AsyncGenerator<Uint8Array> {
     const st = portal.statement;
-    if (st.kind === 'empty') { yield emptyQueryResponse(); return; }
-    if (st.kind === 'session') { yield* this.runSession(st.session!, simple); return; }
-    if (portal.invalidated) throw new PgError('55000', 'portal was closed because a later statement ran on the same connection; fetch a portal to its end before starting another');
+    if (st.kind === 'empty') {
+      yield emptyQueryResponse();
+      return;
+    }
+    if (st.kind === 'session') {
+      yield* this.runSession(st.session!, simple);
+      return;
+    }
+    if (portal.invalidated)
+      throw new PgError('55000', 'portal was closed because a later statement ran on the same connection; fetch a portal to its end before starting another');
     const fresh = !portal.result;
     await this.start(portal);
     if (simple && fresh) yield rowDescription(this.describeColumns(portal));
@@ -432,7 +492,10 @@ export class PgSession {
     while (!portal.done && (maxRows <= 0 || sentNow < maxRows)) {
       if (portal.rowInChunk >= portal.chunkRows) {
         const chunk = await this.guarded(conn, () => portal.result!.fetchChunk(), deadline);
-        if (!chunk || chunk.rowCount === 0) { portal.done = true; break; }
+        if (!chunk || chunk.rowCount === 0) {
+          portal.done = true;
+          break;
+        }
         portal.values = [];
         for (let c = 0; c < width; c++) portal.values.push(chunk.getColumnValues(c));
         portal.rowInChunk = 0;
@@ -469,12 +532,24 @@ export class PgSession {
         yield commandComplete('SET');
         return;
       }
-      case 'reset': this.settings.reset(s.name); yield commandComplete('RESET'); return;
+      case 'reset':
+        this.settings.reset(s.name);
+        yield commandComplete('RESET');
+        return;
       case 'show': {
         if (s.name === 'all') {
-          if (simple) yield rowDescription([{ name: 'name', typeOid: Oid.text, typeSize: -1, format: 0 }, { name: 'setting', typeOid: Oid.text, typeSize: -1, format: 0 }]);
+          if (simple)
+            yield rowDescription([
+              { name: 'name', typeOid: Oid.text, typeSize: -1, format: 0 },
+              { name: 'setting', typeOid: Oid.text, typeSize: -1, format: 0 },
+            ]);
           const batch = new DataRowBatch();
-          for (const [k, v] of this.settings.all()) { batch.beginRow(2); batch.text(k); batch.text(v); batch.endRow(); }
+          for (const [k, v] of this.settings.all()) {
+            batch.beginRow(2);
+            batch.text(k);
+            batch.text(v);
+            batch.endRow();
+          }
           yield batch.take();
           yield commandComplete('SHOW');
           return;
@@ -482,7 +557,9 @@ export class PgSession {
         const value = this.settings.get(s.name);
         if (simple) yield rowDescription([{ name: s.name, typeOid: Oid.text, typeSize: -1, format: 0 }]);
         const batch = new DataRowBatch();
-        batch.beginRow(1); batch.text(value); batch.endRow();
+        batch.beginRow(1);
+        batch.text(value);
+        batch.endRow();
         yield batch.take();
         yield commandComplete('SHOW');
         return;
@@ -498,7 +575,10 @@ export class PgSession {
         yield commandComplete(failed ? 'ROLLBACK' : 'COMMIT');
         return;
       }
-      case 'rollback': this.endTransaction(); yield commandComplete('ROLLBACK'); return;
+      case 'rollback':
+        this.endTransaction();
+        yield commandComplete('ROLLBACK');
+        return;
       case 'declare': {
         if (this.cursors.has(s.cursor)) throw new PgError('42P03', `cursor "${s.cursor}" already exists`);
         const statement = await this.prepare(s.query, []);
@@ -513,7 +593,10 @@ export class PgSession {
         if (portal.invalidated) throw new PgError('55000', `cursor "${s.cursor}" was closed because a later statement ran on the same connection`);
         await this.start(portal);
         if (s.tag === 'FETCH' && simple) yield rowDescription(this.describeColumns(portal));
-        if (portal.done) { yield commandComplete(`${s.tag} 0`); return; }
+        if (portal.done) {
+          yield commandComplete(`${s.tag} 0`);
+          return;
+        }
         yield* this.stream(portal, s.count === 'all' ? 0 : Math.max(1, s.count), s.tag);
         return;
       }
@@ -523,8 +606,16 @@ export class PgSession {
         yield commandComplete('CLOSE CURSOR');
         return;
       case 'deallocate':
-        if (s.name === 'all') { for (const [k, v] of this.statements) if (k) { v.prepared?.destroySync(); this.statements.delete(k); } }
-        else { this.statements.get(s.name)?.prepared?.destroySync(); this.statements.delete(s.name); }
+        if (s.name === 'all') {
+          for (const [k, v] of this.statements)
+            if (k) {
+              v.prepared?.destroySync();
+              this.statements.delete(k);
+            }
+        } else {
+          this.statements.get(s.name)?.prepared?.destroySync();
+          this.statements.delete(s.name);
+        }
         yield commandComplete('DEALLOCATE');
         return;
       case 'discard':
@@ -564,7 +655,7 @@ export function sqlState(err: StatusError): string {
 
 function formatOf(formats: number[], i: number): number {
   if (formats.length === 0) return 0;
-  return formats.length === 1 ? formats[0] : formats[i] ?? 0;
+  return formats.length === 1 ? formats[0] : (formats[i] ?? 0);
 }
 
 type Encoder = (batch: DataRowBatch, v: DuckDBValue) => void;
@@ -573,10 +664,15 @@ type Encoder = (batch: DataRowBatch, v: DuckDBValue) => void;
 function encoderFor(type: DuckDBType, oid: number, format: number): Encoder {
   if (format === 1) return (b, v) => b.bytes(binaryOf(v, type, oid));
   switch (type.typeId) {
-    case DuckDBTypeId.VARCHAR: return (b, v) => b.text(v as string);
-    case DuckDBTypeId.INTEGER: case DuckDBTypeId.BIGINT: case DuckDBTypeId.SMALLINT: case DuckDBTypeId.TINYINT:
+    case DuckDBTypeId.VARCHAR:
+      return (b, v) => b.text(v as string);
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.TINYINT:
       return (b, v) => b.text(String(v));
-    default: return (b, v) => b.text(textOf(v, type));
+    default:
+      return (b, v) => b.text(textOf(v, type));
   }
 }
 
@@ -606,7 +702,10 @@ function isCatalogQuery(tree: Tree, sinks: ReadonlySet<string>): boolean {
   let catalog = false;
   let other = false;
   const visit = (value: unknown): void => {
-    if (Array.isArray(value)) { value.forEach(visit); return; }
+    if (Array.isArray(value)) {
+      value.forEach(visit);
+      return;
+    }
     if (value === null || typeof value !== 'object') return;
     const obj = value as Tree;
     if (obj.type === 'BASE_TABLE' && 'table_name' in obj) {

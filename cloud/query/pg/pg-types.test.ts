@@ -17,16 +17,61 @@ async function values(sql: string): Promise<{ v: DuckDBValue; type: DuckDBType; 
   }
 }
 
-test('OIDs and text forms are PostgreSQL\'s', async (t) => {
+test("OIDs and text forms are PostgreSQL's", async (t) => {
   const cols = await values(`SELECT true, 7::SMALLINT, 7::INTEGER, 9007199254740993::BIGINT, 123.450::DECIMAL(10,3), 1.1::FLOAT, 0.1::DOUBLE,
     'NaN'::DOUBLE, 'x'::VARCHAR, '\\xDE\\xAD'::BLOB, DATE '2026-02-03', TIMESTAMP '2026-01-01 01:02:03.5',
     TIMESTAMPTZ '2026-01-01 00:00:00.000120+00', INTERVAL '1 year 2 months 3 days 04:05:06.7', '6ba7b810-9dad-11d1-80b4-00c04fd430c8'::UUID,
     '{"a":[1,2]}'::JSON, ['a', NULL, 'b c', ''], [1, 2], {'k': 1}, 18446744073709551614::UHUGEINT`);
-  t.deepEqual(cols.map((c) => c.oid), [Oid.bool, Oid.int2, Oid.int4, Oid.int8, Oid.numeric, Oid.float4, Oid.float8, Oid.float8, Oid.text,
-    Oid.bytea, Oid.date, Oid.timestamp, Oid.timestamptz, Oid.interval, Oid.uuid, Oid.jsonb, Oid.textArray, Oid.int4Array, Oid.jsonb, Oid.numeric]);
-  t.deepEqual(cols.map((c) => textOf(c.v, c.type)), ['t', '7', '7', '9007199254740993', '123.450', '1.1', '0.1', 'NaN', 'x', '\\xdead',
-    '2026-02-03', '2026-01-01 01:02:03.5', '2026-01-01 00:00:00.00012+00', '1 year 2 mons 3 days 04:05:06.7',
-    '6ba7b810-9dad-11d1-80b4-00c04fd430c8', '{"a":[1,2]}', '{a,NULL,"b c",""}', '{1,2}', '{"k":1}', '18446744073709551614']);
+  t.deepEqual(
+    cols.map((c) => c.oid),
+    [
+      Oid.bool,
+      Oid.int2,
+      Oid.int4,
+      Oid.int8,
+      Oid.numeric,
+      Oid.float4,
+      Oid.float8,
+      Oid.float8,
+      Oid.text,
+      Oid.bytea,
+      Oid.date,
+      Oid.timestamp,
+      Oid.timestamptz,
+      Oid.interval,
+      Oid.uuid,
+      Oid.jsonb,
+      Oid.textArray,
+      Oid.int4Array,
+      Oid.jsonb,
+      Oid.numeric,
+    ],
+  );
+  t.deepEqual(
+    cols.map((c) => textOf(c.v, c.type)),
+    [
+      't',
+      '7',
+      '7',
+      '9007199254740993',
+      '123.450',
+      '1.1',
+      '0.1',
+      'NaN',
+      'x',
+      '\\xdead',
+      '2026-02-03',
+      '2026-01-01 01:02:03.5',
+      '2026-01-01 00:00:00.00012+00',
+      '1 year 2 mons 3 days 04:05:06.7',
+      '6ba7b810-9dad-11d1-80b4-00c04fd430c8',
+      '{"a":[1,2]}',
+      '{a,NULL,"b c",""}',
+      '{1,2}',
+      '{"k":1}',
+      '18446744073709551614',
+    ],
+  );
 });
 
 test('binary forms: integers, floats, timestamps from 2000-01-01, numeric in base 10000, arrays', async (t) => {

@@ -34,71 +34,174 @@ import { invalidArgument } from '../../../core/shared/status-error.js';
 
 /** pg_type OIDs of the types the endpoint speaks. */
 export const Oid = {
-  bool: 16, bytea: 17, name: 19, int8: 20, int2: 21, int4: 23, text: 25, oid: 26, json: 114, float4: 700, float8: 701,
-  unknown: 705, bpchar: 1042, varchar: 1043, date: 1082, time: 1083, timestamp: 1114, timestamptz: 1184, interval: 1186,
-  numeric: 1700, uuid: 2950, jsonb: 3802,
-  boolArray: 1000, byteaArray: 1001, int2Array: 1005, int4Array: 1007, textArray: 1009, varcharArray: 1015, int8Array: 1016,
-  float4Array: 1021, float8Array: 1022, jsonArray: 199, jsonbArray: 3807, timestampArray: 1115, timestamptzArray: 1185,
-  dateArray: 1182, numericArray: 1231, uuidArray: 2951, intervalArray: 1187,
+  bool: 16,
+  bytea: 17,
+  name: 19,
+  int8: 20,
+  int2: 21,
+  int4: 23,
+  text: 25,
+  oid: 26,
+  json: 114,
+  float4: 700,
+  float8: 701,
+  unknown: 705,
+  bpchar: 1042,
+  varchar: 1043,
+  date: 1082,
+  time: 1083,
+  timestamp: 1114,
+  timestamptz: 1184,
+  interval: 1186,
+  numeric: 1700,
+  uuid: 2950,
+  jsonb: 3802,
+  boolArray: 1000,
+  byteaArray: 1001,
+  int2Array: 1005,
+  int4Array: 1007,
+  textArray: 1009,
+  varcharArray: 1015,
+  int8Array: 1016,
+  float4Array: 1021,
+  float8Array: 1022,
+  jsonArray: 199,
+  jsonbArray: 3807,
+  timestampArray: 1115,
+  timestamptzArray: 1185,
+  dateArray: 1182,
+  numericArray: 1231,
+  uuidArray: 2951,
+  intervalArray: 1187,
 } as const;
 
 const ARRAY_OF: Record<number, number> = {
-  [Oid.bool]: Oid.boolArray, [Oid.bytea]: Oid.byteaArray, [Oid.int2]: Oid.int2Array, [Oid.int4]: Oid.int4Array,
-  [Oid.text]: Oid.textArray, [Oid.varchar]: Oid.varcharArray, [Oid.int8]: Oid.int8Array, [Oid.float4]: Oid.float4Array,
-  [Oid.float8]: Oid.float8Array, [Oid.json]: Oid.jsonArray, [Oid.jsonb]: Oid.jsonbArray, [Oid.timestamp]: Oid.timestampArray,
-  [Oid.timestamptz]: Oid.timestamptzArray, [Oid.date]: Oid.dateArray, [Oid.numeric]: Oid.numericArray, [Oid.uuid]: Oid.uuidArray,
+  [Oid.bool]: Oid.boolArray,
+  [Oid.bytea]: Oid.byteaArray,
+  [Oid.int2]: Oid.int2Array,
+  [Oid.int4]: Oid.int4Array,
+  [Oid.text]: Oid.textArray,
+  [Oid.varchar]: Oid.varcharArray,
+  [Oid.int8]: Oid.int8Array,
+  [Oid.float4]: Oid.float4Array,
+  [Oid.float8]: Oid.float8Array,
+  [Oid.json]: Oid.jsonArray,
+  [Oid.jsonb]: Oid.jsonbArray,
+  [Oid.timestamp]: Oid.timestampArray,
+  [Oid.timestamptz]: Oid.timestamptzArray,
+  [Oid.date]: Oid.dateArray,
+  [Oid.numeric]: Oid.numericArray,
+  [Oid.uuid]: Oid.uuidArray,
   [Oid.interval]: Oid.intervalArray,
 };
 
 /** pg_type names, for format_type and the catalog. */
 export const TYPE_NAMES: Record<number, string> = {
-  [Oid.bool]: 'boolean', [Oid.bytea]: 'bytea', [Oid.int8]: 'bigint', [Oid.int2]: 'smallint', [Oid.int4]: 'integer',
-  [Oid.text]: 'text', [Oid.json]: 'json', [Oid.float4]: 'real', [Oid.float8]: 'double precision', [Oid.varchar]: 'character varying',
-  [Oid.date]: 'date', [Oid.time]: 'time without time zone', [Oid.timestamp]: 'timestamp without time zone',
-  [Oid.timestamptz]: 'timestamp with time zone', [Oid.interval]: 'interval', [Oid.numeric]: 'numeric', [Oid.uuid]: 'uuid',
-  [Oid.jsonb]: 'jsonb', [Oid.name]: 'name', [Oid.oid]: 'oid',
+  [Oid.bool]: 'boolean',
+  [Oid.bytea]: 'bytea',
+  [Oid.int8]: 'bigint',
+  [Oid.int2]: 'smallint',
+  [Oid.int4]: 'integer',
+  [Oid.text]: 'text',
+  [Oid.json]: 'json',
+  [Oid.float4]: 'real',
+  [Oid.float8]: 'double precision',
+  [Oid.varchar]: 'character varying',
+  [Oid.date]: 'date',
+  [Oid.time]: 'time without time zone',
+  [Oid.timestamp]: 'timestamp without time zone',
+  [Oid.timestamptz]: 'timestamp with time zone',
+  [Oid.interval]: 'interval',
+  [Oid.numeric]: 'numeric',
+  [Oid.uuid]: 'uuid',
+  [Oid.jsonb]: 'jsonb',
+  [Oid.name]: 'name',
+  [Oid.oid]: 'oid',
 };
 
 /** The OID a DuckDB result type is shown as. JSON is shown as jsonb: it is what a PostgreSQL schema would use. */
 export function oidOf(type: DuckDBType): number {
   if (type.alias === 'JSON') return Oid.jsonb;
   switch (type.typeId) {
-    case DuckDBTypeId.BOOLEAN: return Oid.bool;
-    case DuckDBTypeId.TINYINT: case DuckDBTypeId.SMALLINT: case DuckDBTypeId.UTINYINT: return Oid.int2;
-    case DuckDBTypeId.INTEGER: case DuckDBTypeId.USMALLINT: return Oid.int4;
-    case DuckDBTypeId.BIGINT: case DuckDBTypeId.UINTEGER: return Oid.int8;
-    case DuckDBTypeId.UBIGINT: case DuckDBTypeId.HUGEINT: case DuckDBTypeId.UHUGEINT: case DuckDBTypeId.DECIMAL: case DuckDBTypeId.BIGNUM:
+    case DuckDBTypeId.BOOLEAN:
+      return Oid.bool;
+    case DuckDBTypeId.TINYINT:
+    case DuckDBTypeId.SMALLINT:
+    case DuckDBTypeId.UTINYINT:
+      return Oid.int2;
+    case DuckDBTypeId.INTEGER:
+    case DuckDBTypeId.USMALLINT:
+      return Oid.int4;
+    case DuckDBTypeId.BIGINT:
+    case DuckDBTypeId.UINTEGER:
+      return Oid.int8;
+    case DuckDBTypeId.UBIGINT:
+    case DuckDBTypeId.HUGEINT:
+    case DuckDBTypeId.UHUGEINT:
+    case DuckDBTypeId.DECIMAL:
+    case DuckDBTypeId.BIGNUM:
       return Oid.numeric;
-    case DuckDBTypeId.FLOAT: return Oid.float4;
-    case DuckDBTypeId.DOUBLE: return Oid.float8;
-    case DuckDBTypeId.VARCHAR: return Oid.text;
-    case DuckDBTypeId.BLOB: return Oid.bytea;
-    case DuckDBTypeId.DATE: return Oid.date;
-    case DuckDBTypeId.TIME: return Oid.time;
-    case DuckDBTypeId.TIMESTAMP: case DuckDBTypeId.TIMESTAMP_S: case DuckDBTypeId.TIMESTAMP_MS: case DuckDBTypeId.TIMESTAMP_NS:
+    case DuckDBTypeId.FLOAT:
+      return Oid.float4;
+    case DuckDBTypeId.DOUBLE:
+      return Oid.float8;
+    case DuckDBTypeId.VARCHAR:
+      return Oid.text;
+    case DuckDBTypeId.BLOB:
+      return Oid.bytea;
+    case DuckDBTypeId.DATE:
+      return Oid.date;
+    case DuckDBTypeId.TIME:
+      return Oid.time;
+    case DuckDBTypeId.TIMESTAMP:
+    case DuckDBTypeId.TIMESTAMP_S:
+    case DuckDBTypeId.TIMESTAMP_MS:
+    case DuckDBTypeId.TIMESTAMP_NS:
       return Oid.timestamp;
-    case DuckDBTypeId.TIMESTAMP_TZ: return Oid.timestamptz;
-    case DuckDBTypeId.INTERVAL: return Oid.interval;
-    case DuckDBTypeId.UUID: return Oid.uuid;
-    case DuckDBTypeId.LIST: case DuckDBTypeId.ARRAY: {
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return Oid.timestamptz;
+    case DuckDBTypeId.INTERVAL:
+      return Oid.interval;
+    case DuckDBTypeId.UUID:
+      return Oid.uuid;
+    case DuckDBTypeId.LIST:
+    case DuckDBTypeId.ARRAY: {
       const child = (type as unknown as { valueType: DuckDBType }).valueType;
       return ARRAY_OF[oidOf(child)] ?? Oid.jsonb;
     }
-    case DuckDBTypeId.STRUCT: case DuckDBTypeId.MAP: case DuckDBTypeId.UNION: return Oid.jsonb;
-    case DuckDBTypeId.SQLNULL: return Oid.text;
-    default: return Oid.text;
+    case DuckDBTypeId.STRUCT:
+    case DuckDBTypeId.MAP:
+    case DuckDBTypeId.UNION:
+      return Oid.jsonb;
+    case DuckDBTypeId.SQLNULL:
+      return Oid.text;
+    default:
+      return Oid.text;
   }
 }
 
 /** typlen as RowDescription reports it (-1 for variable length). */
 export function typeSize(oid: number): number {
   switch (oid) {
-    case Oid.bool: return 1;
-    case Oid.int2: return 2;
-    case Oid.int4: case Oid.float4: case Oid.date: return 4;
-    case Oid.int8: case Oid.float8: case Oid.timestamp: case Oid.timestamptz: case Oid.time: return 8;
-    case Oid.interval: case Oid.uuid: return 16;
-    default: return -1;
+    case Oid.bool:
+      return 1;
+    case Oid.int2:
+      return 2;
+    case Oid.int4:
+    case Oid.float4:
+    case Oid.date:
+      return 4;
+    case Oid.int8:
+    case Oid.float8:
+    case Oid.timestamp:
+    case Oid.timestamptz:
+    case Oid.time:
+      return 8;
+    case Oid.interval:
+    case Oid.uuid:
+      return 16;
+    default:
+      return -1;
   }
 }
 
@@ -171,9 +274,12 @@ function intervalText(v: DuckDBIntervalValue): string {
   if (v.micros !== 0n || parts.length === 0) {
     const neg = v.micros < 0n;
     let us = neg ? -v.micros : v.micros;
-    const h = us / 3_600_000_000n; us %= 3_600_000_000n;
-    const m = us / 60_000_000n; us %= 60_000_000n;
-    const s = us / 1_000_000n; us %= 1_000_000n;
+    const h = us / 3_600_000_000n;
+    us %= 3_600_000_000n;
+    const m = us / 60_000_000n;
+    us %= 60_000_000n;
+    const s = us / 1_000_000n;
+    us %= 1_000_000n;
     const frac = us ? `.${us.toString().padStart(6, '0').replace(/0+$/, '')}` : '';
     parts.push(`${neg ? '-' : ''}${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}${frac}`);
   }
@@ -194,15 +300,42 @@ function toJson(v: DuckDBValue): unknown {
 /** The binary (typsend) form of a value; types without one here are sent as their text bytes. */
 export function binaryOf(v: DuckDBValue, type: DuckDBType, oid: number): Buffer {
   switch (oid) {
-    case Oid.bool: return Buffer.from([v ? 1 : 0]);
-    case Oid.int2: { const b = Buffer.alloc(2); b.writeInt16BE(Number(v)); return b; }
-    case Oid.int4: { const b = Buffer.alloc(4); b.writeInt32BE(Number(v)); return b; }
-    case Oid.int8: { const b = Buffer.alloc(8); b.writeBigInt64BE(BigInt(v as number | bigint)); return b; }
-    case Oid.float4: { const b = Buffer.alloc(4); b.writeFloatBE(Number(v)); return b; }
-    case Oid.float8: { const b = Buffer.alloc(8); b.writeDoubleBE(Number(v)); return b; }
-    case Oid.bytea: return Buffer.from((v as DuckDBBlobValue).bytes);
-    case Oid.date: { const b = Buffer.alloc(4); b.writeInt32BE((v as DuckDBDateValue).days - PG_EPOCH_DAYS); return b; }
-    case Oid.timestamp: case Oid.timestamptz: {
+    case Oid.bool:
+      return Buffer.from([v ? 1 : 0]);
+    case Oid.int2: {
+      const b = Buffer.alloc(2);
+      b.writeInt16BE(Number(v));
+      return b;
+    }
+    case Oid.int4: {
+      const b = Buffer.alloc(4);
+      b.writeInt32BE(Number(v));
+      return b;
+    }
+    case Oid.int8: {
+      const b = Buffer.alloc(8);
+      b.writeBigInt64BE(BigInt(v as number | bigint));
+      return b;
+    }
+    case Oid.float4: {
+      const b = Buffer.alloc(4);
+      b.writeFloatBE(Number(v));
+      return b;
+    }
+    case Oid.float8: {
+      const b = Buffer.alloc(8);
+      b.writeDoubleBE(Number(v));
+      return b;
+    }
+    case Oid.bytea:
+      return Buffer.from((v as DuckDBBlobValue).bytes);
+    case Oid.date: {
+      const b = Buffer.alloc(4);
+      b.writeInt32BE((v as DuckDBDateValue).days - PG_EPOCH_DAYS);
+      return b;
+    }
+    case Oid.timestamp:
+    case Oid.timestamptz: {
       const b = Buffer.alloc(8);
       b.writeBigInt64BE((v as DuckDBTimestampValue).micros - PG_EPOCH_MICROS);
       return b;
@@ -215,9 +348,12 @@ export function binaryOf(v: DuckDBValue, type: DuckDBType, oid: number): Buffer 
       b.writeInt32BE(i.months, 12);
       return b;
     }
-    case Oid.uuid: return Buffer.from(String(v).replace(/-/g, ''), 'hex');
-    case Oid.numeric: return numericBinary(textOf(v, type));
-    case Oid.jsonb: return Buffer.concat([Buffer.from([1]), Buffer.from(textOf(v, type), 'utf8')]);
+    case Oid.uuid:
+      return Buffer.from(String(v).replace(/-/g, ''), 'hex');
+    case Oid.numeric:
+      return numericBinary(textOf(v, type));
+    case Oid.jsonb:
+      return Buffer.concat([Buffer.from([1]), Buffer.from(textOf(v, type), 'utf8')]);
     default:
       if (v instanceof DuckDBListValue || v instanceof DuckDBArrayValue) return arrayBinary(v, type, oid);
       return Buffer.from(textOf(v, type), 'utf8');
@@ -236,7 +372,11 @@ function arrayBinary(v: DuckDBListValue | DuckDBArrayValue, type: DuckDBType, oi
   const parts: Buffer[] = [head];
   for (const item of v.items) {
     const len = Buffer.alloc(4);
-    if (item === null) { len.writeInt32BE(-1); parts.push(len); continue; }
+    if (item === null) {
+      len.writeInt32BE(-1);
+      parts.push(len);
+      continue;
+    }
     const body = binaryOf(item, child, childOid);
     len.writeInt32BE(body.length);
     parts.push(len, body);
@@ -247,7 +387,10 @@ function arrayBinary(v: DuckDBListValue | DuckDBArrayValue, type: DuckDBType, oi
 /** numeric_send: base-10000 digits with a weight, sign and display scale. */
 function numericBinary(text: string): Buffer {
   const head = Buffer.alloc(8);
-  if (text === 'NaN') { head.writeUInt16BE(0xc000, 4); return head; }
+  if (text === 'NaN') {
+    head.writeUInt16BE(0xc000, 4);
+    return head;
+  }
   const neg = text.startsWith('-');
   const [int, frac = ''] = text.replace(/^[-+]/, '').split('.');
   const intPadded = int.replace(/^0+/, '').padStart(Math.ceil(int.replace(/^0+/, '').length / 4) * 4, '0');
@@ -256,7 +399,10 @@ function numericBinary(text: string): Buffer {
   for (let i = 0; i < intPadded.length; i += 4) digits.push(Number(intPadded.slice(i, i + 4)));
   let weight = digits.length - 1;
   for (let i = 0; i < fracPadded.length; i += 4) digits.push(Number(fracPadded.slice(i, i + 4)));
-  while (digits.length && digits[0] === 0) { digits.shift(); weight--; }
+  while (digits.length && digits[0] === 0) {
+    digits.shift();
+    weight--;
+  }
   while (digits.length && digits[digits.length - 1] === 0) digits.pop();
   const b = Buffer.alloc(8 + 2 * digits.length);
   b.writeInt16BE(digits.length, 0);
@@ -288,10 +434,13 @@ export function decodeParameter(raw: Buffer | null, oid: number, binary: boolean
       case Oid.bool:
         if (!/^(t|true|f|false|1|0|y|yes|n|no|on|off)$/i.test(s.trim())) throw bad(`"${s}" is not a boolean`);
         return { value: /^(t|true|1|y|yes|on)$/i.test(s.trim()), type: BOOLEAN };
-      case Oid.int2: case Oid.int4: case Oid.int8:
+      case Oid.int2:
+      case Oid.int4:
+      case Oid.int8:
         if (!/^\s*[-+]?\d+\s*$/.test(s)) throw bad(`"${s}" is not an integer`);
         return { value: BigInt(s.trim()), type: BIGINT };
-      case Oid.float4: case Oid.float8: {
+      case Oid.float4:
+      case Oid.float8: {
         const n = Number(s);
         if (Number.isNaN(n) && s.trim() !== 'NaN') throw bad(`"${s}" is not a number`);
         return { value: n, type: DOUBLE };
@@ -302,25 +451,55 @@ export function decodeParameter(raw: Buffer | null, oid: number, binary: boolean
         return { value: s, type: VARCHAR };
     }
   }
-  const need = (n: number) => { if (raw.length !== n) throw bad(`binary value must be ${n} bytes, got ${raw.length}`); };
+  const need = (n: number) => {
+    if (raw.length !== n) throw bad(`binary value must be ${n} bytes, got ${raw.length}`);
+  };
   switch (oid) {
-    case Oid.bool: need(1); return { value: raw[0] !== 0, type: BOOLEAN };
-    case Oid.int2: need(2); return { value: raw.readInt16BE(0), type: SMALLINT };
-    case Oid.int4: need(4); return { value: raw.readInt32BE(0), type: INTEGER };
-    case Oid.int8: need(8); return { value: raw.readBigInt64BE(0), type: BIGINT };
-    case Oid.float4: need(4); return { value: raw.readFloatBE(0), type: FLOAT };
-    case Oid.float8: need(8); return { value: raw.readDoubleBE(0), type: DOUBLE };
-    case Oid.bytea: return { value: new DuckDBBlobValue(Uint8Array.from(raw)), type: BLOB };
-    case Oid.date: need(4); return { value: new DuckDBDateValue(raw.readInt32BE(0) + PG_EPOCH_DAYS), type: DATE };
-    case Oid.timestamp: need(8); return { value: new DuckDBTimestampValue(raw.readBigInt64BE(0) + PG_EPOCH_MICROS), type: TIMESTAMP };
-    case Oid.timestamptz: need(8); return { value: new DuckDBTimestampTZValue(raw.readBigInt64BE(0) + PG_EPOCH_MICROS), type: TIMESTAMPTZ };
-    case Oid.interval: need(16); return { value: new DuckDBIntervalValue(raw.readInt32BE(12), raw.readInt32BE(8), raw.readBigInt64BE(0)), type: INTERVAL };
+    case Oid.bool:
+      need(1);
+      return { value: raw[0] !== 0, type: BOOLEAN };
+    case Oid.int2:
+      need(2);
+      return { value: raw.readInt16BE(0), type: SMALLINT };
+    case Oid.int4:
+      need(4);
+      return { value: raw.readInt32BE(0), type: INTEGER };
+    case Oid.int8:
+      need(8);
+      return { value: raw.readBigInt64BE(0), type: BIGINT };
+    case Oid.float4:
+      need(4);
+      return { value: raw.readFloatBE(0), type: FLOAT };
+    case Oid.float8:
+      need(8);
+      return { value: raw.readDoubleBE(0), type: DOUBLE };
+    case Oid.bytea:
+      return { value: new DuckDBBlobValue(Uint8Array.from(raw)), type: BLOB };
+    case Oid.date:
+      need(4);
+      return { value: new DuckDBDateValue(raw.readInt32BE(0) + PG_EPOCH_DAYS), type: DATE };
+    case Oid.timestamp:
+      need(8);
+      return { value: new DuckDBTimestampValue(raw.readBigInt64BE(0) + PG_EPOCH_MICROS), type: TIMESTAMP };
+    case Oid.timestamptz:
+      need(8);
+      return { value: new DuckDBTimestampTZValue(raw.readBigInt64BE(0) + PG_EPOCH_MICROS), type: TIMESTAMPTZ };
+    case Oid.interval:
+      need(16);
+      return { value: new DuckDBIntervalValue(raw.readInt32BE(12), raw.readInt32BE(8), raw.readBigInt64BE(0)), type: INTERVAL };
     case Oid.uuid: {
       need(16);
       return { value: DuckDBUUIDValue.fromUint128(BigInt(`0x${raw.toString('hex')}`)), type: UUID };
     }
-    case Oid.jsonb: return { value: raw.subarray(1).toString('utf8'), type: VARCHAR };
-    case Oid.text: case Oid.varchar: case Oid.json: case Oid.unknown: case Oid.bpchar: case Oid.name: case 0:
+    case Oid.jsonb:
+      return { value: raw.subarray(1).toString('utf8'), type: VARCHAR };
+    case Oid.text:
+    case Oid.varchar:
+    case Oid.json:
+    case Oid.unknown:
+    case Oid.bpchar:
+    case Oid.name:
+    case 0:
       return { value: raw.toString('utf8'), type: VARCHAR };
     default:
       throw bad(`binary format for type OID ${oid} is not supported; send it as text`);

@@ -20,7 +20,7 @@ test('SET, SHOW, RESET, transactions and cursors are recognised; SELECT and DDL 
   t.throws(() => parseSessionStatement('SET TRANSACTION READ WRITE'), { instanceOf: StatusError, message: /read-only/ });
 });
 
-test('only the listed settings change, with accepted values; search_path only names the organisation\'s schema', (t) => {
+test("only the listed settings change, with accepted values; search_path only names the organisation's schema", (t) => {
   const s = new SessionSettings({ application_name: 'psql', client_encoding: 'UTF8', DateStyle: 'ISO', bogus: 'x' });
   t.is(s.get('application_name'), 'psql');
   t.is(s.set('application_name', 'dbeaver'), 'application_name');
@@ -36,10 +36,11 @@ test('only the listed settings change, with accepted values; search_path only na
 });
 
 test('PostgreSQL spellings become DuckDB ones outside literals; catalog qualifiers point at the org catalog', (t) => {
-  t.is(normalizeDialect("c.relname OPERATOR(pg_catalog.~) '^(readings)$' COLLATE pg_catalog.default", 'u'),
-    "c.relname   ~ '(?s).*(?:^(readings)$).*' ");
+  t.is(normalizeDialect("c.relname OPERATOR(pg_catalog.~) '^(readings)$' COLLATE pg_catalog.default", 'u'), "c.relname   ~ '(?s).*(?:^(readings)$).*' ");
   t.is(normalizeDialect("SELECT x::pg_catalog.text, 'pg_catalog.x ~ y', current_user", "o'x"), "SELECT x::text, 'pg_catalog.x ~ y', 'o''x'");
   t.is(normalizeDialect("a !~* 'B'", 'u'), "a  !~ '(?si).*(?:B).*'");
-  t.is(toCatalogSchemas("SELECT pg_catalog.format_type(1, 2) FROM pg_catalog.pg_class, information_schema.tables WHERE x = 'pg_catalog.pg_class'"),
-    "SELECT format_type(1, 2) FROM pgc.pg_class, isc.tables WHERE x = 'pg_catalog.pg_class'");
+  t.is(
+    toCatalogSchemas("SELECT pg_catalog.format_type(1, 2) FROM pg_catalog.pg_class, information_schema.tables WHERE x = 'pg_catalog.pg_class'"),
+    "SELECT format_type(1, 2) FROM pgc.pg_class, isc.tables WHERE x = 'pg_catalog.pg_class'",
+  );
 });

@@ -29,7 +29,10 @@ const SETTABLE: Record<string, (v: string) => string | undefined> = {
 
 /** Only the organisation's own schema (and the catalog, always searched) may be on the search path. */
 function searchPath(v: string): string | undefined {
-  const parts = v.split(',').map((p) => p.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+  const parts = v
+    .split(',')
+    .map((p) => p.trim().replace(/^"(.*)"$/, '$1'))
+    .filter(Boolean);
   if (parts.length === 0) return undefined;
   return parts.every((p) => [SCHEMA, '$user', 'pg_catalog'].includes(p)) ? parts.map((p) => (p === '$user' ? '"$user"' : p)).join(', ') : undefined;
 }
@@ -66,10 +69,18 @@ export const DEFAULT_SETTINGS: Record<string, string> = {
 
 /** ParameterStatus names as PostgreSQL spells them at start-up and when they change. */
 export const REPORTED: Record<string, string> = {
-  server_version: 'server_version', server_encoding: 'server_encoding', client_encoding: 'client_encoding',
-  datestyle: 'DateStyle', intervalstyle: 'IntervalStyle', integer_datetimes: 'integer_datetimes',
-  standard_conforming_strings: 'standard_conforming_strings', timezone: 'TimeZone', application_name: 'application_name',
-  is_superuser: 'is_superuser', session_authorization: 'session_authorization', default_transaction_read_only: 'default_transaction_read_only',
+  server_version: 'server_version',
+  server_encoding: 'server_encoding',
+  client_encoding: 'client_encoding',
+  datestyle: 'DateStyle',
+  intervalstyle: 'IntervalStyle',
+  integer_datetimes: 'integer_datetimes',
+  standard_conforming_strings: 'standard_conforming_strings',
+  timezone: 'TimeZone',
+  application_name: 'application_name',
+  is_superuser: 'is_superuser',
+  session_authorization: 'session_authorization',
+  default_transaction_read_only: 'default_transaction_read_only',
 };
 
 export type SessionStatement =
@@ -85,7 +96,12 @@ export type SessionStatement =
   | { kind: 'deallocate'; name: string | 'all' }
   | { kind: 'discard' };
 
-const strip = (sql: string) => sql.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' ').trim().replace(/;\s*$/, '').trim();
+const strip = (sql: string) =>
+  sql
+    .replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' ')
+    .trim()
+    .replace(/;\s*$/, '')
+    .trim();
 const ident = (s: string) => (s.startsWith('"') ? s.slice(1, -1).replace(/""/g, '"') : s.toLowerCase());
 const IDENT = '("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)';
 
@@ -124,7 +140,14 @@ export function parseSessionStatement(sql: string): SessionStatement | undefined
   }
   if (/^(COMMIT|END)(\s+(WORK|TRANSACTION))?$/is.test(s)) return { kind: 'commit', tag: 'COMMIT' };
   if (/^(ROLLBACK|ABORT)(\s+(WORK|TRANSACTION))?$/is.test(s)) return { kind: 'rollback' };
-  if ((m = s.match(new RegExp(`^DECLARE\\s+${IDENT}\\s+(?:BINARY\\s+)?(?:ASENSITIVE\\s+|INSENSITIVE\\s+)?(?:NO\\s+)?(?:SCROLL\\s+)?CURSOR\\s+(?:(?:WITH|WITHOUT)\\s+HOLD\\s+)?FOR\\s+([\\s\\S]+)$`, 'i')))) {
+  if (
+    (m = s.match(
+      new RegExp(
+        `^DECLARE\\s+${IDENT}\\s+(?:BINARY\\s+)?(?:ASENSITIVE\\s+|INSENSITIVE\\s+)?(?:NO\\s+)?(?:SCROLL\\s+)?CURSOR\\s+(?:(?:WITH|WITHOUT)\\s+HOLD\\s+)?FOR\\s+([\\s\\S]+)$`,
+        'i',
+      ),
+    ))
+  ) {
     return { kind: 'declare', cursor: ident(m[1]), query: m[2] };
   }
   if ((m = s.match(new RegExp(`^(FETCH|MOVE)\\s+(?:(FORWARD|NEXT|ALL)\\s+)?(?:(\\d+|ALL)\\s+)?(?:(?:FROM|IN)\\s+)?${IDENT}$`, 'i')))) {
@@ -134,7 +157,8 @@ export function parseSessionStatement(sql: string): SessionStatement | undefined
     return { kind: 'fetch', cursor: ident(m[4]), count, tag: m[1].toUpperCase() as 'FETCH' | 'MOVE' };
   }
   if ((m = s.match(new RegExp(`^CLOSE\\s+${IDENT}$`, 'i')))) return { kind: 'close', cursor: /^all$/i.test(m[1]) ? 'all' : ident(m[1]) };
-  if ((m = s.match(new RegExp(`^DEALLOCATE\\s+(?:PREPARE\\s+)?${IDENT}$`, 'i')))) return { kind: 'deallocate', name: /^all$/i.test(m[1]) ? 'all' : ident(m[1]) };
+  if ((m = s.match(new RegExp(`^DEALLOCATE\\s+(?:PREPARE\\s+)?${IDENT}$`, 'i'))))
+    return { kind: 'deallocate', name: /^all$/i.test(m[1]) ? 'all' : ident(m[1]) };
   if (/^DISCARD\s+ALL$/i.test(s)) return { kind: 'discard' };
   return undefined;
 }

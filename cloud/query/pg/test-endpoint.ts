@@ -40,7 +40,10 @@ export async function startTestEndpoint(
   const endpoint = new PgEndpoint({ users, sandbox: new SqlSandbox(fx.connect, limits), host: '127.0.0.1', port: 0, ...options });
   const port = (await endpoint.listen()).port;
   return {
-    fx, users, endpoint, port,
+    fx,
+    users,
+    endpoint,
+    port,
     async close() {
       await endpoint.close();
       await fx.close();

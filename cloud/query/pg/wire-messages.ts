@@ -3,10 +3,26 @@ import { BackendError } from 'pg-gateway';
 
 class MessageWriter {
   private parts: Buffer[] = [];
-  int16(n: number) { const b = Buffer.alloc(2); b.writeInt16BE(n); this.parts.push(b); return this; }
-  int32(n: number) { const b = Buffer.alloc(4); b.writeInt32BE(n); this.parts.push(b); return this; }
-  cstring(s: string) { this.parts.push(Buffer.from(s, 'utf8'), Buffer.from([0])); return this; }
-  bytes(b: Buffer) { this.parts.push(b); return this; }
+  int16(n: number) {
+    const b = Buffer.alloc(2);
+    b.writeInt16BE(n);
+    this.parts.push(b);
+    return this;
+  }
+  int32(n: number) {
+    const b = Buffer.alloc(4);
+    b.writeInt32BE(n);
+    this.parts.push(b);
+    return this;
+  }
+  cstring(s: string) {
+    this.parts.push(Buffer.from(s, 'utf8'), Buffer.from([0]));
+    return this;
+  }
+  bytes(b: Buffer) {
+    this.parts.push(b);
+    return this;
+  }
   message(code: string): Buffer {
     const body = Buffer.concat(this.parts);
     const head = Buffer.alloc(5);
@@ -39,7 +55,9 @@ export class DataRowBatch {
   private used = 0;
   private rowStart = 0;
 
-  get size(): number { return this.used; }
+  get size(): number {
+    return this.used;
+  }
 
   private ensure(n: number): void {
     if (this.used + n <= this.buf.length) return;
@@ -115,7 +133,10 @@ export const errorResponse = (code: string, message: string, severity: 'ERROR' |
 /** NoticeResponse: the same fields as ErrorResponse under type 'N'. */
 export const noticeResponse = (code: string, message: string) => {
   const e = Buffer.from(BackendError.create({ severity: 'ERROR', code, message }).flush());
-  const body = e.subarray(5).toString('latin1').replace(/^SERROR\0VERROR\0/, 'SWARNING\0VWARNING\0');
+  const body = e
+    .subarray(5)
+    .toString('latin1')
+    .replace(/^SERROR\0VERROR\0/, 'SWARNING\0VWARNING\0');
   const out = Buffer.alloc(5 + Buffer.byteLength(body, 'latin1'));
   out.write('N', 0, 'ascii');
   out.writeInt32BE(out.length - 1, 1);
@@ -127,9 +148,19 @@ export const noticeResponse = (code: string, message: string) => {
 export class MessageReader {
   private offset = 0;
   constructor(private readonly buf: Buffer) {}
-  int16(): number { const v = this.buf.readInt16BE(this.offset); this.offset += 2; return v; }
-  int32(): number { const v = this.buf.readInt32BE(this.offset); this.offset += 4; return v; }
-  byte(): number { return this.buf[this.offset++]; }
+  int16(): number {
+    const v = this.buf.readInt16BE(this.offset);
+    this.offset += 2;
+    return v;
+  }
+  int32(): number {
+    const v = this.buf.readInt32BE(this.offset);
+    this.offset += 4;
+    return v;
+  }
+  byte(): number {
+    return this.buf[this.offset++];
+  }
   cstring(): string {
     const end = this.buf.indexOf(0, this.offset);
     if (end < 0) throw new Error('a string is not NUL-terminated');

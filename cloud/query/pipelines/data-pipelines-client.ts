@@ -46,7 +46,8 @@ export class DataPipelinesClient {
   ): Promise<string> {
     const mqlBinary = query.map((stage) => Buffer.from(serialize(stage)));
     const res = await this.call<{ id: string }>((md, cb) =>
-      this.rpc.createDataPipeline({ organizationId, name, mqlBinary, schedule, dataSourceType: options.dataSourceType }, md, cb));
+      this.rpc.createDataPipeline({ organizationId, name, mqlBinary, schedule, dataSourceType: options.dataSourceType }, md, cb),
+    );
     return res.id;
   }
 

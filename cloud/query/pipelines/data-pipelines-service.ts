@@ -16,9 +16,16 @@ import type { DataPipeline, PipelineSourceType, PipelineStore } from './pipeline
 
 function toMessage(p: DataPipeline): DataPipelineMessage {
   return {
-    id: p.id, organizationId: p.organizationId, name: p.name, mqlBinary: p.stages.map((s) => Buffer.from(serialize(s))),
-    schedule: p.schedule, enabled: p.enabled, createdOn: p.timeCreated, updatedAt: p.timeModified,
-    dataSourceType: p.sourceType === 'HOT_STORAGE' ? TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE : TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD,
+    id: p.id,
+    organizationId: p.organizationId,
+    name: p.name,
+    mqlBinary: p.stages.map((s) => Buffer.from(serialize(s))),
+    schedule: p.schedule,
+    enabled: p.enabled,
+    createdOn: p.timeCreated,
+    updatedAt: p.timeModified,
+    dataSourceType:
+      p.sourceType === 'HOT_STORAGE' ? TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE : TabularDataSourceType.TABULAR_DATA_SOURCE_TYPE_STANDARD,
   };
 }
 
@@ -57,7 +64,13 @@ export function addDataPipelinesService(server: Server, pipelines: PipelineStore
           throw invalidArgument(`mql_binary[${i}]: is not a BSON document: ${(err as Error).message}`);
         }
       });
-      const p = await pipelines.create({ organizationId: req.organizationId, name: req.name, stages, schedule: req.schedule, sourceType: sourceOf(req.dataSourceType) });
+      const p = await pipelines.create({
+        organizationId: req.organizationId,
+        name: req.name,
+        stages,
+        schedule: req.schedule,
+        sourceType: sourceOf(req.dataSourceType),
+      });
       return { id: p.id };
     }),
     getDataPipeline: unary(async (req, md) => ({ dataPipeline: toMessage(await owned(md, req.id)) })),
@@ -86,7 +99,12 @@ export function addDataPipelinesService(server: Server, pipelines: PipelineStore
       return {
         pipelineId: req.id,
         runs: runs.map((r) => ({
-          id: r.id, startTime: r.startTime, endTime: r.endTime, dataStartTime: r.dataStart, dataEndTime: r.dataEnd, documents: r.documents,
+          id: r.id,
+          startTime: r.startTime,
+          endTime: r.endTime,
+          dataStartTime: r.dataStart,
+          dataEndTime: r.dataEnd,
+          documents: r.documents,
           status: r.status === 'COMPLETED' ? DataPipelineRunStatus.DATA_PIPELINE_RUN_STATUS_COMPLETED : DataPipelineRunStatus.DATA_PIPELINE_RUN_STATUS_FAILED,
           errorMessage: r.errorMessage,
         })),

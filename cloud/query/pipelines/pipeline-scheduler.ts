@@ -75,7 +75,10 @@ export class PipelineScheduler {
     }
     const run = { id: randomUUID(), pipelineId: p.id, dataStart, dataEnd, startTime };
     try {
-      await this.pipelines.recordRun({ ...run, status: errorMessage ? 'FAILED' : 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage }, docs);
+      await this.pipelines.recordRun(
+        { ...run, status: errorMessage ? 'FAILED' : 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage },
+        docs,
+      );
     } catch (err) {
       // The results could not be stored (too large, for instance): the window still gets a failed run.
       const message = `the results could not be stored: ${(err as Error).message}`;

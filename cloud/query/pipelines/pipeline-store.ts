@@ -80,14 +80,29 @@ export class PipelineStore {
     const sourceType = p.sourceType ?? 'STANDARD';
     if (sourceType !== 'STANDARD' && sourceType !== 'HOT_STORAGE') throw invalidArgument('data_source_type: must be STANDARD or HOT_STORAGE');
     const pipeline: DataPipeline = {
-      id: randomUUID(), organizationId: p.organizationId, name, stages, schedule, sourceType, enabled: true,
-      timeCreated: now, timeModified: now, windowEnd: previousTick(schedule, now),
+      id: randomUUID(),
+      organizationId: p.organizationId,
+      name,
+      stages,
+      schedule,
+      sourceType,
+      enabled: true,
+      timeCreated: now,
+      timeModified: now,
+      windowEnd: previousTick(schedule, now),
     };
     await this.store.transaction(async (conn) => {
       const clash = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE organization_id = $1 AND name = $2', [p.organizationId, name]);
       if (clash.currentRowCount > 0) throw alreadyExists(`name: a data pipeline named "${name}" already exists in this organization`);
       await conn.run('INSERT INTO query_data_pipelines VALUES ($1, $2, $3, $4, $5, $6, true, $7::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8::TIMESTAMPTZ)', [
-        pipeline.id, pipeline.organizationId, name, EJSON.stringify(stages), schedule, sourceType, now.toISOString(), pipeline.windowEnd.toISOString(),
+        pipeline.id,
+        pipeline.organizationId,
+        name,
+        EJSON.stringify(stages),
+        schedule,
+        sourceType,
+        now.toISOString(),
+        pipeline.windowEnd.toISOString(),
       ]);
     });
     return pipeline;
@@ -114,7 +129,10 @@ export class PipelineStore {
     // Re-enabling starts from the current window: a disabled pipeline does not backfill what it missed.
     const windowEnd = enabled && !p.enabled ? previousTick(p.schedule, now) : p.windowEnd;
     await this.store.execute('UPDATE query_data_pipelines SET enabled = $2, time_modified = $3::TIMESTAMPTZ, window_end = $4::TIMESTAMPTZ WHERE id = $1', [
-      id, enabled, now.toISOString(), windowEnd.toISOString(),
+      id,
+      enabled,
+      now.toISOString(),
+      windowEnd.toISOString(),
     ]);
   }
 
@@ -132,8 +150,15 @@ export class PipelineStore {
       const still = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE id = $1', [run.pipelineId]);
       if (still.currentRowCount === 0) return; // deleted while it ran
       await conn.run('INSERT INTO query_data_pipeline_runs VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9)', [
-        run.id, run.pipelineId, run.status, run.dataStart.toISOString(), run.dataEnd.toISOString(), run.startTime.toISOString(),
-        run.endTime.toISOString(), run.documents, run.errorMessage,
+        run.id,
+        run.pipelineId,
+        run.status,
+        run.dataStart.toISOString(),
+        run.dataEnd.toISOString(),
+        run.startTime.toISOString(),
+        run.endTime.toISOString(),
+        run.documents,
+        run.errorMessage,
       ]);
       if (docs.length > 0) {
         const batch = JSON.stringify(docs.map((d) => EJSON.stringify(d, { relaxed: true })));
@@ -150,8 +175,14 @@ export class PipelineStore {
   async runs(pipelineId: string): Promise<PipelineRun[]> {
     const rows = await this.store.query('SELECT * FROM query_data_pipeline_runs WHERE pipeline_id = $1 ORDER BY data_end DESC', [pipelineId]);
     return rows.map((r) => ({
-      id: String(r.id), pipelineId: String(r.pipeline_id), status: r.status as RunStatus, dataStart: r.data_start as Date,
-      dataEnd: r.data_end as Date, startTime: r.start_time as Date, endTime: r.end_time as Date, documents: Number(r.documents),
+      id: String(r.id),
+      pipelineId: String(r.pipeline_id),
+      status: r.status as RunStatus,
+      dataStart: r.data_start as Date,
+      dataEnd: r.data_end as Date,
+      startTime: r.start_time as Date,
+      endTime: r.end_time as Date,
+      documents: Number(r.documents),
       errorMessage: String(r.error_message),
     }));
   }
@@ -176,9 +207,16 @@ function toPipeline(r: Record<string, unknown>): DataPipeline {
     unreadableStages = `the stored stages cannot be read: ${(err as Error).message}`;
   }
   return {
-    id: String(r.id), organizationId: String(r.organization_id), name: String(r.name),
-    stages, ...(unreadableStages ? { unreadableStages } : {}), schedule: String(r.schedule),
-    sourceType: r.source_type as PipelineSourceType, enabled: Boolean(r.enabled), timeCreated: r.time_created as Date,
-    timeModified: r.time_modified as Date, windowEnd: r.window_end as Date,
+    id: String(r.id),
+    organizationId: String(r.organization_id),
+    name: String(r.name),
+    stages,
+    ...(unreadableStages ? { unreadableStages } : {}),
+    schedule: String(r.schedule),
+    sourceType: r.source_type as PipelineSourceType,
+    enabled: Boolean(r.enabled),
+    timeCreated: r.time_created as Date,
+    timeModified: r.time_modified as Date,
+    windowEnd: r.window_end as Date,
   };
 }

@@ -45,12 +45,18 @@ test.serial('each scheduled window runs once and appends its results to the sink
   await scheduler.runDue(at('11:00'));
   t.is((await store.runs(p.id)).length, 1, 'running again for the same time does nothing');
   await scheduler.runDue(at('12:30'));
-  t.deepEqual(await store.readSink('org-a', p.id), [{ _id: 'thermo', n: 2, avg: 15 }, { _id: 'hygro', n: 1, avg: 5 }]);
-  const runs = await store.runs(p.id);
-  t.deepEqual(runs.map((r) => [r.status, r.dataStart.toISOString(), r.dataEnd.toISOString(), r.documents]), [
-    ['COMPLETED', at('11:00').toISOString(), at('12:00').toISOString(), 1],
-    ['COMPLETED', at('10:00').toISOString(), at('11:00').toISOString(), 1],
+  t.deepEqual(await store.readSink('org-a', p.id), [
+    { _id: 'thermo', n: 2, avg: 15 },
+    { _id: 'hygro', n: 1, avg: 5 },
   ]);
+  const runs = await store.runs(p.id);
+  t.deepEqual(
+    runs.map((r) => [r.status, r.dataStart.toISOString(), r.dataEnd.toISOString(), r.documents]),
+    [
+      ['COMPLETED', at('11:00').toISOString(), at('12:00').toISOString(), 1],
+      ['COMPLETED', at('10:00').toISOString(), at('11:00').toISOString(), 1],
+    ],
+  );
   t.deepEqual((await store.get(p.id)).windowEnd, at('12:00'));
 
   const viaMql = await mql.run('org-a', [{ $match: { n: { $gte: 2 } } }], { sourceType: 'PIPELINE_SINK', pipelineId: p.id });
@@ -60,7 +66,10 @@ test.serial('each scheduled window runs once and appends its results to the sink
 });
 
 test.serial('a run that fails is recorded as FAILED and the next window still runs', async (t) => {
-  const p = await store.create({ organizationId: 'org-a', name: 'broken', stages: [{ $group: { total: { $sum: 1 } } }], schedule: '*/30 * * * *' }, at('10:10'));
+  const p = await store.create(
+    { organizationId: 'org-a', name: 'broken', stages: [{ $group: { total: { $sum: 1 } } }], schedule: '*/30 * * * *' },
+    at('10:10'),
+  );
   await scheduler.runDue(at('10:31'));
   const [run] = await store.runs(p.id);
   t.is(run.status, 'FAILED');
@@ -89,14 +98,20 @@ test.serial('disabled pipelines do not run; re-enabling starts from the current 
   t.deepEqual(await store.runs(p.id), []);
   await store.setEnabled(p.id, true, at('11:30'));
   await scheduler.runDue(at('12:00'));
-  t.deepEqual((await store.runs(p.id)).map((r) => r.dataStart.toISOString()), [at('11:00').toISOString()]);
+  t.deepEqual(
+    (await store.runs(p.id)).map((r) => r.dataStart.toISOString()),
+    [at('11:00').toISOString()],
+  );
   t.deepEqual(await store.readSink('org-a', p.id), [{ n: 1 }]);
   await store.delete(p.id);
 });
 
 test.serial('list, and delete removes the pipeline, its runs and its sink', async (t) => {
   const p = await store.create({ organizationId: 'org-b', name: 'b-counts', stages: [{ $count: 'n' }], schedule: '0 * * * *' }, at('10:00'));
-  t.deepEqual((await store.list('org-b')).map((x) => x.name), ['b-counts']);
+  t.deepEqual(
+    (await store.list('org-b')).map((x) => x.name),
+    ['b-counts'],
+  );
   await scheduler.runDue(at('11:00'));
   t.deepEqual(await store.readSink('org-b', p.id), [{ n: 1 }]);
   await store.delete(p.id);

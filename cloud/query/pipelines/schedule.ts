@@ -6,7 +6,8 @@ import { invalidArgument } from '../../../core/shared/status-error.js';
 export function checkSchedule(schedule: unknown): string {
   if (typeof schedule !== 'string' || schedule.trim() === '') throw invalidArgument('schedule: is required (a 5-field cron expression such as "0 * * * *")');
   const fields = schedule.trim().split(/\s+/);
-  if (fields.length !== 5) throw invalidArgument(`schedule: must be a 5-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} fields`);
+  if (fields.length !== 5)
+    throw invalidArgument(`schedule: must be a 5-field cron expression (minute hour day-of-month month day-of-week), got ${fields.length} fields`);
   try {
     CronExpressionParser.parse(schedule, { tz: 'UTC', strict: false });
   } catch (err) {
@@ -22,5 +23,7 @@ export function nextTick(schedule: string, after: Date): Date {
 
 /** The last scheduled time at or before `at`. */
 export function previousTick(schedule: string, at: Date): Date {
-  return CronExpressionParser.parse(schedule, { tz: 'UTC', currentDate: new Date(at.getTime() + 1) }).prev().toDate();
+  return CronExpressionParser.parse(schedule, { tz: 'UTC', currentDate: new Date(at.getTime() + 1) })
+    .prev()
+    .toDate();
 }

@@ -1,14 +1,7 @@
 // Turns DuckDB result values into plain document values that BSON can encode and the client can decode:
 // JSON columns become nested documents, MAPs with text keys become documents, 64-bit integers become
 // numbers when they fit (bigint otherwise, which BSON stores as Int64), and times/intervals become text.
-import {
-  DuckDBTypeId,
-  JSDuckDBValueConverter,
-  type DuckDBDataChunk,
-  type DuckDBType,
-  type DuckDBValueConverter,
-  type JS,
-} from '@duckdb/node-api';
+import { DuckDBTypeId, JSDuckDBValueConverter, type DuckDBDataChunk, type DuckDBType, type DuckDBValueConverter, type JS } from '@duckdb/node-api';
 
 const toDocumentValue: DuckDBValueConverter<JS> = (value, type, converter) => {
   if (value === null) return null;

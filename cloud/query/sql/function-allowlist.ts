@@ -70,7 +70,13 @@ sum sum_no_overflow sumkahan var_pop var_samp variance
 // Table functions that only generate rows from their arguments; none of them touches a file or the catalogue.
 const TABLE = `range generate_series unnest repeat json_each json_tree`;
 
-const words = (text: string) => new Set(text.split(/\s+/).filter(Boolean).map((w) => w.toLowerCase()));
+const words = (text: string) =>
+  new Set(
+    text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((w) => w.toLowerCase()),
+  );
 
 export const allowedFunctions: ReadonlySet<string> = words(SCALAR + AGGREGATE_AND_WINDOW);
 export const allowedTableFunctions: ReadonlySet<string> = words(TABLE);

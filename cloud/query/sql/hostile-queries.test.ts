@@ -101,7 +101,10 @@ const hostile: [string, string, RegExp][] = [
 for (const [name, sql, reason] of hostile) {
   test(`refused: ${name}`, async (t) => {
     const err = await t.throwsAsync(sandbox.query('org-a', sql), { instanceOf: StatusError }, sql);
-    t.true([status.INVALID_ARGUMENT, status.PERMISSION_DENIED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED].includes(err!.code), `${sql}: code ${err!.code}`);
+    t.true(
+      [status.INVALID_ARGUMENT, status.PERMISSION_DENIED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED].includes(err!.code),
+      `${sql}: code ${err!.code}`,
+    );
     t.regex(err!.message, /^sql_query: /);
     t.regex(err!.message, reason);
   });

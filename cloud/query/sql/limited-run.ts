@@ -11,23 +11,13 @@ export interface LimitedResult {
   docs: Record<string, unknown>[];
 }
 
-export async function runLimited(
-  conn: DuckDBConnection,
-  sql: string,
-  limits: QueryLimits,
-  field = 'sql_query',
-): Promise<Record<string, unknown>[]> {
+export async function runLimited(conn: DuckDBConnection, sql: string, limits: QueryLimits, field = 'sql_query'): Promise<Record<string, unknown>[]> {
   return (await runLimitedTable(conn, sql, limits, field)).docs;
 }
 
 /** Like runLimited, and also names the result columns (an empty result still has them). */
 /** Like runLimited, and also names the result columns (an empty result still has them). */
-export async function runLimitedTable(
-  conn: DuckDBConnection,
-  sql: string,
-  limits: QueryLimits,
-  field = 'sql_query',
-): Promise<LimitedResult> {
+export async function runLimitedTable(conn: DuckDBConnection, sql: string, limits: QueryLimits, field = 'sql_query'): Promise<LimitedResult> {
   return interruptible(conn, limits, field, () => readLimited(conn, sql, limits, field));
 }
 
@@ -51,7 +41,9 @@ export async function readLimited(conn: DuckDBConnection, sql: string, limits: Q
     for (const doc of chunkDocs) {
       bytes += calculateObjectSize(doc);
       if (bytes > limits.maxBytes) {
-        throw resourceExhausted(`${field}: the result is larger than the ${limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES); select fewer columns or rows`);
+        throw resourceExhausted(
+          `${field}: the result is larger than the ${limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES); select fewer columns or rows`,
+        );
       }
       docs.push(doc);
     }

@@ -4,9 +4,21 @@
 import { invalidArgument } from '../../../core/shared/status-error.js';
 
 export const READINGS_COLUMNS = [
-  'organization_id', 'location_id', 'robot_id', 'robot_name', 'part_id', 'part_name', 'component_type',
-  'component_name', 'method_name', 'time_requested', 'time_received', 'time_synced', 'tags',
-  'additional_parameters', 'data',
+  'organization_id',
+  'location_id',
+  'robot_id',
+  'robot_name',
+  'part_id',
+  'part_name',
+  'component_type',
+  'component_name',
+  'method_name',
+  'time_requested',
+  'time_received',
+  'time_synced',
+  'tags',
+  'additional_parameters',
+  'data',
 ] as const;
 
 const SELECT_LIST = READINGS_COLUMNS.map((c) => (c === 'additional_parameters' ? 'method_parameters AS additional_parameters' : c)).join(', ');
@@ -36,5 +48,4 @@ export function readingsSelect(organizationId: string, since?: Date): string {
   return `SELECT ${SELECT_LIST} FROM main.tabular_data WHERE ${readingsScope(organizationId, since).join(' AND ')}`;
 }
 
-export const createReadingsView = (organizationId: string, since?: Date) =>
-  `CREATE OR REPLACE TEMP VIEW readings AS ${readingsSelect(organizationId, since)}`;
+export const createReadingsView = (organizationId: string, since?: Date) => `CREATE OR REPLACE TEMP VIEW readings AS ${readingsSelect(organizationId, since)}`;

@@ -23,9 +23,21 @@ test.after.always(() => fx.close());
 test('readings has the documented columns', async (t) => {
   const [row] = await sandbox.query('org-a', 'SELECT * FROM readings LIMIT 1');
   t.deepEqual(Object.keys(row), [
-    'organization_id', 'location_id', 'robot_id', 'robot_name', 'part_id', 'part_name', 'component_type',
-    'component_name', 'method_name', 'time_requested', 'time_received', 'time_synced', 'tags',
-    'additional_parameters', 'data',
+    'organization_id',
+    'location_id',
+    'robot_id',
+    'robot_name',
+    'part_id',
+    'part_name',
+    'component_type',
+    'component_name',
+    'method_name',
+    'time_requested',
+    'time_received',
+    'time_synced',
+    'tags',
+    'additional_parameters',
+    'data',
   ]);
   t.true(row.time_received instanceof Date);
   t.deepEqual(row.additional_parameters, {});
@@ -39,9 +51,15 @@ test('data is nested and dot notation reaches into it', async (t) => {
 });
 
 test('aggregates over JSON readings with a cast', async (t) => {
-  const rows = await sandbox.query('org-a', `SELECT component_name, avg(data.readings.temperature::DOUBLE) AS avg_temp, count(*) AS n
-    FROM readings GROUP BY component_name ORDER BY component_name`);
-  t.deepEqual(rows, [{ component_name: 'hygro', avg_temp: null, n: 1 }, { component_name: 'thermo', avg_temp: 22.5, n: 2 }]);
+  const rows = await sandbox.query(
+    'org-a',
+    `SELECT component_name, avg(data.readings.temperature::DOUBLE) AS avg_temp, count(*) AS n
+    FROM readings GROUP BY component_name ORDER BY component_name`,
+  );
+  t.deepEqual(rows, [
+    { component_name: 'hygro', avg_temp: null, n: 1 },
+    { component_name: 'thermo', avg_temp: 22.5, n: 2 },
+  ]);
 });
 
 test('only the caller organisation is visible', async (t) => {
@@ -54,9 +72,15 @@ test('only the caller organisation is visible', async (t) => {
 });
 
 test('CTEs, subqueries, window functions, unnest and list functions work', async (t) => {
-  const rows = await sandbox.query('org-a', `WITH t AS (SELECT time_received, data.readings.temperature::DOUBLE AS v FROM readings WHERE component_name = 'thermo')
-    SELECT v, v - lag(v) OVER (ORDER BY time_received) AS delta, (SELECT max(v) FROM t) AS top FROM t ORDER BY time_received`);
-  t.deepEqual(rows, [{ v: 21.5, delta: null, top: 23.5 }, { v: 23.5, delta: 2, top: 23.5 }]);
+  const rows = await sandbox.query(
+    'org-a',
+    `WITH t AS (SELECT time_received, data.readings.temperature::DOUBLE AS v FROM readings WHERE component_name = 'thermo')
+    SELECT v, v - lag(v) OVER (ORDER BY time_received) AS delta, (SELECT max(v) FROM t) AS top FROM t ORDER BY time_received`,
+  );
+  t.deepEqual(rows, [
+    { v: 21.5, delta: null, top: 23.5 },
+    { v: 23.5, delta: 2, top: 23.5 },
+  ]);
   const tags = await sandbox.query('org-a', `SELECT unnest(tags) AS tag FROM readings WHERE len(tags) > 0`);
   t.deepEqual(tags, [{ tag: 'hot' }]);
   const series = await sandbox.query('org-a', `SELECT list_sum([x, 1]) AS s FROM range(3) r(x)`); // the table function

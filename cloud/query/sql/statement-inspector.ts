@@ -13,8 +13,23 @@ export type Tree = Record<string, unknown>;
 const QUERY_NODES = new Set(['SELECT_NODE', 'SET_OPERATION_NODE', 'RECURSIVE_CTE_NODE', 'CTE_NODE']);
 const TABLE_REFS = new Set(['BASE_TABLE', 'JOIN', 'SUBQUERY', 'TABLE_FUNCTION', 'EXPRESSION_LIST', 'EMPTY', 'PIVOT']);
 const EXPRESSIONS = new Set([
-  'COLUMN_REF', 'CONSTANT', 'FUNCTION', 'CAST', 'COMPARISON', 'CONJUNCTION', 'OPERATOR', 'CASE', 'SUBQUERY',
-  'STAR', 'WINDOW', 'BETWEEN', 'LAMBDA', 'LAMBDA_REF', 'POSITIONAL_REFERENCE', 'COLLATE', 'AGGREGATE',
+  'COLUMN_REF',
+  'CONSTANT',
+  'FUNCTION',
+  'CAST',
+  'COMPARISON',
+  'CONJUNCTION',
+  'OPERATOR',
+  'CASE',
+  'SUBQUERY',
+  'STAR',
+  'WINDOW',
+  'BETWEEN',
+  'LAMBDA',
+  'LAMBDA_REF',
+  'POSITIONAL_REFERENCE',
+  'COLLATE',
+  'AGGREGATE',
 ]);
 
 /** What a caller may relax: the PostgreSQL endpoint binds `$n` parameters through DuckDB's prepared statements. */
@@ -41,7 +56,9 @@ export async function inspectStatement(conn: DuckDBConnection, sql: string, opti
     if (/only select statements/i.test(message)) {
       const keyword = firstKeyword(sql);
       if (/^a (SELECT|WITH|FROM|VALUES|TABLE) /.test(keyword)) {
-        throw permissionDenied('sql_query: only SELECT statements are allowed, one per query; this text holds another statement or a construct the sandbox cannot check (such as PIVOT)');
+        throw permissionDenied(
+          'sql_query: only SELECT statements are allowed, one per query; this text holds another statement or a construct the sandbox cannot check (such as PIVOT)',
+        );
       }
       throw permissionDenied(`sql_query: only SELECT statements are allowed; ${keyword} is refused (no DDL, DML, SET, PRAGMA, COPY, ATTACH, INSTALL or LOAD)`);
     }
@@ -90,7 +107,8 @@ class TreeChecker {
     if (typeof obj.type === 'string' && 'alias' in obj && 'sample' in obj) return this.tableRef(obj, scope);
     if (typeof obj.type === 'string' && obj.type.endsWith('_NODE')) return this.node(obj, scope);
     if ('node' in obj && 'named_param_map' in obj) {
-      if ((obj.named_param_map as unknown[]).length > 0 && !this.options.allowParameters) throw invalidArgument('sql_query: query parameters are not supported');
+      if ((obj.named_param_map as unknown[]).length > 0 && !this.options.allowParameters)
+        throw invalidArgument('sql_query: query parameters are not supported');
       return this.node(obj.node as Tree, scope);
     }
     for (const v of Object.values(obj)) this.any(v, scope);
@@ -115,7 +133,9 @@ class TreeChecker {
     if (type === 'BASE_TABLE') {
       const name = String(ref.table_name);
       if (ref.schema_name || ref.catalog_name) {
-        throw deny(`table ${[ref.catalog_name, ref.schema_name, name].filter(Boolean).join('.')}: only "${READINGS}" and your own CTEs can be read; schema- or catalogue-qualified names are refused`);
+        throw deny(
+          `table ${[ref.catalog_name, ref.schema_name, name].filter(Boolean).join('.')}: only "${READINGS}" and your own CTEs can be read; schema- or catalogue-qualified names are refused`,
+        );
       }
       if (ref.at_clause) throw deny('time travel (AT) is not allowed');
       const lower = name.toLowerCase();

@@ -44,11 +44,21 @@ export async function createTabularFixture(): Promise<TabularFixture> {
     async insert(rows) {
       // One statement for the whole batch: the rows travel as one JSON array parameter.
       const batch = rows.map((r, i) => ({
-        id: r.id ?? `d${seq + i + 1}`, organization_id: r.organization_id, location_id: r.location_id ?? 'loc-1',
-        robot_id: r.robot_id ?? 'robot-1', robot_name: 'robot_name' in r ? r.robot_name ?? null : 'rover', part_id: r.part_id ?? 'part-1',
-        part_name: r.part_name ?? 'rover-main', component_type: r.component_type ?? 'rdk:component:sensor',
-        component_name: r.component_name ?? 'thermo', method_name: r.method_name ?? 'Readings', tags: r.tags ?? [],
-        t: r.time_received_text ?? r.time_received.toISOString(), data: r.data, internal: r.internal ?? false, seq: seq + i + 1,
+        id: r.id ?? `d${seq + i + 1}`,
+        organization_id: r.organization_id,
+        location_id: r.location_id ?? 'loc-1',
+        robot_id: r.robot_id ?? 'robot-1',
+        robot_name: 'robot_name' in r ? (r.robot_name ?? null) : 'rover',
+        part_id: r.part_id ?? 'part-1',
+        part_name: r.part_name ?? 'rover-main',
+        component_type: r.component_type ?? 'rdk:component:sensor',
+        component_name: r.component_name ?? 'thermo',
+        method_name: r.method_name ?? 'Readings',
+        tags: r.tags ?? [],
+        t: r.time_received_text ?? r.time_received.toISOString(),
+        data: r.data,
+        internal: r.internal ?? false,
+        seq: seq + i + 1,
       }));
       seq += rows.length;
       await store.execute(

@@ -87,7 +87,13 @@ export function agentSandbox(timeScale = 0.01): AgentSandbox {
     config,
     defaults: join(dir, 'defaults.json'),
     log: join(dir, 'runtime.log'),
-    env: { ...process.env, PLATFORM_AGENT_HOME: join(dir, 'home'), PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data'), PLATFORM_AGENT_TIME_SCALE: String(timeScale), FOO: 'agent-env' },
+    env: {
+      ...process.env,
+      PLATFORM_AGENT_HOME: join(dir, 'home'),
+      PLATFORM_FTDC_DIR: join(dir, 'diagnostics.data'),
+      PLATFORM_AGENT_TIME_SCALE: String(timeScale),
+      FOO: 'agent-env',
+    },
     writeConfig(doc: unknown) {
       // Write-then-rename, as an editor or the cloud sync would, so the agent never reads half a file.
       const tmp = `${config}.tmp`;

@@ -19,7 +19,8 @@ const readJson = (file: string | undefined): Record<string, unknown> => {
     return {};
   }
 };
-const unimplemented = (_call: unknown, cb: (err: ServiceError) => void) => cb(Object.assign(new Error('fake runtime'), { code: status.UNIMPLEMENTED, details: 'fake runtime', metadata: new Metadata() }));
+const unimplemented = (_call: unknown, cb: (err: ServiceError) => void) =>
+  cb(Object.assign(new Error('fake runtime'), { code: status.UNIMPLEMENTED, details: 'fake runtime', metadata: new Metadata() }));
 
 const server = new Server();
 const robot: RobotServiceServer = {

@@ -25,19 +25,35 @@ test('each sample holds the process statistics and the resources, and stop ends 
   const { log, warnings } = recordingLog();
   const capture = FtdcCapture.start({ ...base, dir, log, resources: () => [{ key: 'a', state: 'ready' }] });
   t.truthy(capture);
-  await eventually(() => records(dir).length, (n) => n >= 3, 30_000);
+  await eventually(
+    () => records(dir).length,
+    (n) => n >= 3,
+    30_000,
+  );
   capture!.stop();
   capture!.stop();
   const all = records(dir);
   for (const r of all) {
     t.false(Number.isNaN(Date.parse(r.t)));
-    for (const field of ['cpu_user_ms', 'cpu_system_ms', 'rss_bytes', 'heap_used_bytes', 'heap_total_bytes', 'event_loop_delay_p50_ms', 'event_loop_delay_p99_ms', 'active_handles'] as const) {
+    for (const field of [
+      'cpu_user_ms',
+      'cpu_system_ms',
+      'rss_bytes',
+      'heap_used_bytes',
+      'heap_total_bytes',
+      'event_loop_delay_p50_ms',
+      'event_loop_delay_p99_ms',
+      'active_handles',
+    ] as const) {
       t.is(typeof r.process[field], 'number', field);
     }
     t.true(r.process.rss_bytes > 0);
     t.deepEqual(r.resources, [{ key: 'a', state: 'ready' }]);
   }
-  t.true(all.slice(1).every((r) => r.previous_sample_cost_us > 0), 'every sample after the first reports the cost of the one before');
+  t.true(
+    all.slice(1).every((r) => r.previous_sample_cost_us > 0),
+    'every sample after the first reports the cost of the one before',
+  );
   const count = records(dir).length;
   await new Promise((r) => setTimeout(r, 200));
   t.is(records(dir).length, count, 'no sample after stop');
@@ -81,9 +97,20 @@ test('a folder that cannot be written logs one warning and captures nothing, wit
 test('resource statistics that throw are recorded as an error in the sample; sampling goes on', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-ftdc-'));
   const { log } = recordingLog();
-  const capture = FtdcCapture.start({ ...base, dir, log, resources: () => { throw new Error('kernel busy'); } });
+  const capture = FtdcCapture.start({
+    ...base,
+    dir,
+    log,
+    resources: () => {
+      throw new Error('kernel busy');
+    },
+  });
   t.teardown(() => capture?.stop());
-  const all = await eventually(() => records(dir), (r) => r.length >= 2, 30_000);
+  const all = await eventually(
+    () => records(dir),
+    (r) => r.length >= 2,
+    30_000,
+  );
   t.is(all[0].resources_error, 'Error: kernel busy');
   t.deepEqual(all[0].resources, []);
 });

@@ -47,7 +47,12 @@ export class FtdcCapture {
     const capture = new FtdcCapture(options, file, new ProcessSampler());
     // unref: a capture alone must not keep a stopping process alive.
     capture.timer = setInterval(() => capture.tick(), options.intervalMs).unref();
-    options.log.info('full-time data capture', { dir: options.dir, interval_ms: options.intervalMs, file_bytes: options.maxFileBytes, files: options.maxFiles });
+    options.log.info('full-time data capture', {
+      dir: options.dir,
+      interval_ms: options.intervalMs,
+      file_bytes: options.maxFileBytes,
+      files: options.maxFiles,
+    });
     return capture;
   }
 

@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { RotatingLines } from './rotating-lines.js';
 
 const options = (dir: string) => ({ dir, prefix: 'ftdc-', maxFileBytes: 200, maxFiles: 3, syncEveryLines: 2 });
-const lines = (dir: string) => readdirSync(dir).sort().flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean));
+const lines = (dir: string) =>
+  readdirSync(dir)
+    .sort()
+    .flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean));
 
 test('files rotate at the size limit, at most maxFiles are kept, and the newest lines survive in order', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-ftdc-rotate-'));
@@ -17,11 +20,19 @@ test('files rotate at the size limit, at most maxFiles are kept, and the newest 
   file.close();
   const ours = readdirSync(dir).filter((n) => n.startsWith('ftdc-'));
   t.is(ours.length, 3);
-  t.true(ours.every((n) => /^ftdc-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z-\d+-\d{6}\.jsonl$/.test(n)), ours.join());
+  t.true(
+    ours.every((n) => /^ftdc-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z-\d+-\d{6}\.jsonl$/.test(n)),
+    ours.join(),
+  );
   for (const name of ours) t.true(readFileSync(join(dir, name)).length <= 200, name);
-  const kept = lines(join(dir)).filter((l) => l.startsWith('{')).map((l) => (JSON.parse(l) as { i: number }).i);
+  const kept = lines(join(dir))
+    .filter((l) => l.startsWith('{'))
+    .map((l) => (JSON.parse(l) as { i: number }).i);
   t.is(kept.at(-1), 99);
-  t.deepEqual(kept, [...kept].sort((a, b) => a - b));
+  t.deepEqual(
+    kept,
+    [...kept].sort((a, b) => a - b),
+  );
   t.is(readFileSync(other, 'utf8'), 'not ours', 'files that are not capture files are left alone');
 });
 
@@ -34,7 +45,10 @@ test('a restart keeps counting the files of earlier runs toward the limit', (t) 
     file.close();
   }
   t.is(readdirSync(dir).length, 3);
-  t.deepEqual(lines(dir).map((l) => (JSON.parse(l) as { run: number }).run), [2, 3, 4]);
+  t.deepEqual(
+    lines(dir).map((l) => (JSON.parse(l) as { run: number }).run),
+    [2, 3, 4],
+  );
 });
 
 test('a folder that cannot be created is an error at open', (t) => {

@@ -85,7 +85,10 @@ export class RotatingLines {
     const byPid = (name: string) => Number(/-(\d+)-\d{6}\.jsonl$/.exec(name)?.[1]);
     const mine = ours.filter((n) => byPid(n) === process.pid);
     const ended = ours.filter((n) => byPid(n) !== process.pid && !alive(byPid(n)));
-    const remove = [...mine.slice(0, Math.max(0, mine.length + 1 - this.options.maxFiles)), ...ended.slice(0, Math.max(0, ended.length - this.options.maxFiles))];
+    const remove = [
+      ...mine.slice(0, Math.max(0, mine.length + 1 - this.options.maxFiles)),
+      ...ended.slice(0, Math.max(0, ended.length - this.options.maxFiles)),
+    ];
     for (const name of remove) rmSync(join(this.options.dir, name), { force: true });
   }
 }

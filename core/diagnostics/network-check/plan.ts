@@ -49,7 +49,12 @@ export function planNetworkChecks(config: MachineConfig, timeoutMs: number): Net
   const checks: NetworkCheck[] = [];
   const skipped: string[] = [];
   const bind = splitHostPort(config.network.bind_address);
-  checks.push({ kind: 'bind', target: config.network.bind_address, purpose: 'network.bind_address', run: () => withTimeout(probeBind(bind.host, bind.port), timeoutMs) });
+  checks.push({
+    kind: 'bind',
+    target: config.network.bind_address,
+    purpose: 'network.bind_address',
+    run: () => withTimeout(probeBind(bind.host, bind.port), timeoutMs),
+  });
 
   const resolved = new Set<string>();
   const dns = (host: string, purpose: string) => {
@@ -64,7 +69,12 @@ export function planNetworkChecks(config: MachineConfig, timeoutMs: number): Net
   else {
     const cloud = parseEndpoint(address);
     if (!cloud) {
-      checks.push({ kind: 'dns', target: address, purpose: 'cloud.app_address', run: () => Promise.reject(new Error('cannot be parsed as a URL or host:port')) });
+      checks.push({
+        kind: 'dns',
+        target: address,
+        purpose: 'cloud.app_address',
+        run: () => Promise.reject(new Error('cannot be parsed as a URL or host:port')),
+      });
     } else {
       dns(cloud.host, 'cloud.app_address');
       checks.push({ kind: 'tcp', target: `${cloud.host}:${cloud.port}`, purpose: 'cloud.app_address', run: () => probeTcp(cloud.host, cloud.port, timeoutMs) });

@@ -9,4 +9,13 @@ import { visionAdapter } from './vision.js';
 import { dataManagerAdapter } from './data-manager.js';
 import { mlmodelAdapter } from './mlmodel.js';
 
-export const apiAdapters: readonly ApiAdapter[] = [boardAdapter, motorAdapter, encoderAdapter, sensorAdapter, cameraAdapter, visionAdapter, dataManagerAdapter, mlmodelAdapter];
+export const apiAdapters: readonly ApiAdapter[] = [
+  boardAdapter,
+  motorAdapter,
+  encoderAdapter,
+  sensorAdapter,
+  cameraAdapter,
+  visionAdapter,
+  dataManagerAdapter,
+  mlmodelAdapter,
+];

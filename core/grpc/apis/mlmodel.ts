@@ -25,10 +25,14 @@ export const mlmodelAdapter: ApiAdapter = {
     metadata: unary<pb.MetadataRequest, pb.MetadataResponse>(async (r) => {
       const m = await mlmodel(access, r.name).metadata();
       const labelType = { tensor_value: pb.LabelType.LABEL_TYPE_TENSOR_VALUE, tensor_axis: pb.LabelType.LABEL_TYPE_TENSOR_AXIS };
-      const infos = (list: typeof m.inputInfo) => list.map((i) => ({
-        name: i.name, description: i.description, dataType: i.dataType, shape: i.shape,
-        associatedFiles: i.associatedFiles.map((f) => ({ name: f.name, description: f.description, labelType: labelType[f.labelType] })),
-      }));
+      const infos = (list: typeof m.inputInfo) =>
+        list.map((i) => ({
+          name: i.name,
+          description: i.description,
+          dataType: i.dataType,
+          shape: i.shape,
+          associatedFiles: i.associatedFiles.map((f) => ({ name: f.name, description: f.description, labelType: labelType[f.labelType] })),
+        }));
       return { metadata: { name: m.name, type: m.type, description: m.description, inputInfo: infos(m.inputInfo), outputInfo: infos(m.outputInfo) } };
     }),
     doCommand: doCommand(access, MLMODEL_API),

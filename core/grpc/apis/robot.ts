@@ -49,7 +49,8 @@ async function stopAll(access: ResourceAccess): Promise<void> {
       }
     }),
   );
-  if (failures.length) throw new StatusError(status.INTERNAL, `StopAll could not stop ${failures.length} of ${actuators.length} actuators: ${failures.sort().join('; ')}`);
+  if (failures.length)
+    throw new StatusError(status.INTERNAL, `StopAll could not stop ${failures.length} of ${actuators.length} actuators: ${failures.sort().join('; ')}`);
 }
 
 function resourceName(api: string, name: string): pb.ResourceNamesResponse['resources'][number] {
@@ -60,7 +61,10 @@ function resourceName(api: string, name: string): pb.ResourceNamesResponse['reso
 export function robotService(access: ResourceAccess, facts: RobotFacts): pb.RobotServiceServer {
   return {
     resourceNames: unary<pb.ResourceNamesRequest, pb.ResourceNamesResponse>(() => ({
-      resources: access.statuses().filter((s) => s.key === s.name).map((s) => resourceName(s.api, s.name)),
+      resources: access
+        .statuses()
+        .filter((s) => s.key === s.name)
+        .map((s) => resourceName(s.api, s.name)),
     })),
     getMachineStatus: unary<pb.GetMachineStatusRequest, pb.GetMachineStatusResponse>(() => ({
       state: MACHINE_STATES[facts.machineState()],

@@ -1,5 +1,10 @@
 import { SENSOR_API, type Sensor } from '../../../plugins/apis/sensor.js';
-import { SensorServiceService, type GetReadingsRequest, type GetReadingsResponse, type SensorServiceServer } from '../../../gen/platform/component/sensor/v1/sensor.js';
+import {
+  SensorServiceService,
+  type GetReadingsRequest,
+  type GetReadingsResponse,
+  type SensorServiceServer,
+} from '../../../gen/platform/component/sensor/v1/sensor.js';
 import { requireName, type ApiAdapter } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';

@@ -6,8 +6,12 @@ import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
 const vision = (access: ResourceAccess, name: string | undefined) => access.resource<Vision>(requireName(name), VISION_API);
-const image = (r: { image?: Uint8Array; mimeType?: string; width?: number; height?: number }) =>
-  ({ data: r.image ?? new Uint8Array(0), mimeType: r.mimeType ?? '', width: r.width ?? 0, height: r.height ?? 0 });
+const image = (r: { image?: Uint8Array; mimeType?: string; width?: number; height?: number }) => ({
+  data: r.image ?? new Uint8Array(0),
+  mimeType: r.mimeType ?? '',
+  width: r.width ?? 0,
+  height: r.height ?? 0,
+});
 const classification = (c: Classification): pb.Classification => ({ className: c.className, confidence: c.confidence });
 const detection = (d: Detection): pb.Detection => ({ ...d });
 
@@ -24,11 +28,13 @@ export const visionAdapter: ApiAdapter = {
           pointCloud: Buffer.from(o.pointCloud.buffer, o.pointCloud.byteOffset, o.pointCloud.byteLength),
           geometries: {
             referenceFrame: o.referenceFrame,
-            geometries: [{
-              center: { x: o.center[0], y: o.center[1], z: o.center[2], oX: 0, oY: 0, oZ: 1, theta: 0 },
-              box: { dimsMm: { x: o.dims[0], y: o.dims[1], z: o.dims[2] } },
-              label: o.label,
-            }],
+            geometries: [
+              {
+                center: { x: o.center[0], y: o.center[1], z: o.center[2], oX: 0, oY: 0, oZ: 1, theta: 0 },
+                box: { dimsMm: { x: o.dims[0], y: o.dims[1], z: o.dims[2] } },
+                label: o.label,
+              },
+            ],
           },
         })),
       };

@@ -10,8 +10,16 @@ type ReflectionClient = Client & { ServerReflectionInfo(): ClientDuplexStream<ob
 
 /** The service names that the server at `address` lists through reflection. */
 export async function listServices(address: string): Promise<string[]> {
-  const definition = loadSync(join(protoRoot, 'grpc/reflection/v1/reflection.proto'), { keepCase: false, longs: String, enums: String, defaults: true, oneofs: true });
-  const pkg = loadPackageDefinition(definition) as never as { grpc: { reflection: { v1: { ServerReflection: new (a: string, c: unknown) => ReflectionClient } } } };
+  const definition = loadSync(join(protoRoot, 'grpc/reflection/v1/reflection.proto'), {
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const pkg = loadPackageDefinition(definition) as never as {
+    grpc: { reflection: { v1: { ServerReflection: new (a: string, c: unknown) => ReflectionClient } } };
+  };
   const client = new pkg.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
   try {
     return await new Promise<string[]>((resolve, reject) => {

@@ -65,11 +65,13 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
         .map((l) => JSON.parse(l) as Record<string, unknown>),
     writeConfig(next) {
       const temp = `${configPath}.tmp`;
-      writeFileSync(temp, JSON.stringify({ ...(next as object), network: { bind_address: address, ...((next as { network?: object }).network ?? {}) } }, null, 2));
+      writeFileSync(
+        temp,
+        JSON.stringify({ ...(next as object), network: { bind_address: address, ...((next as { network?: object }).network ?? {}) } }, null, 2),
+      );
       renameSync(temp, configPath);
     },
     exited,
     stop: program.stop,
   };
 }
-

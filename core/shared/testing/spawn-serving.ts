@@ -34,7 +34,10 @@ const SERVING = /serving(?: on)? (\S+)/;
 
 /** Runs `node [nodeFlags] script ...args` and resolves when it prints its serving line. */
 export async function spawnServing(script: string, args: string[], options: SpawnServingOptions): Promise<ServingProgram> {
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], {
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => ((text += d.toString()), (stdout += d.toString())));

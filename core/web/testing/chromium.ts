@@ -2,7 +2,14 @@
 // tests"; `npx playwright install` cannot work here). The flags keep it off the network it cannot reach.
 import { chromium, type Browser } from 'playwright-core';
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.PLATFORM_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });

@@ -35,7 +35,12 @@ export function createEsp32Board(attributes: FakeBoardAttributes): Board & { clo
       pins.setPWM(pin, dutyPct);
     },
     capabilities(): BoardCapabilities {
-      return { ...(pins.capabilities!() as BoardCapabilities), motorPwmFrequencyHz: ESP32_MOTOR_PWM_HZ, pwmTimers: ESP32_PWM_TIMERS, pwmChannels: ESP32_PWM_CHANNELS };
+      return {
+        ...(pins.capabilities!() as BoardCapabilities),
+        motorPwmFrequencyHz: ESP32_MOTOR_PWM_HZ,
+        pwmTimers: ESP32_PWM_TIMERS,
+        pwmChannels: ESP32_PWM_CHANNELS,
+      };
     },
     doCommand(command) {
       if ('pwm_timers' in command) return { timers: ledc.timersInUse() };

@@ -8,9 +8,13 @@ test('esp32 PWM: 4 distinct frequencies, same frequency shares a timer, a fifth 
   ledc.assign('3', 800);
   ledc.assign('4', 1000);
   ledc.assign('5', 50);
-  t.deepEqual(ledc.timersInUse().map((x) => x.frequency_hz), [50, 800, 1000, 10_000]);
+  t.deepEqual(
+    ledc.timersInUse().map((x) => x.frequency_hz),
+    [50, 800, 1000, 10_000],
+  );
   t.throws(() => ledc.assign('6', 2000), {
-    message: 'frequency_hz 2000 on pin 6: needs a fifth PWM timer; the esp32 has 4, all in use at 50, 800, 1000, 10000 Hz (pins at the same frequency share a timer)',
+    message:
+      'frequency_hz 2000 on pin 6: needs a fifth PWM timer; the esp32 has 4, all in use at 50, 800, 1000, 10000 Hz (pins at the same frequency share a timer)',
   });
   ledc.assign('6', 800); // an existing frequency is fine
   // Moving the only pin of a timer to a new frequency frees the old timer: allowed.
@@ -21,7 +25,10 @@ test('esp32 PWM: 4 distinct frequencies, same frequency shares a timer, a fifth 
   // Frequency 0 frees the channel and, with it, the timer.
   ledc.assign('5', 0);
   ledc.assign('2', 3000);
-  t.deepEqual(ledc.timersInUse().map((x) => x.frequency_hz), [800, 1000, 3000, 10_000]);
+  t.deepEqual(
+    ledc.timersInUse().map((x) => x.frequency_hz),
+    [800, 1000, 3000, 10_000],
+  );
 });
 
 test('esp32 PWM: 8 channels', (t) => {
@@ -39,7 +46,13 @@ test('esp32 board: PWM without a frequency takes a channel at 1000 Hz; capabilit
   board.setPWM('9', 0.25);
   t.is(board.pwmFrequency('9'), 1000);
   t.deepEqual(board.capabilities!(), { kind: 'esp32', i2cBuses: [], motorPwmFrequencyHz: 10_000, pwmTimers: 4, pwmChannels: 8 });
-  for (const [pin, hz] of [['9', 40], ['1', 10], ['2', 20], ['3', 30]] as const) board.setPWMFrequency(pin, hz);
+  for (const [pin, hz] of [
+    ['9', 40],
+    ['1', 10],
+    ['2', 20],
+    ['3', 30],
+  ] as const)
+    board.setPWMFrequency(pin, hz);
   t.throws(() => board.setPWM('4', 0.5), { message: /frequency_hz 1000 on pin 4: needs a fifth PWM timer/ });
   t.notThrows(() => board.setPWM('4', 0)); // duty 0 needs no channel
   t.throws(() => board.doCommand!({ nope: 1 }), { message: /the esp32 board accepts pwm_timers/ });

@@ -10,7 +10,12 @@ import { powerFromPins } from './simulation.js';
 const board = (raw: unknown) => createFakeBoard(fakeBoardAttributes.parse(raw));
 
 test('edge log: every level change of an interrupt pin, numbered; rising edges count as ticks', (t) => {
-  const b = board({ digital_interrupts: [{ name: 'x', pin: '7' }, { name: 'y', pin: '8' }] });
+  const b = board({
+    digital_interrupts: [
+      { name: 'x', pin: '7' },
+      { name: 'y', pin: '8' },
+    ],
+  });
   const start = b.digitalInterruptEdges!(['x'], -1) as { cursor: number };
   t.is(start.cursor, 0);
   b.setGPIO('7', true);
@@ -18,16 +23,34 @@ test('edge log: every level change of an interrupt pin, numbered; rising edges c
   b.setGPIO('8', true);
   b.setGPIO('7', false);
   const after = b.digitalInterruptEdges!(['x'], start.cursor);
-  t.deepEqual(after, { cursor: 3, edges: [{ interrupt: 'x', high: true, seq: 1 }, { interrupt: 'x', high: false, seq: 3 }], levels: { x: false }, lost: false });
+  t.deepEqual(after, {
+    cursor: 3,
+    edges: [
+      { interrupt: 'x', high: true, seq: 1 },
+      { interrupt: 'x', high: false, seq: 3 },
+    ],
+    levels: { x: false },
+    lost: false,
+  });
   t.is(b.getDigitalInterruptValue('x'), 1);
   t.throws(() => b.digitalInterruptEdges!(['z'], 0), { message: /digital_interrupt_name "z": no such digital interrupt/ });
 });
 
 test('incremental encoder decodes quadrature written to the board pins by hand', async (t) => {
-  const b = board({ digital_interrupts: [{ name: 'a', pin: '1' }, { name: 'b', pin: '2' }] });
+  const b = board({
+    digital_interrupts: [
+      { name: 'a', pin: '1' },
+      { name: 'b', pin: '2' },
+    ],
+  });
   const encoder = await createIncrementalEncoder({ board: 'b', pins: { a: 'a', b: 'b' } }, inProcess<Board>(b), memoryLogger());
   t.teardown(() => encoder.close());
-  const forward = [['1', true], ['2', true], ['1', false], ['2', false]] as const;
+  const forward = [
+    ['1', true],
+    ['2', true],
+    ['1', false],
+    ['2', false],
+  ] as const;
   for (let i = 0; i < 3; i++) for (const [pin, high] of forward) b.setGPIO(pin, high);
   t.is((await encoder.getPosition()).value, 12);
   for (const [pin, high] of [...forward].reverse()) b.setGPIO(pin, !high);
@@ -37,7 +60,10 @@ test('incremental encoder decodes quadrature written to the board pins by hand',
 });
 
 test('simulated motor: power read back from the pins per wiring', (t) => {
-  const state = (levels: Record<string, boolean>, duties: Record<string, number>) => ({ level: (p: string) => levels[p] ?? false, duty: (p: string) => duties[p] ?? 0 });
+  const state = (levels: Record<string, boolean>, duties: Record<string, number>) => ({
+    level: (p: string) => levels[p] ?? false,
+    duty: (p: string) => duties[p] ?? 0,
+  });
   t.is(powerFromPins({ pwm: 'p', dir: 'd' }, state({ d: true }, { p: 0.4 })), 0.4);
   t.is(powerFromPins({ pwm: 'p', dir: 'd' }, state({}, { p: 0.4 })), -0.4);
   t.is(powerFromPins({ a: 'a', b: 'b', pwm: 'p' }, state({ b: true }, { p: 0.3 })), -0.3);

@@ -16,7 +16,10 @@ const analogReader = z.strictObject({
   value: z.number().int('must be an integer').default(0),
   min_range: z.number().default(0),
   max_range: z.number().default(3.3),
-  step_size: z.number().positive('must be greater than 0').default(3.3 / 4095),
+  step_size: z
+    .number()
+    .positive('must be greater than 0')
+    .default(3.3 / 4095),
 });
 
 const digitalInterrupt = z.strictObject({
@@ -40,7 +43,10 @@ const i2cDevice = z.strictObject({
   bus: z.string().min(1, 'must not be empty').default('1'),
   address: z.number().int('must be an integer').min(0x03, 'must be at least 0x03').max(0x77, 'must be at most 0x77 (7-bit)'),
   /** The initial register contents from register 0; the rest read as 0. */
-  registers: z.array(z.number().int('must be an integer').min(0, 'must be at least 0').max(255, 'must be at most 255')).max(256, 'must have at most 256 registers').default([]),
+  registers: z
+    .array(z.number().int('must be an integer').min(0, 'must be at least 0').max(255, 'must be at most 255'))
+    .max(256, 'must have at most 256 registers')
+    .default([]),
 });
 
 export const fakeBoardAttributes = z

@@ -18,7 +18,19 @@ const isPi = (() => {
 (isPi ? test.skip : test)('the pi board refuses to start off a Raspberry Pi, naming what it needs', async (t) => {
   const attributes = piBoardAttributes.parse({ digital_interrupts: [{ name: 'enc', pin: '17' }] });
   const err = await t.throwsAsync(async () =>
-    factory({ name: 'pi', api: 'core:component:board', model: 'pi', attributes, logger: memoryLogger(), dependencies: { get: () => { throw new Error('none'); }, names: () => [] } }),
+    factory({
+      name: 'pi',
+      api: 'core:component:board',
+      model: 'pi',
+      attributes,
+      logger: memoryLogger(),
+      dependencies: {
+        get: () => {
+          throw new Error('none');
+        },
+        names: () => [],
+      },
+    }),
   );
   t.is((err as { code?: string }).code, 'FAILED_PRECONDITION');
   t.regex(err!.message, /the pi board needs a Raspberry Pi/);
@@ -33,7 +45,10 @@ test('pi board config: BCM pin numbers, default I2C bus 1', (t) => {
 test('a missing optional package is a clear error naming it and what it needs', async (t) => {
   const err = await t.throwsAsync(loadOptional('no-such-package-for-test', 'a Raspberry Pi'));
   t.is((err as { code?: string }).code, 'FAILED_PRECONDITION');
-  t.regex(err!.message, /the optional package no-such-package-for-test could not be loaded .*it needs a Raspberry Pi\. Install it with: npm install no-such-package-for-test/);
+  t.regex(
+    err!.message,
+    /the optional package no-such-package-for-test could not be loaded .*it needs a Raspberry Pi\. Install it with: npm install no-such-package-for-test/,
+  );
 });
 
 test('Linux I2C checks the bus name and transfer before touching the hardware', async (t) => {

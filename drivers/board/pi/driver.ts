@@ -35,7 +35,9 @@ function requireRaspberryPi(): void {
     // not a device-tree machine at all
   }
   if (!model.includes('Raspberry Pi')) {
-    throw failedPrecondition(`the pi board needs a Raspberry Pi (this machine reports ${JSON.stringify(model.replace(/\0/g, '') || process.platform)}); use the fake board elsewhere`);
+    throw failedPrecondition(
+      `the pi board needs a Raspberry Pi (this machine reports ${JSON.stringify(model.replace(/\0/g, '') || process.platform)}); use the fake board elsewhere`,
+    );
   }
 }
 

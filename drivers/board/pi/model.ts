@@ -11,7 +11,9 @@ export const piBoardAttributes = z
   .strictObject({
     digital_interrupts: z.array(z.strictObject({ name: z.string().min(1, 'must not be empty'), pin: bcm })).default([]),
     /** I2C buses by name; the default exposes /dev/i2c-1 (header pins 3 and 5) as bus "1". */
-    i2c_buses: z.array(z.strictObject({ name: z.string().min(1, 'must not be empty'), bus: z.number().int('must be an integer').min(0, 'must be at least 0') })).default([{ name: '1', bus: 1 }]),
+    i2c_buses: z
+      .array(z.strictObject({ name: z.string().min(1, 'must not be empty'), bus: z.number().int('must be an integer').min(0, 'must be at least 0') }))
+      .default([{ name: '1', bus: 1 }]),
   })
   .superRefine((attrs, ctx) => {
     const names = new Set<string>();

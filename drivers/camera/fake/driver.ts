@@ -42,8 +42,11 @@ function parseBoxes(value: unknown): FakeBoxAttributes[] {
       return v;
     };
     return {
-      x_mm: num('x_mm', false), z_mm: num('z_mm', false),
-      width_mm: num('width_mm', true), height_mm: num('height_mm', true), depth_mm: num('depth_mm', true),
+      x_mm: num('x_mm', false),
+      z_mm: num('z_mm', false),
+      width_mm: num('width_mm', true),
+      height_mm: num('height_mm', true),
+      depth_mm: num('depth_mm', true),
       yaw_degs: b.yaw_degs === undefined ? 0 : num('yaw_degs', false),
     };
   });
@@ -101,7 +104,14 @@ export default defineDriver<FakeCameraAttributes, Camera>(({ attributes, logger 
         rendered = renderScene({ ...scene, noiseMm: 0, dropout: 0 });
         return { boxes: boxes.length };
       }
-      if (command.get_scene === true) return { frames, boxes: scene.boxes.map((b) => ({ ...b })), tilt_degs: scene.tiltDegs, roll_degs: scene.rollDegs ?? 0, camera_height_mm: scene.cameraHeightMm };
+      if (command.get_scene === true)
+        return {
+          frames,
+          boxes: scene.boxes.map((b) => ({ ...b })),
+          tilt_degs: scene.tiltDegs,
+          roll_degs: scene.rollDegs ?? 0,
+          camera_height_mm: scene.cameraHeightMm,
+        };
       throw invalidArgument(`command: must contain set_boxes or get_scene, got ${Object.keys(command).join(', ') || 'nothing'}`);
     },
   };

@@ -20,7 +20,8 @@ test('the floor seen by a camera pitched down by theta is a plane tilted theta f
   const cloud = depthToPointCloud(renderScene(scene).map, k);
   // Two floor points on the same image column far apart: the slope of y over z gives the tilt.
   const at = (v: number) => cloud.positions.subarray((v * k.width + 80) * 3, (v * k.width + 80) * 3 + 3);
-  const a = at(70), b = at(115);
+  const a = at(70),
+    b = at(115);
   const tilt = (Math.atan2(b[1] - a[1], a[2] - b[2]) * 180) / Math.PI; // farther floor is higher (smaller y)
   t.true(Math.abs(tilt - 25) < 0.5, `tilt ${tilt}`);
 });

@@ -89,8 +89,7 @@ export function boxCorners(box: SceneBox): [number, number, number][] {
   const s = Math.sin(yaw);
   const corners: [number, number, number][] = [];
   for (const lx of [-box.width / 2, box.width / 2])
-    for (const ly of [0, box.height])
-      for (const lz of [-box.depth / 2, box.depth / 2]) corners.push([box.x + c * lx + s * lz, ly, box.z - s * lx + c * lz]);
+    for (const ly of [0, box.height]) for (const lz of [-box.depth / 2, box.depth / 2]) corners.push([box.x + c * lx + s * lz, ly, box.z - s * lx + c * lz]);
   return corners;
 }
 
@@ -166,7 +165,13 @@ export function renderScene(scene: Scene): RenderedScene {
  * What the sensor reports for noise-free depths: Gaussian noise whose deviation grows with the square of
  * depth (like structured light), random dropouts, nothing beyond the range, whole millimetres.
  */
-export function applySensorModel(trueDepth: Float32Array, width: number, height: number, scene: Pick<Scene, 'noiseMm' | 'dropout' | 'maxDepthMm'>, random: SeededRandom): DepthMap {
+export function applySensorModel(
+  trueDepth: Float32Array,
+  width: number,
+  height: number,
+  scene: Pick<Scene, 'noiseMm' | 'dropout' | 'maxDepthMm'>,
+  random: SeededRandom,
+): DepthMap {
   const noise = scene.noiseMm ?? 0;
   const dropout = scene.dropout ?? 0;
   const maxDepth = Math.min(scene.maxDepthMm ?? 10000, 65535);

@@ -18,7 +18,9 @@ async function filesOf(path: string): Promise<string[]> {
   try {
     info = await stat(path);
   } catch (err) {
-    throw failedPrecondition(`color_image_file_path ${JSON.stringify(path)}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw failedPrecondition(
+      `color_image_file_path ${JSON.stringify(path)}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   if (!info.isDirectory()) {
     if (!isImage(path)) throw failedPrecondition(`color_image_file_path ${JSON.stringify(path)}: must end in .png, .jpg or .jpeg`);

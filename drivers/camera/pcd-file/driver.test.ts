@@ -9,7 +9,19 @@ import pcdFile from './driver.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 const open = (path: string) =>
-  pcdFile({ name: 'c', api: 'core:component:camera', model: 'pcd_file', attributes: { path }, logger, dependencies: { get: () => { throw new Error('none'); }, names: () => [] } }) as Promise<Camera>;
+  pcdFile({
+    name: 'c',
+    api: 'core:component:camera',
+    model: 'pcd_file',
+    attributes: { path },
+    logger,
+    dependencies: {
+      get: () => {
+        throw new Error('none');
+      },
+      names: () => [],
+    },
+  }) as Promise<Camera>;
 
 const dir = mkdtempSync(join(tmpdir(), 'pcd-file-'));
 const flat: PointCloud = { width: 3, height: 1, positions: Float32Array.of(0, 0, 1000, 10, 0, 1000, 20, 0, 1000) };

@@ -3,9 +3,15 @@
 import type { CameraIntrinsics, PointCloud } from '../../../plugins/apis/camera.js';
 
 function lineFit(xs: Float64Array, ys: Float64Array, n: number): { slope: number; intercept: number } | undefined {
-  let sx = 0, sy = 0, sxx = 0, sxy = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    sxy = 0;
   for (let i = 0; i < n; i++) {
-    sx += xs[i]; sy += ys[i]; sxx += xs[i] * xs[i]; sxy += xs[i] * ys[i];
+    sx += xs[i];
+    sy += ys[i];
+    sxx += xs[i] * xs[i];
+    sxy += xs[i] * ys[i];
   }
   const den = n * sxx - sx * sx;
   if (n < 2 || !(Math.abs(den) > 1e-12)) return undefined;

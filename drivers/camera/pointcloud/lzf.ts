@@ -39,7 +39,7 @@ export function lzfDecompress(input: Uint8Array, outputLength: number): Uint8Arr
     if (ref < 0) throw new LzfError(`back reference before the start of the output at offset ${op}`);
     if (op + len > outputLength) throw new LzfError(`output passes the declared size ${outputLength}`);
     // Byte by byte: a reference may overlap the bytes it is producing (run-length style).
-    for (const end = op + len; op < end; ) out[op++] = out[ref++];
+    for (const end = op + len; op < end;) out[op++] = out[ref++];
   }
   if (op !== outputLength) throw new LzfError(`decompressed ${op} bytes, header declared ${outputLength}`);
   return out;

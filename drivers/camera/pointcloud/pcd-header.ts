@@ -52,7 +52,9 @@ export function parsePcdHeader(bytes: Uint8Array): PcdHeader {
   while (pos < bytes.length && pos < MAX_HEADER_BYTES) {
     let end = bytes.indexOf(0x0a, pos);
     if (end < 0) end = bytes.length;
-    const line = Buffer.from(bytes.buffer, bytes.byteOffset + pos, end - pos).toString('latin1').trim();
+    const line = Buffer.from(bytes.buffer, bytes.byteOffset + pos, end - pos)
+      .toString('latin1')
+      .trim();
     pos = end + 1;
     if (line === '' || line.startsWith('#')) continue;
     const [key, ...values] = line.split(/\s+/);
@@ -69,7 +71,11 @@ export function parsePcdHeader(bytes: Uint8Array): PcdHeader {
   const sizes = entries.get('SIZE');
   const types = entries.get('TYPE');
   const counts = entries.get('COUNT') ?? names.map(() => '1');
-  for (const [key, list] of [['SIZE', sizes], ['TYPE', types], ['COUNT', counts]] as const) {
+  for (const [key, list] of [
+    ['SIZE', sizes],
+    ['TYPE', types],
+    ['COUNT', counts],
+  ] as const) {
     if (!list) throw new PcdError(`PCD header ${key}: required`);
     if (list.length !== names.length) throw new PcdError(`PCD header ${key}: has ${list.length} entries but FIELDS has ${names.length}`);
   }

@@ -59,7 +59,8 @@ function dataView(bytes: Uint8Array, header: PcdHeader): DataView {
   const body = bytes.subarray(header.dataOffset);
   if (header.encoding === 'binary') {
     const need = header.pointSize * header.points;
-    if (body.length < need) throw new PcdError(`PCD data: binary section has ${body.length} bytes, ${header.points} points of ${header.pointSize} bytes need ${need}`);
+    if (body.length < need)
+      throw new PcdError(`PCD data: binary section has ${body.length} bytes, ${header.points} points of ${header.pointSize} bytes need ${need}`);
     return new DataView(body.buffer, body.byteOffset, need);
   }
   if (body.length < 8) throw new PcdError('PCD data: binary_compressed section is missing its size words');
@@ -68,7 +69,8 @@ function dataView(bytes: Uint8Array, header: PcdHeader): DataView {
   const rawSize = sizes.getUint32(4, true);
   const need = header.pointSize * header.points;
   if (rawSize !== need) throw new PcdError(`PCD data: binary_compressed declares ${rawSize} uncompressed bytes, the header needs ${need}`);
-  if (body.length < 8 + compressedSize) throw new PcdError(`PCD data: binary_compressed declares ${compressedSize} compressed bytes, file has ${body.length - 8}`);
+  if (body.length < 8 + compressedSize)
+    throw new PcdError(`PCD data: binary_compressed declares ${compressedSize} compressed bytes, file has ${body.length - 8}`);
   let raw: Uint8Array;
   try {
     raw = rawSize === 0 ? new Uint8Array(0) : lzfDecompress(body.subarray(8, 8 + compressedSize), rawSize);
@@ -128,14 +130,17 @@ function readColors(header: PcdHeader, n: number, reader: ColumnReader): Uint32A
   const ga = a ? reader(a, false) : undefined;
   const colors = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
-    colors[i] = (((ga ? ga(i) : 0) & 0xff) << 24 | (gr(i) & 0xff) << 16 | (gg(i) & 0xff) << 8 | (gb(i) & 0xff)) >>> 0;
+    colors[i] = ((((ga ? ga(i) : 0) & 0xff) << 24) | ((gr(i) & 0xff) << 16) | ((gg(i) & 0xff) << 8) | (gb(i) & 0xff)) >>> 0;
   }
   return colors;
 }
 
 function readAscii(bytes: Uint8Array, header: PcdHeader, x: PcdField, y: PcdField, z: PcdField): PointCloud {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset + header.dataOffset, bytes.length - header.dataOffset).toString('latin1');
-  const lines = text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const n = header.points;
   if (lines.length < n) throw new PcdError(`PCD data: ascii section has ${lines.length} points, header declares ${n}`);
   // Token index of each field's first element within a line.

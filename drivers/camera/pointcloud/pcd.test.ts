@@ -19,10 +19,14 @@ test('reads the three real binary_compressed 640x480 clouds: grid, valid counts,
     t.is(cloud.height, 480, file);
     t.is(countValid(cloud), valid, file);
     t.is(cloud.colors?.length, 640 * 480, file);
-    let minZ = Infinity, maxZ = -Infinity;
+    let minZ = Infinity,
+      maxZ = -Infinity;
     for (let i = 2; i < cloud.positions.length; i += 3) {
       const z = cloud.positions[i];
-      if (z === z) { minZ = Math.min(minZ, z); maxZ = Math.max(maxZ, z); }
+      if (z === z) {
+        minZ = Math.min(minZ, z);
+        maxZ = Math.max(maxZ, z);
+      }
     }
     // Kinect-class range, in millimetres: half a metre to a few metres.
     t.true(minZ > 400 && maxZ < 6000, `${file}: z ${minZ}..${maxZ}`);
@@ -30,7 +34,8 @@ test('reads the three real binary_compressed 640x480 clouds: grid, valid counts,
 });
 
 function sampleCloud(organized: boolean, colors: boolean): PointCloud {
-  const width = organized ? 4 : 7, height = organized ? 3 : 1;
+  const width = organized ? 4 : 7,
+    height = organized ? 3 : 1;
   const n = width * height;
   const positions = new Float32Array(n * 3);
   for (let i = 0; i < n; i++) positions.set([i * 10.5 - 20, -i * 3.25, 500 + i], i * 3);
@@ -68,7 +73,8 @@ test('any field layout: extra fields, float64, count > 1, separate r g b, field 
   const header = (fields: string, size: string, type: string, count: string, n: number, data: string) =>
     `# comment\nVERSION 0.7\nFIELDS ${fields}\nSIZE ${size}\nTYPE ${type}\nCOUNT ${count}\nWIDTH ${n}\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS ${n}\nDATA ${data}\n`;
   // ascii with intensity first, normals with count 3, and r g b bytes.
-  const ascii = header('intensity z y x normal r g b', '4 4 4 4 4 1 1 1', 'F F F F F U U U', '1 1 1 1 3 1 1 1', 2, 'ascii') +
+  const ascii =
+    header('intensity z y x normal r g b', '4 4 4 4 4 1 1 1', 'F F F F F U U U', '1 1 1 1 3 1 1 1', 2, 'ascii') +
     '7 2.0 0.5 0.25 0 0 1 255 128 1\n9 nan 0 0 0 0 1 0 0 0\n';
   const a = readPcd(Buffer.from(ascii));
   t.deepEqual(Array.from(a.positions.slice(0, 3)), [250, 500, 2000]);
@@ -115,7 +121,10 @@ test('bad files fail with PcdError naming the header key or data section and the
     [ok.replace('WIDTH 2', 'WIDTH two'), /WIDTH "two": must be a non-negative integer/],
     [ok.replace('4 5 6\n', ''), /ascii section has 1 points, header declares 2/],
     [ok.replace('DATA ascii\n1 2 3\n4 5 6\n', 'DATA binary\n\u0000\u0000'), /binary section has 2 bytes/],
-    [ok.replace('DATA ascii\n1 2 3\n4 5 6\n', 'DATA binary_compressed\n\u0004\u0000\u0000\u0000\u0018\u0000\u0000\u0000\u0005abc'), /corrupt binary_compressed/],
+    [
+      ok.replace('DATA ascii\n1 2 3\n4 5 6\n', 'DATA binary_compressed\n\u0004\u0000\u0000\u0000\u0018\u0000\u0000\u0000\u0005abc'),
+      /corrupt binary_compressed/,
+    ],
     ['hello world', /no DATA line/],
   ];
   for (const [text, message] of cases) t.throws(() => readPcd(Buffer.from(text, 'latin1')), { instanceOf: PcdError, message }, String(message));

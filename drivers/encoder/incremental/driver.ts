@@ -9,7 +9,11 @@ import type { IncrementalEncoderAttributes } from './model.js';
 /** The board keeps edges in a bounded buffer; polling this often keeps the encoder well inside it. */
 const POLL_MS = 20;
 
-export async function createIncrementalEncoder(attrs: IncrementalEncoderAttributes, board: Remote<Board>, logger: DriverLogger): Promise<Encoder & { close(): void }> {
+export async function createIncrementalEncoder(
+  attrs: IncrementalEncoderAttributes,
+  board: Remote<Board>,
+  logger: DriverLogger,
+): Promise<Encoder & { close(): void }> {
   const { a, b } = attrs.pins;
   const decoder = new QuadratureDecoder();
   let cursor = -1;

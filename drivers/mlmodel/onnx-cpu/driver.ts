@@ -34,7 +34,11 @@ function info(name: string, meta: ort.InferenceSession.ValueMetadata | undefined
 export default defineDriver<OnnxCpuAttributes, MLModel>(async ({ name, attributes, logger }) => {
   const bytes = await readModelFile(attributes.model_path, 'model_path');
   const labels = attributes.label_path
-    ? (await readModelFile(attributes.label_path, 'label_path')).toString('utf8').split(/\r?\n/).map((l) => l.trim()).filter(Boolean)
+    ? (await readModelFile(attributes.label_path, 'label_path'))
+        .toString('utf8')
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean)
     : undefined;
   // The WASM thread count is per process (this worker); it must be set before the first session.
   ort.env.wasm.numThreads = attributes.num_threads;

@@ -7,8 +7,15 @@ import { tensorDataTypes, tensorElementBytes, type Tensor, type TensorDataType }
 type OrtData = Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | BigInt64Array;
 
 const arrays: Record<TensorDataType, new (buffer: ArrayBuffer, offset: number, length: number) => OrtData> = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array,
-  int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
+  float32: Float32Array,
+  float64: Float64Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+  bool: Uint8Array,
 };
 
 /** The platform tensor as onnxruntime's (type, data, dims), without copying when the bytes are aligned. */
@@ -22,7 +29,9 @@ export function toOrt(name: string, tensor: Tensor, Tensor: typeof ort.Tensor): 
   const size = tensor.shape.reduce((a, b) => a * b, 1);
   const width = tensorElementBytes[tensor.dataType];
   if (tensor.data.byteLength !== size * width) {
-    throw invalidArgument(`input_tensors.${name}: shape [${tensor.shape}] of ${tensor.dataType} needs ${size * width} bytes of data, got ${tensor.data.byteLength}`);
+    throw invalidArgument(
+      `input_tensors.${name}: shape [${tensor.shape}] of ${tensor.dataType} needs ${size * width} bytes of data, got ${tensor.data.byteLength}`,
+    );
   }
   const bytes = tensor.data.byteOffset % width === 0 ? tensor.data : tensor.data.slice();
   const data = new arrays[tensor.dataType](bytes.buffer as ArrayBuffer, bytes.byteOffset, size);

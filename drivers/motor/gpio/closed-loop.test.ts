@@ -130,8 +130,8 @@ test('without an encoder: GoFor runs open loop, GoTo and ResetZeroPosition are u
   await motor.goFor(50, 0.1); // runs to its end: 0.1 / 50 minutes
   t.false(await motor.isMoving());
   t.is(await motor.getPosition(), 0);
-  t.is((await t.throwsAsync(async () => motor.goTo(10, 1)) as { code?: string }).code, 'UNIMPLEMENTED');
-  t.is((await t.throwsAsync(async () => motor.resetZeroPosition(0)) as { code?: string }).code, 'UNIMPLEMENTED');
+  t.is(((await t.throwsAsync(async () => motor.goTo(10, 1))) as { code?: string }).code, 'UNIMPLEMENTED');
+  t.is(((await t.throwsAsync(async () => motor.resetZeroPosition(0))) as { code?: string }).code, 'UNIMPLEMENTED');
   const nearZero = await t.throwsAsync(async () => motor.goFor(0.05, 1));
   t.regex(nearZero!.message, /rpm 0.05: must not be near 0/);
   const zeroRevs = await t.throwsAsync(async () => motor.goFor(10, 0));

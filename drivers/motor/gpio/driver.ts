@@ -110,7 +110,7 @@ export async function createGpioMotor({ name, attributes: attrs, board, encoder,
     const direction = Math.sign(rpm) * Math.sign(revolutions);
     if (!encoder) {
       await apply(direction * Math.abs(openLoopPower(rpm)));
-      await sleep((Math.abs(revolutions / rpm) * 60_000), id);
+      await sleep(Math.abs(revolutions / rpm) * 60_000, id);
       if (id === operation) await apply(0);
       return;
     }
@@ -176,12 +176,16 @@ export async function createGpioMotor({ name, attributes: attrs, board, encoder,
       }
       const id = begin();
       // Runs until the next command; errors (a stall) stop the motor and are logged.
-      void runClosedLoop(controlIO(id), { rpm, ticksPerRotation: tpr, maxRpm: attrs.max_rpm, minPower: attrs.min_power_pct, maxPower: attrs.max_power_pct }).catch(
-        async (err: unknown) => {
-          logger.error(`SetRPM ${rpm} stopped: ${(err as Error).message}`);
-          if (id === operation) await apply(0);
-        },
-      );
+      void runClosedLoop(controlIO(id), {
+        rpm,
+        ticksPerRotation: tpr,
+        maxRpm: attrs.max_rpm,
+        minPower: attrs.min_power_pct,
+        maxPower: attrs.max_power_pct,
+      }).catch(async (err: unknown) => {
+        logger.error(`SetRPM ${rpm} stopped: ${(err as Error).message}`);
+        if (id === operation) await apply(0);
+      });
     },
     async resetZeroPosition(offset) {
       if (!encoder) throw unimplemented('ResetZeroPosition needs an encoder: this motor has none');

@@ -24,7 +24,12 @@ test('defaults: min 0, max 1, pwm_freq 800, dir_flip false; board and encoder ar
 });
 
 test('the three wirings are accepted, with optional enable pins', (t) => {
-  for (const pins of [{ pwm: '1', dir: '2' }, { a: '1', b: '2' }, { a: '1', b: '2', pwm: '3' }, { a: '1', b: '2', en_high: '4', en_low: '5' }]) {
+  for (const pins of [
+    { pwm: '1', dir: '2' },
+    { a: '1', b: '2' },
+    { a: '1', b: '2', pwm: '3' },
+    { a: '1', b: '2', en_high: '4', en_low: '5' },
+  ]) {
     t.notThrows(() => validate({ ...base, pins }));
   }
 });

@@ -45,8 +45,10 @@ export const gpioMotorAttributes = z
     if (attrs.min_power_pct > attrs.max_power_pct) {
       ctx.addIssue({ code: 'custom', path: ['min_power_pct'], message: `must be no greater than max_power_pct (${attrs.max_power_pct})` });
     }
-    if (!attrs.encoder && attrs.max_rpm === undefined) ctx.addIssue({ code: 'custom', path: ['max_rpm'], message: 'is required when the motor has no encoder' });
-    if (attrs.encoder && attrs.ticks_per_rotation === undefined) ctx.addIssue({ code: 'custom', path: ['ticks_per_rotation'], message: 'is required when the motor has an encoder' });
+    if (!attrs.encoder && attrs.max_rpm === undefined)
+      ctx.addIssue({ code: 'custom', path: ['max_rpm'], message: 'is required when the motor has no encoder' });
+    if (attrs.encoder && attrs.ticks_per_rotation === undefined)
+      ctx.addIssue({ code: 'custom', path: ['ticks_per_rotation'], message: 'is required when the motor has an encoder' });
   });
 
 export type GpioMotorAttributes = z.output<typeof gpioMotorAttributes>;

@@ -31,28 +31,111 @@ test('pwm+dir: dir high forward (inverted by dir_flip), duty |p| on pwm', (t) =>
 });
 
 test('a+b+pwm: a high forward, b high reverse, swapped by dir_flip; duty |p|', (t) => {
-  t.deepEqual(planPins(abp, false, 0.3), { levels: [['5', true], ['6', false]], pwmOff: [], pwm: { pin: '7', duty: 0.3 } });
-  t.deepEqual(planPins(abp, false, -0.3), { levels: [['5', false], ['6', true]], pwmOff: [], pwm: { pin: '7', duty: 0.3 } });
-  t.deepEqual(planPins(abp, true, 0.3), { levels: [['5', false], ['6', true]], pwmOff: [], pwm: { pin: '7', duty: 0.3 } });
-  t.deepEqual(planPins(abp, true, -0.3), { levels: [['5', true], ['6', false]], pwmOff: [], pwm: { pin: '7', duty: 0.3 } });
+  t.deepEqual(planPins(abp, false, 0.3), {
+    levels: [
+      ['5', true],
+      ['6', false],
+    ],
+    pwmOff: [],
+    pwm: { pin: '7', duty: 0.3 },
+  });
+  t.deepEqual(planPins(abp, false, -0.3), {
+    levels: [
+      ['5', false],
+      ['6', true],
+    ],
+    pwmOff: [],
+    pwm: { pin: '7', duty: 0.3 },
+  });
+  t.deepEqual(planPins(abp, true, 0.3), {
+    levels: [
+      ['5', false],
+      ['6', true],
+    ],
+    pwmOff: [],
+    pwm: { pin: '7', duty: 0.3 },
+  });
+  t.deepEqual(planPins(abp, true, -0.3), {
+    levels: [
+      ['5', true],
+      ['6', false],
+    ],
+    pwmOff: [],
+    pwm: { pin: '7', duty: 0.3 },
+  });
 });
 
 test('a+b: one pin high, the other carries PWM at 1-|p|', (t) => {
-  t.deepEqual(planPins(ab, false, 0.3), { levels: [['3', true], ['4', false]], pwmOff: ['3'], pwm: { pin: '4', duty: 0.7 } });
-  t.deepEqual(planPins(ab, false, -0.3), { levels: [['4', true], ['3', false]], pwmOff: ['4'], pwm: { pin: '3', duty: 0.7 } });
-  t.deepEqual(planPins(ab, true, 0.3), { levels: [['4', true], ['3', false]], pwmOff: ['4'], pwm: { pin: '3', duty: 0.7 } });
-  t.deepEqual(planPins(ab, true, -0.3), { levels: [['3', true], ['4', false]], pwmOff: ['3'], pwm: { pin: '4', duty: 0.7 } });
-  t.deepEqual(planPins(ab, false, 1), { levels: [['3', true], ['4', false]], pwmOff: ['3'], pwm: { pin: '4', duty: 0 } });
+  t.deepEqual(planPins(ab, false, 0.3), {
+    levels: [
+      ['3', true],
+      ['4', false],
+    ],
+    pwmOff: ['3'],
+    pwm: { pin: '4', duty: 0.7 },
+  });
+  t.deepEqual(planPins(ab, false, -0.3), {
+    levels: [
+      ['4', true],
+      ['3', false],
+    ],
+    pwmOff: ['4'],
+    pwm: { pin: '3', duty: 0.7 },
+  });
+  t.deepEqual(planPins(ab, true, 0.3), {
+    levels: [
+      ['4', true],
+      ['3', false],
+    ],
+    pwmOff: ['4'],
+    pwm: { pin: '3', duty: 0.7 },
+  });
+  t.deepEqual(planPins(ab, true, -0.3), {
+    levels: [
+      ['3', true],
+      ['4', false],
+    ],
+    pwmOff: ['3'],
+    pwm: { pin: '4', duty: 0.7 },
+  });
+  t.deepEqual(planPins(ab, false, 1), {
+    levels: [
+      ['3', true],
+      ['4', false],
+    ],
+    pwmOff: ['3'],
+    pwm: { pin: '4', duty: 0 },
+  });
 });
 
 test('stop drives every driver pin low and every PWM pin to duty 0', (t) => {
   t.deepEqual(planPins(pd, false, 0), { levels: [['2', false]], pwmOff: ['1'] });
-  t.deepEqual(planPins(ab, true, 0), { levels: [['3', false], ['4', false]], pwmOff: ['3', '4'] });
-  t.deepEqual(planPins(abp, false, 0), { levels: [['5', false], ['6', false]], pwmOff: ['7'] });
+  t.deepEqual(planPins(ab, true, 0), {
+    levels: [
+      ['3', false],
+      ['4', false],
+    ],
+    pwmOff: ['3', '4'],
+  });
+  t.deepEqual(planPins(abp, false, 0), {
+    levels: [
+      ['5', false],
+      ['6', false],
+    ],
+    pwmOff: ['7'],
+  });
 });
 
 test('enable pins: en_high high and en_low low while powered, the reverse when stopped', (t) => {
   const pins = { ...pd, en_high: '8', en_low: '9' };
-  t.deepEqual(planPins(pins, false, 0.5).levels, [['2', true], ['8', true], ['9', false]]);
-  t.deepEqual(planPins(pins, false, 0).levels, [['2', false], ['8', false], ['9', true]]);
+  t.deepEqual(planPins(pins, false, 0.5).levels, [
+    ['2', true],
+    ['8', true],
+    ['9', false],
+  ]);
+  t.deepEqual(planPins(pins, false, 0).levels, [
+    ['2', false],
+    ['8', false],
+    ['9', true],
+  ]);
 });

@@ -20,12 +20,16 @@ export default defineDriver<FakeSensorAttributes, Sensor>(({ attributes, logger 
     doCommand(command) {
       // `set` changes readings at runtime, to simulate the world changing.
       if (command.set !== undefined) {
-        if (command.set === null || typeof command.set !== 'object' || Array.isArray(command.set)) throw invalidArgument('set: must be an object of reading names to values');
+        if (command.set === null || typeof command.set !== 'object' || Array.isArray(command.set))
+          throw invalidArgument('set: must be an object of reading names to values');
         Object.assign(readings, command.set);
         return { readings: { ...readings } };
       }
       // `crash` ends the worker the way a driver bug would (after the reply has gone), to try out isolation.
-      if (command.crash === true) setTimeout(() => { throw new Error('fake sensor crashed on request'); }, 100);
+      if (command.crash === true)
+        setTimeout(() => {
+          throw new Error('fake sensor crashed on request');
+        }, 100);
       if (command.sleep_ms !== undefined) {
         const ms = Number(command.sleep_ms);
         return new Promise((resolve) => setTimeout(() => resolve({ slept_ms: ms }), ms));

@@ -28,7 +28,9 @@ function shapeOf(meta: MLModelMetadata, a: MlmodelVisionAttributes): ModelShape 
   if (!input) throw failedPrecondition(`mlmodel_name ${JSON.stringify(a.mlmodel_name)}: the model has no input`);
   const [, channels, height, width] = input.shape;
   if (input.shape.length !== 4 || (channels !== 3 && channels !== -1)) {
-    throw failedPrecondition(`mlmodel_name ${JSON.stringify(a.mlmodel_name)}: input ${input.name} has shape [${input.shape}]; an image input must be [N, 3, height, width]`);
+    throw failedPrecondition(
+      `mlmodel_name ${JSON.stringify(a.mlmodel_name)}: input ${input.name} has shape [${input.shape}]; an image input must be [N, 3, height, width]`,
+    );
   }
   const outputName = (n: string) => a.remap_output_names[n] ?? n;
   const outputs: ModelShape['outputs'] = {};
@@ -78,14 +80,20 @@ export default defineDriver<MlmodelVisionAttributes, Vision>(async ({ attributes
   }
 
   async function classifications(rgb: RgbImage, n: number) {
-    if (!shape.outputs.probabilities) throw unimplemented(`mlmodel_name ${JSON.stringify(attributes.mlmodel_name)}: the model has no probabilities output, so it does not classify (outputs: ${meta.outputInfo.map((o) => o.name).join(', ')}; see remap_output_names)`);
+    if (!shape.outputs.probabilities)
+      throw unimplemented(
+        `mlmodel_name ${JSON.stringify(attributes.mlmodel_name)}: the model has no probabilities output, so it does not classify (outputs: ${meta.outputInfo.map((o) => o.name).join(', ')}; see remap_output_names)`,
+      );
     const out = await run(rgb);
     return classify(floats(out[shape.outputs.probabilities], 'probabilities'), shape.labels, n, thresholds(0));
   }
 
   async function detections(rgb: RgbImage) {
     const { boxes, scores } = shape.outputs;
-    if (!boxes || !scores) throw unimplemented(`mlmodel_name ${JSON.stringify(attributes.mlmodel_name)}: the model has no boxes and scores outputs, so it does not detect (outputs: ${meta.outputInfo.map((o) => o.name).join(', ')}; see remap_output_names)`);
+    if (!boxes || !scores)
+      throw unimplemented(
+        `mlmodel_name ${JSON.stringify(attributes.mlmodel_name)}: the model has no boxes and scores outputs, so it does not detect (outputs: ${meta.outputInfo.map((o) => o.name).join(', ')}; see remap_output_names)`,
+      );
     const out = await run(rgb);
     const s = out[scores];
     const labels = s?.shape.at(-1) ?? 0;
@@ -96,7 +104,9 @@ export default defineDriver<MlmodelVisionAttributes, Vision>(async ({ attributes
     const cameraName = requested || attributes.camera_name;
     if (!cameraName) throw invalidArgument('camera_name: is required (this service has no camera_name attribute)');
     if (!dependencies.names().includes(cameraName)) {
-      throw invalidArgument(`camera_name ${JSON.stringify(cameraName)}: not a dependency of this service (its camera: ${JSON.stringify(attributes.camera_name ?? '')})`);
+      throw invalidArgument(
+        `camera_name ${JSON.stringify(cameraName)}: not a dependency of this service (its camera: ${JSON.stringify(attributes.camera_name ?? '')})`,
+      );
     }
     const camera = dependencies.get<Camera>(cameraName);
     const props = await camera.getProperties();

@@ -36,7 +36,16 @@ function iou(a: Float32Array, i: number, j: number): number {
  * Detections of one image. boxes: [cells, 4] normalized x_min, y_min, x_max, y_max; scores: [cells,
  * labels]. A box is suppressed by a higher-scoring one of its class whose IoU with it is above 0.5.
  */
-export function detect(boxes: Float32Array, scores: Float32Array, labels: number, names: string[], width: number, height: number, t: Thresholds, nmsIou = 0.5): Detection[] {
+export function detect(
+  boxes: Float32Array,
+  scores: Float32Array,
+  labels: number,
+  names: string[],
+  width: number,
+  height: number,
+  t: Thresholds,
+  nmsIou = 0.5,
+): Detection[] {
   const cells = boxes.length / 4;
   const candidates: { cell: number; score: number; cls: number }[] = [];
   for (let cell = 0; cell < cells; cell++) {

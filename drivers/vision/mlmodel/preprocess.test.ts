@@ -39,7 +39,7 @@ for path in sys.argv[3:]:
   return files.map((f) => readFileSync(`${f}.f32`));
 }
 
-test('PNG images of any size, grey or with alpha, give the trainer\'s exact input tensor', async (t) => {
+test("PNG images of any size, grey or with alpha, give the trainer's exact input tensor", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'preprocess-'));
   const cases = [
     { name: 'rgb-100x77.png', png: encode({ width: 100, height: 77, data: noisy(100, 77, 3), channels: 3, depth: 8 }) },
@@ -48,14 +48,17 @@ test('PNG images of any size, grey or with alpha, give the trainer\'s exact inpu
     { name: 'rgb-64x64.png', png: encode({ width: 64, height: 64, data: noisy(64, 64, 3), channels: 3, depth: 8 }) },
   ];
   for (const c of cases) writeFileSync(join(dir, c.name), c.png);
-  const expected = trainerTensors(cases.map((c) => join(dir, c.name)), 64);
+  const expected = trainerTensors(
+    cases.map((c) => join(dir, c.name)),
+    64,
+  );
   cases.forEach((c, i) => {
     const mine = toInputTensor(decodeRgb(c.png, ''), 64, 64, { mean: [0, 0, 0], std: [1, 1, 1] });
     t.true(Buffer.from(mine.buffer).equals(expected[i]), `${c.name} differs from the trainer's tensor`);
   });
 });
 
-test('JPEG images decode to within a few levels of the trainer\'s decoder (Pillow\'s libjpeg)', async (t) => {
+test("JPEG images decode to within a few levels of the trainer's decoder (Pillow's libjpeg)", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'preprocess-'));
   const rgba = new Uint8Array(80 * 60 * 4);
   for (let y = 0; y < 60; y++) for (let x = 0; x < 80; x++) rgba.set([x * 3, y * 4, 128, 255], (y * 80 + x) * 4);
@@ -72,5 +75,8 @@ test('JPEG images decode to within a few levels of the trainer\'s decoder (Pillo
 test('mean and standard deviation apply per channel after scaling to [0, 1]', (t) => {
   const png = encode({ width: 1, height: 1, data: Uint8Array.of(255, 51, 0), channels: 3, depth: 8 });
   const out = toInputTensor(decodeRgb(png, 'image/png'), 1, 1, { mean: [0.5, 0.2, 0], std: [0.5, 0.1, 2] });
-  t.deepEqual(Array.from(out).map((v) => Math.round(v * 1e5) / 1e5), [1, 0, 0]);
+  t.deepEqual(
+    Array.from(out).map((v) => Math.round(v * 1e5) / 1e5),
+    [1, 0, 0],
+  );
 });

@@ -16,8 +16,13 @@ test('all six attributes default to SPEC values; camera_name is kept', (t) => {
 
 test('explicit values are kept; max_dist_from_plane_mm may be fractional', (t) => {
   const attrs = parseObstaclesDepthAttributes({
-    camera_name: 'cam', min_points_in_plane: 0, min_points_in_segment: 1, max_dist_from_plane_mm: 12.5,
-    ground_angle_tolerance_degs: 90, clustering_radius: 16, clustering_strictness: 99,
+    camera_name: 'cam',
+    min_points_in_plane: 0,
+    min_points_in_segment: 1,
+    max_dist_from_plane_mm: 12.5,
+    ground_angle_tolerance_degs: 90,
+    clustering_radius: 16,
+    clustering_strictness: 99,
   });
   t.is(attrs.max_dist_from_plane_mm, 12.5);
   t.is(attrs.clustering_radius, 16);
@@ -45,7 +50,7 @@ for (const [raw, message] of bad) {
   });
 }
 
-test('errors are reported under the caller\'s path', (t) => {
+test("errors are reported under the caller's path", (t) => {
   t.throws(() => parseObstaclesDepthAttributes({ camera_name: 'c', clustering_radius: 0 }, 'services[2].attributes'), {
     message: 'services[2].attributes.clustering_radius 0: must be at least 1',
   });

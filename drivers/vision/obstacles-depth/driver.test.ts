@@ -13,7 +13,11 @@ import obstaclesDepth from './driver.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 const context = <A>(attributes: A, deps: Record<string, unknown> = {}): DriverContext<A> => ({
-  name: 'x', api: 'a', model: 'm', attributes, logger,
+  name: 'x',
+  api: 'a',
+  model: 'm',
+  attributes,
+  logger,
   // get(api, name) or the older get(name): the name is the last argument.
   dependencies: { get: ((...args: string[]) => deps[args[args.length - 1]]) as never, names: () => Object.keys(deps) },
 });
@@ -36,7 +40,10 @@ test('obstacles_depth returns its objects as a transfer of their PCD buffers, on
   let served = 0;
   const proxy = {
     getProperties: async () => camera.getProperties(),
-    getPointCloud: async () => { served++; return unwrapTransfer(await camera.getPointCloud()).value; },
+    getPointCloud: async () => {
+      served++;
+      return unwrapTransfer(await camera.getPointCloud()).value;
+    },
   };
   const attrs: ObstaclesDepthAttributes = parseObstaclesDepthAttributes({ camera_name: 'cam' });
   const vision = await obstaclesDepth(context(attrs, { cam: proxy }));
@@ -46,7 +53,10 @@ test('obstacles_depth returns its objects as a transfer of their PCD buffers, on
   const { value, buffers } = unwrapTransfer(result);
   const objects = value as VisionObject[];
   t.is(objects.length, 2);
-  t.deepEqual(buffers, objects.map((o) => o.pointCloud.buffer));
+  t.deepEqual(
+    buffers,
+    objects.map((o) => o.pointCloud.buffer),
+  );
   for (const o of objects) {
     t.is(o.pointCloud.byteOffset, 0);
     t.is(o.pointCloud.buffer.byteLength, o.pointCloud.byteLength);
@@ -60,9 +70,15 @@ test('obstacles_depth returns its objects as a transfer of their PCD buffers, on
 test('a camera without point clouds: its depth image is projected through its intrinsics', async (t) => {
   const camera = (await fakeCamera(context(fakeCameraAttributes.parse({})))) as Camera;
   const depthOnly = (intrinsics: boolean) => ({
-    getProperties: async () => ({ ...(await camera.getProperties()), supportsPcd: false, intrinsics: intrinsics ? (await camera.getProperties()).intrinsics : undefined }),
+    getProperties: async () => ({
+      ...(await camera.getProperties()),
+      supportsPcd: false,
+      intrinsics: intrinsics ? (await camera.getProperties()).intrinsics : undefined,
+    }),
     getImage: async (mime: string) => camera.getImage(mime),
-    getPointCloud: async () => { throw new Error('no point clouds here'); },
+    getPointCloud: async () => {
+      throw new Error('no point clouds here');
+    },
   });
   const attrs = parseObstaclesDepthAttributes({ camera_name: 'cam' });
   const withIntrinsics = await obstaclesDepth(context(attrs, { cam: depthOnly(true) }));

@@ -48,7 +48,15 @@ function medianDepthObject(map: DepthMap, cameraName: string): VisionObject[] {
   if (depths.length === 0) return [];
   const z = depths[depths.length >> 1];
   const pcd = writePcd({ width: 1, height: 1, positions: Float32Array.of(0, 0, z) });
-  return [{ pointCloud: new Uint8Array(pcd.buffer, pcd.byteOffset, pcd.byteLength), referenceFrame: cameraName, center: [0, 0, z], dims: [0, 0, 0], label: cameraName }];
+  return [
+    {
+      pointCloud: new Uint8Array(pcd.buffer, pcd.byteOffset, pcd.byteLength),
+      referenceFrame: cameraName,
+      center: [0, 0, z],
+      dims: [0, 0, 0],
+      label: cameraName,
+    },
+  ];
 }
 
 export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dependencies, logger }) => {
@@ -59,12 +67,17 @@ export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dep
   return {
     async getObjectPointClouds(requested) {
       if (requested && requested !== cameraName) {
-        throw invalidArgument(`camera_name ${JSON.stringify(requested)}: this obstacles_depth service segments camera ${JSON.stringify(cameraName)} (its camera_name attribute)`);
+        throw invalidArgument(
+          `camera_name ${JSON.stringify(requested)}: this obstacles_depth service segments camera ${JSON.stringify(cameraName)} (its camera_name attribute)`,
+        );
       }
       const captured = await capture(dependencies.get(CAMERA_API, cameraName));
       if ('depthOnly' in captured) {
         const objects = medianDepthObject(captured.depthOnly, cameraName);
-        return transfer(objects, objects.map((o) => o.pointCloud.buffer as ArrayBuffer));
+        return transfer(
+          objects,
+          objects.map((o) => o.pointCloud.buffer as ArrayBuffer),
+        );
       }
       const { cloud } = captured;
       const started = performance.now();
@@ -84,7 +97,10 @@ export default defineDriver<ObstaclesDepthAttributes, Vision>(({ attributes, dep
       });
       last = report(cloud.width * cloud.height, countValid(cloud), result, ms);
       logger.debug('segmented', { ...last });
-      return transfer(objects, objects.map((o) => o.pointCloud.buffer as ArrayBuffer));
+      return transfer(
+        objects,
+        objects.map((o) => o.pointCloud.buffer as ArrayBuffer),
+      );
     },
     doCommand(command) {
       // `attributes`: the effective attributes with defaults. `last_frame`: what the last segmentation saw.

@@ -7,7 +7,8 @@ export default ({ attributes }) => {
   return {
     spin({ turns }) {
       // A `code` among the platform's error codes becomes that gRPC status.
-      if (!Number.isInteger(turns) || turns < 0) throw Object.assign(new Error(`turns ${turns}: must be a whole number, at least 0`), { code: 'INVALID_ARGUMENT' });
+      if (!Number.isInteger(turns) || turns < 0)
+        throw Object.assign(new Error(`turns ${turns}: must be a whole number, at least 0`), { code: 'INVALID_ARGUMENT' });
       total += turns;
       spinning = turns > 0;
       return { totalTurns: total };

@@ -81,7 +81,9 @@ export function clusterGrid(
   };
   const p = positions;
   const link = (i: number, j: number, root: number, limit: number): number => {
-    const dx = p[j * 3] - p[i * 3], dy = p[j * 3 + 1] - p[i * 3 + 1], dz = p[j * 3 + 2] - p[i * 3 + 2];
+    const dx = p[j * 3] - p[i * 3],
+      dy = p[j * 3 + 1] - p[i * 3 + 1],
+      dz = p[j * 3 + 2] - p[i * 3 + 2];
     const zs = p[i * 3 + 2] + p[j * 3 + 2];
     if (dx * dx + dy * dy + dz * dz > limit * zs * zs) return root;
     const other = find(j);
@@ -103,14 +105,18 @@ export function clusterGrid(
       for (let u = 0; u < width; u++) {
         const i = row + u;
         if (!kept[i]) continue;
-        const x = p[i * 3], y = p[i * 3 + 1], z = p[i * 3 + 2];
+        const x = p[i * 3],
+          y = p[i * 3 + 1],
+          z = p[i * 3 + 2];
         let root = i;
         for (let k = 0, end = v > 0 ? 4 : 1; k < end; k++) {
           if ((k === 0 || k === 1) && u === 0) continue;
           if (k === 3 && u + 1 === width) continue;
           let j = i + neighbours[k];
           if (!kept[j]) continue;
-          const dx = p[j * 3] - x, dy = p[j * 3 + 1] - y, dz = p[j * 3 + 2] - z;
+          const dx = p[j * 3] - x,
+            dy = p[j * 3 + 1] - y,
+            dz = p[j * 3 + 2] - z;
           const zs = z + p[j * 3 + 2];
           if (dx * dx + dy * dy + dz * dz > limit * zs * zs) continue;
           while (parent[j] !== j) {

@@ -77,10 +77,16 @@ export function fitGroundPlane(
   const alive = new Uint8Array(sampleCount).fill(1);
   const sampleIndex = Int32Array.from({ length: sampleCount }, (_, k) => k);
   for (let round = 0; round < ROUNDS; round++) {
-    const best = bestHypothesis(sample, alive, invBand, () => {
-      const a = valid[random.int(validCount)];
-      return [a, pick(a), pick(a)];
-    }, positions);
+    const best = bestHypothesis(
+      sample,
+      alive,
+      invBand,
+      () => {
+        const a = valid[random.int(validCount)];
+        return [a, pick(a), pick(a)];
+      },
+      positions,
+    );
     if (!best) return undefined;
     // The tilt test needs only the sample; the full cloud refines the plane that passes it.
     const rough = refine(sample, sampleIndex, sampleCount, sample, alive, best, band, scratch.int32('sample-inliers', sampleCount));
@@ -142,9 +148,15 @@ function surfaceTiltDegs(
     const b = (i + SURFACE_STEP_PX * width) * 3;
     // NaN marks a missing point: NaN !== NaN.
     if (p[r + 2] !== p[r + 2] || p[b + 2] !== p[b + 2]) continue;
-    const ux = p[r] - p[o], uy = p[r + 1] - p[o + 1], uz = p[r + 2] - p[o + 2];
-    const wx = p[b] - p[o], wy = p[b + 1] - p[o + 1], wz = p[b + 2] - p[o + 2];
-    const cx = uy * wz - uz * wy, cy = uz * wx - ux * wz, cz = ux * wy - uy * wx;
+    const ux = p[r] - p[o],
+      uy = p[r + 1] - p[o + 1],
+      uz = p[r + 2] - p[o + 2];
+    const wx = p[b] - p[o],
+      wy = p[b + 1] - p[o + 1],
+      wz = p[b + 2] - p[o + 2];
+    const cx = uy * wz - uz * wy,
+      cy = uz * wx - ux * wz,
+      cz = ux * wy - uy * wx;
     const len = Math.hypot(cx, cy, cz);
     if (!(len > 1e-9)) continue;
     tilts.push((Math.acos(Math.min(1, Math.abs(cy) / len)) * 180) / Math.PI);
@@ -155,13 +167,7 @@ function surfaceTiltDegs(
 }
 
 /** The hypothesis with the best MSAC score on the live sample points. */
-function bestHypothesis(
-  sample: Float64Array,
-  alive: Uint8Array,
-  invBand: number,
-  triple: () => number[],
-  positions: Float32Array,
-): Plane | undefined {
+function bestHypothesis(sample: Float64Array, alive: Uint8Array, invBand: number, triple: () => number[], positions: Float32Array): Plane | undefined {
   let best: Plane | undefined;
   let bestScore = 0;
   for (let it = 0; it < ITERATIONS; it++) {
@@ -218,10 +224,18 @@ function refine(
 }
 
 function planeThrough(p: Float32Array, a: number, b: number, c: number): Plane | undefined {
-  const ax = p[a * 3], ay = p[a * 3 + 1], az = p[a * 3 + 2];
-  const ux = p[b * 3] - ax, uy = p[b * 3 + 1] - ay, uz = p[b * 3 + 2] - az;
-  const vx = p[c * 3] - ax, vy = p[c * 3 + 1] - ay, vz = p[c * 3 + 2] - az;
-  const nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+  const ax = p[a * 3],
+    ay = p[a * 3 + 1],
+    az = p[a * 3 + 2];
+  const ux = p[b * 3] - ax,
+    uy = p[b * 3 + 1] - ay,
+    uz = p[b * 3 + 2] - az;
+  const vx = p[c * 3] - ax,
+    vy = p[c * 3 + 1] - ay,
+    vz = p[c * 3 + 2] - az;
+  const nx = uy * vz - uz * vy,
+    ny = uz * vx - ux * vz,
+    nz = ux * vy - uy * vx;
   const len = Math.hypot(nx, ny, nz);
   if (!(len > 1e-9)) return undefined;
   return orientUp(nx / len, ny / len, nz / len, -(nx * ax + ny * ay + nz * az) / len);

@@ -39,7 +39,8 @@ export function organize(positions: Float32Array, kept: Uint8Array): OrganizedVi
   const spanA = Math.max(percentile(sa, 0.99) - percentile(sa, 0.01), 1e-9);
   const spanB = Math.max(percentile(sb, 0.99) - percentile(sb, 0.01), 1e-9);
   let pitch = Math.sqrt((spanA * spanB) / m) || 1e-3;
-  const minA = sa[0], minB = sb[0];
+  const minA = sa[0],
+    minB = sb[0];
   pitch = Math.max(pitch, (sa[m - 1] - minA) / (MAX_CELLS_PER_AXIS - 1), (sb[m - 1] - minB) / (MAX_CELLS_PER_AXIS - 1));
   const width = Math.floor((sa[m - 1] - minA) / pitch) + 1;
   const height = Math.max(2, Math.floor((sb[m - 1] - minB) / pitch) + 1);

@@ -29,7 +29,10 @@ test('mug scene, tolerance 50 and a 20 mm band: the table (~33 deg) is the groun
 test('mug scene, default 100 mm band: the mug (about 11 cm tall) is almost all inside the band, so no sizable object', (t) => {
   const r = run('table_scene_mug_stereo_textured.pcd', { ground_angle_tolerance_degs: 50 });
   t.true(Math.abs(tiltFromIdealDegs(r.ground!.plane) - 33) < 2);
-  t.true(r.segments.every((s) => s.cloud.width < 500), `${r.segments.map((s) => s.cloud.width)}`);
+  t.true(
+    r.segments.every((s) => s.cloud.width < 500),
+    `${r.segments.map((s) => s.cloud.width)}`,
+  );
 });
 
 test('mug scene, defaults: the 33 deg table is steeper than the 30 deg tolerance, so there is no ground at all', (t) => {
@@ -43,7 +46,11 @@ test('milk scene, tolerance 50 and a 20 mm band: the table (~35 deg) is removed 
   const r = run('milk_cartoon_all_small_clorox.pcd', { ground_angle_tolerance_degs: 50, max_dist_from_plane_mm: 20, min_points_in_segment: 5000 });
   t.true(Math.abs(tiltFromIdealDegs(r.ground!.plane) - 35) < 2);
   t.is(r.segments.length, 3);
-  const expected = [[180, -89, 710], [-63, -144, 791], [-218, -27, 650]];
+  const expected = [
+    [180, -89, 710],
+    [-63, -144, 791],
+    [-218, -27, 650],
+  ];
   for (const center of expected) t.is(r.segments.filter((s) => near(s.center, center, 40)).length, 1, `object at ${center}`);
   t.true(r.segments.every((s) => s.dims.every((d) => d > 80 && d < 300)));
 });

@@ -39,7 +39,9 @@ export function buildSegments(cloud: PointCloud, labels: Int32Array, labelCount:
     const out = positions[s];
     const k = fill[s]++;
     const b = s * 6;
-    const x = p[i * 3], y = p[i * 3 + 1], z = p[i * 3 + 2];
+    const x = p[i * 3],
+      y = p[i * 3 + 1],
+      z = p[i * 3 + 2];
     out[k * 3] = x;
     out[k * 3 + 1] = y;
     out[k * 3 + 2] = z;

@@ -48,8 +48,12 @@ test('each object carries its points (mm) and the axis-aligned box around exactl
     t.is(s.cloud.height, 1);
     t.is(p.length, s.cloud.width * 3);
     for (let axis = 0; axis < 3; axis++) {
-      let lo = Infinity, hi = -Infinity;
-      for (let i = axis; i < p.length; i += 3) { lo = Math.min(lo, p[i]); hi = Math.max(hi, p[i]); }
+      let lo = Infinity,
+        hi = -Infinity;
+      for (let i = axis; i < p.length; i += 3) {
+        lo = Math.min(lo, p[i]);
+        hi = Math.max(hi, p[i]);
+      }
       t.is(s.center[axis], (lo + hi) / 2);
       t.is(s.dims[axis], hi - lo);
     }
@@ -59,13 +63,19 @@ test('each object carries its points (mm) and the axis-aligned box around exactl
 
 test('clustering_radius: a gap of a few pixels splits two boxes at radius 1 and is bridged at radius 8', (t) => {
   // 20 mm apart at 2 m is ~5 pixels of removed floor between them.
-  const cloud = sceneCloud([{ x: -160, z: 2000, width: 300, height: 300, depth: 300 }, { x: 160, z: 2000, width: 300, height: 300, depth: 300 }]);
+  const cloud = sceneCloud([
+    { x: -160, z: 2000, width: 300, height: 300, depth: 300 },
+    { x: 160, z: 2000, width: 300, height: 300, depth: 300 },
+  ]);
   t.is(segmenter().segment(cloud).segments.length, 2);
   t.is(segmenter({ clustering_radius: 8 }).segment(cloud).segments.length, 1);
 });
 
 test('clustering_strictness: a box 60 mm behind another merges with it at 5 and splits at 40', (t) => {
-  const cloud = sceneCloud([{ x: 0, z: 1500, width: 300, height: 250, depth: 200 }, { x: 0, z: 1760, width: 400, height: 600, depth: 200 }]);
+  const cloud = sceneCloud([
+    { x: 0, z: 1500, width: 300, height: 250, depth: 200 },
+    { x: 0, z: 1760, width: 400, height: 600, depth: 200 },
+  ]);
   t.is(segmenter().segment(cloud).segments.length, 1);
   t.is(segmenter({ clustering_strictness: 40 }).segment(cloud).segments.length, 2);
 });
@@ -109,7 +119,10 @@ test('max_dist_from_plane_mm: an 80 mm box is part of the ground band at 100 but
 });
 
 test('min_points_in_segment drops smaller objects', (t) => {
-  const cloud = sceneCloud([{ x: -300, z: 2000, width: 400, height: 400, depth: 300 }, { x: 300, z: 2000, width: 150, height: 160, depth: 150 }]);
+  const cloud = sceneCloud([
+    { x: -300, z: 2000, width: 400, height: 400, depth: 300 },
+    { x: 300, z: 2000, width: 150, height: 160, depth: 150 },
+  ]);
   const both = segmenter().segment(cloud).segments;
   t.is(both.length, 2);
   const small = Math.min(...both.map((s) => s.cloud.width));
@@ -123,7 +136,10 @@ test('an unorganized cloud (height 1, points shuffled) gets the same objects', (
   const random = new SeededRandom(4);
   const n = c.cloud.width * c.cloud.height;
   const order = Uint32Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) { const j = random.int(i + 1); [order[i], order[j]] = [order[j], order[i]]; }
+  for (let i = n - 1; i > 0; i--) {
+    const j = random.int(i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
   const positions = new Float32Array(n * 3);
   order.forEach((src, dst) => positions.set(c.cloud.positions.subarray(src * 3, src * 3 + 3), dst * 3));
   const flat: PointCloud = { width: n, height: 1, positions };

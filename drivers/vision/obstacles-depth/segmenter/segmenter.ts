@@ -29,10 +29,19 @@ export class Segmenter {
     for (let i = 0; i < n; i++) if (positions[i * 3 + 2] === positions[i * 3 + 2]) valid[validCount++] = i;
 
     const band = this.params.max_dist_from_plane_mm;
-    const candidate = fitGroundPlane(positions, width, height, valid, validCount, {
-      maxDistFromPlaneMm: band,
-      groundAngleToleranceDegs: this.params.ground_angle_tolerance_degs,
-    }, undefined, this.scratch);
+    const candidate = fitGroundPlane(
+      positions,
+      width,
+      height,
+      valid,
+      validCount,
+      {
+        maxDistFromPlaneMm: band,
+        groundAngleToleranceDegs: this.params.ground_angle_tolerance_degs,
+      },
+      undefined,
+      this.scratch,
+    );
     const ground = candidate && candidate.inliers >= this.params.min_points_in_plane ? candidate : undefined;
 
     // Obstacles are what stands above the ground: the plane's band and anything below it (holes,

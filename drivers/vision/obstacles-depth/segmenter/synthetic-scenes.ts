@@ -20,20 +20,25 @@ export interface SyntheticCase {
 
 function imageRect(scene: Scene, box: SceneBox, k: Intrinsics): [number, number, number, number] | undefined {
   const frame = cameraFrame(scene);
-  let u0 = Infinity, v0 = Infinity, u1 = -Infinity, v1 = -Infinity;
+  let u0 = Infinity,
+    v0 = Infinity,
+    u1 = -Infinity,
+    v1 = -Infinity;
   for (const corner of boxCorners(box)) {
     const [x, y, z] = worldToCamera(frame, corner);
     if (z <= 100) return undefined;
     const u = k.ppx + (k.fx * x) / z;
     const v = k.ppy + (k.fy * y) / z;
-    u0 = Math.min(u0, u); u1 = Math.max(u1, u); v0 = Math.min(v0, v); v1 = Math.max(v1, v);
+    u0 = Math.min(u0, u);
+    u1 = Math.max(u1, u);
+    v0 = Math.min(v0, v);
+    v1 = Math.max(v1, v);
   }
   if (u0 < 2 || v0 < 2 || u1 > k.width - 3 || v1 > k.height - 3) return undefined; // fully in view
   return [u0, v0, u1, v1];
 }
 
-const disjoint = (a: number[], b: number[], margin: number) =>
-  a[2] + margin < b[0] || b[2] + margin < a[0] || a[3] + margin < b[1] || b[3] + margin < a[1];
+const disjoint = (a: number[], b: number[], margin: number) => a[2] + margin < b[0] || b[2] + margin < a[0] || a[3] + margin < b[1] || b[3] + margin < a[1];
 
 /**
  * True when a vertical face of the box is seen within 6 degrees of edge-on from the camera (at the origin
@@ -44,7 +49,10 @@ function edgeOn(box: SceneBox): boolean {
   const yaw = ((box.yawDegs ?? 0) * Math.PI) / 180;
   const view = [box.x, box.z];
   const len = Math.hypot(view[0], view[1]);
-  for (const [nx, nz] of [[Math.cos(yaw), -Math.sin(yaw)], [Math.sin(yaw), Math.cos(yaw)]]) {
+  for (const [nx, nz] of [
+    [Math.cos(yaw), -Math.sin(yaw)],
+    [Math.sin(yaw), Math.cos(yaw)],
+  ]) {
     if (Math.abs((nx * view[0] + nz * view[1]) / len) < Math.sin((6 * Math.PI) / 180)) return true;
   }
   return false;
