@@ -21,7 +21,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-export const TOP_LEVEL = ['core', 'cloud', 'plugins', 'drivers', 'scripts', 'proto', 'examples', '.ci'];
+export const TOP_LEVEL = ['core', 'cloud', 'plugins', 'drivers', 'scripts', 'proto', 'examples', 'web', '.ci'];
 const SKIPPED_FOLDERS = new Set(['node_modules', 'gen', 'dist', '.git']);
 
 export interface ManualProblem {
