@@ -14,6 +14,8 @@ test('reflection lists RobotService and the resource APIs, and none of the cloud
     'platform.component.motor.v1.MotorService',
     'platform.component.sensor.v1.SensorService',
     'platform.robot.v1.RobotService',
+    'platform.service.datamanager.v1.DataManagerService',
+    'platform.service.mlmodel.v1.MLModelService',
     'platform.service.vision.v1.VisionService',
   ]);
   t.false(
