@@ -94,6 +94,43 @@ test.serial('uploads may name datasets, which tags them like adding does', async
   t.is(codeOf(err), status.NOT_FOUND);
 });
 
+test.serial("an upload tagged with another organization's or a missing dataset is refused NOT_FOUND, naming the tag, and stores nothing", async (t) => {
+  const foreign = await fx.client(fx.keys.ownerB).dataClient.createDataset('theirs', fx.orgB);
+  const part = fx.machineA1.part_id;
+  for (const tag of [`PLATFORM_DATASET_${foreign}`, 'PLATFORM_DATASET_missing']) {
+    const tags = ['base', tag];
+    const uploads: [string, () => Promise<unknown>][] = [
+      ['binary', () => data.binaryDataCaptureUpload(Buffer.from('x'), part, 'cam', 'refused-tag', 'GetImages', '.jpg', times(), tags)],
+      ['file', () => data.fileUpload(Buffer.from('x'), part, { componentName: 'refused-tag', fileName: 'x.txt', tags })],
+      ['streaming', () => data.streamingDataCaptureUpload(Buffer.from('x'), part, '.png', { componentName: 'refused-tag', tags })],
+      ['tabular', () => data.tabularDataCaptureUpload([{ readings: { a: 1 } }], part, 'rdk:component:sensor', 'refused-tag', 'Readings', [times()], tags)],
+    ];
+    for (const [kind, upload] of uploads) {
+      const err = await t.throwsAsync(upload());
+      t.is(codeOf(err), status.NOT_FOUND, `${kind} upload tagged ${tag}`);
+      t.true(err!.message.includes(tag), `${kind}: ${err!.message}`);
+    }
+  }
+  t.deepEqual((await data.binaryDataByFilter({ componentName: 'refused-tag' })).data, []);
+  t.deepEqual((await data.tabularDataByFilter({ componentName: 'refused-tag' })).data, []);
+});
+
+test.serial("an upload tagged with its own organization's dataset joins it, dataset_ids included", async (t) => {
+  const id = await data.createDataset('tagged-upload', fx.orgA);
+  const tag = `PLATFORM_DATASET_${id}`;
+  const part = fx.machineA1.part_id;
+  const ids = [
+    await data.binaryDataCaptureUpload(Buffer.from('b'), part, 'cam', 'own-tag', 'GetImages', '.jpg', times(), [tag]),
+    await data.fileUpload(Buffer.from('f'), part, { componentName: 'own-tag', fileName: 'f.txt', tags: [tag] }),
+    await data.streamingDataCaptureUpload(Buffer.from('s'), part, '.png', { componentName: 'own-tag', tags: [tag] }),
+  ];
+  for (const record of await data.binaryDataByIds(ids, { includeBinary: false })) {
+    t.deepEqual(record.metadata.datasetIds, [id]);
+    t.deepEqual(record.metadata.captureMetadata!.tags, [tag]);
+  }
+  t.deepEqual((await data.binaryDataByFilter({ datasetId: id })).data.map((d) => d.metadata.binaryDataId).sort(), [...ids].sort());
+});
+
 test.serial('deleting a dataset removes its membership from the data', async (t) => {
   const id = await data.createDataset('doomed', fx.orgA);
   const a = await image('doomed-a');

@@ -1,7 +1,7 @@
 // platform.app.datasync.v1.DataSyncService: the uploads of SPEC.md "Upload operations". A machine part
 // (robot-secret token) uploads for itself; an owner API key may upload for any part in its scope.
 import type { Metadata, Server, ServerReadableStream } from '@grpc/grpc-js';
-import { invalidArgument, resourceExhausted } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
 import {
   DataSyncServiceService,
   DataType,
@@ -16,6 +16,7 @@ import {
 } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
+import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
 import { clientStream, unary } from '../server/handlers.js';
 import { openBlobWriter, type BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
@@ -62,6 +63,12 @@ export class DataSync {
     const part: PartInfo = await this.deps.parts.require(upload.partId, `${field}.part_id`);
     this.deps.authorizer.checkUpload(principal, part);
     checkTags(upload.tags, `${field}.tags`);
+    // A dataset's tag is its membership (dataset-tag.ts): as AddTags does, an upload may carry only the
+    // tags of its own organization's datasets. Checked here, before any content arrives or is stored.
+    const missing = await missingDatasets(this.deps.store, part.organizationId, datasetIdsOfTags(upload.tags));
+    if (missing.length > 0) {
+      throw notFound(`${field}.tags: ${missing.map(datasetTag).join(', ')} names no dataset of organization ${part.organizationId}`);
+    }
     upload.datasetIds.forEach((d, i) => {
       if (!d) throw invalidArgument(`${field}.dataset_ids[${i}] must not be empty`);
     });

@@ -5,7 +5,7 @@ import { BIGINT, LIST, listValue, VARCHAR } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../core/shared/status-error.js';
 import type { PartInfo } from '../data/parts.js';
-import { datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
+import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
@@ -51,7 +51,12 @@ async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8
   const size = content instanceof Uint8Array ? content.byteLength : content.size;
   const missing = await missingDatasets(store, p.organizationId, upload.datasetIds);
   if (missing.length > 0) throw notFound(`dataset_ids: no dataset ${missing.join(', ')} in organization ${p.organizationId}`);
-  const tags = [...new Set([...upload.tags, ...upload.datasetIds.map(datasetTag)])];
+  // Membership is both the id and the tag: the ids named gain their tags, and the tags carried (which
+  // the caller checked, as for dataset_ids) gain their ids.
+  const datasetIds = [...new Set([...upload.datasetIds, ...datasetIdsOfTags(upload.tags)])];
+  const tagMissing = await missingDatasets(store, p.organizationId, datasetIds.slice(upload.datasetIds.length));
+  if (tagMissing.length > 0) throw notFound(`tags: ${tagMissing.map(datasetTag).join(', ')} names no dataset of organization ${p.organizationId}`);
+  const tags = [...new Set([...upload.tags, ...datasetIds.map(datasetTag)])];
   if (content instanceof Uint8Array) await store.blobs.put(blobKey, content);
   else await content.commit(blobKey);
   const params = upload.methodParameters && Object.keys(upload.methodParameters).length > 0 ? JSON.stringify(upload.methodParameters) : null;
@@ -81,7 +86,7 @@ async function insertBinaryOf(store: Store, upload: BinaryUpload, content: Uint8
           ext: upload.fileExtension,
           mime: upload.mimeType,
           tags: listValue(tags),
-          datasets: listValue(upload.datasetIds),
+          datasets: listValue(datasetIds),
           tr: timestampValue(upload.timeRequested),
           trc: timestampValue(upload.timeReceived),
           size: BigInt(size),

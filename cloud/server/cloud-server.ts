@@ -11,6 +11,7 @@ import { Authorizer } from '../auth/authorizer.js';
 import { TokenSigner } from '../auth/token.js';
 import { addDataServices } from '../data/add-data-services.js';
 import { QueryEngineSlot } from '../data/query-engine-slot.js';
+import { blobOrphanAgeMs, removeOrphanBlobs } from '../store/blob-orphans.js';
 import { Store } from '../store/store.js';
 import { registerExtensions, type CloudContext, type CloudExtension } from './extension-contract.js';
 import { decodeErrorsAsInvalidArgument } from './handlers.js';
@@ -36,7 +37,16 @@ export interface RunningCloud {
 export async function startCloud(options: CloudServerOptions): Promise<RunningCloud> {
   const logger = options.logger ?? pino({ name: 'platform-cloud' }, pino.destination(2));
   const host = options.host ?? '127.0.0.1';
+  const orphanAgeMs = blobOrphanAgeMs();
   const store = await Store.open(options.dataDir);
+  // Before any call is accepted: content left without its row by a crash (see blob-orphans.ts). A sweep
+  // that fails (an unreadable folder, say) is housekeeping left undone, not a reason to refuse service.
+  try {
+    const removed = await removeOrphanBlobs(store, orphanAgeMs);
+    logger.info({ removed, minAgeS: orphanAgeMs / 1000 }, 'removed blob files that no committed row names');
+  } catch (err) {
+    logger.error({ err }, 'the sweep of orphaned blob files failed; it runs again at the next start');
+  }
   const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
   const authorizer = new Authorizer(store, tokens);
   const server = decodeErrorsAsInvalidArgument(

@@ -3,8 +3,8 @@
 // Keys are '/'-separated relative paths such as '<org id>/<binary data id>'.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
-import { dirname, join, normalize, sep } from 'node:path';
+import { mkdir, open, opendir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { dirname, join, normalize, relative, sep } from 'node:path';
 import { syncDir, writeFileDurable } from '../../core/shared/durable-file.js';
 
 export interface BlobStore {
@@ -22,6 +22,17 @@ export interface BlobStore {
    * (an S3 store would use a multipart upload). Use openBlobWriter, which falls back to put().
    */
   writer?(): Promise<BlobWriter>;
+  /**
+   * Optional: every stored object and unfinished temp object with its last-modified time, for the sweep
+   * of orphans at start (blob-orphans.ts). A store without it is not swept.
+   */
+  list?(): AsyncIterable<StoredBlob>;
+}
+
+/** An object of a BlobStore: its key (temp objects included) and when it was last written. */
+export interface StoredBlob {
+  key: string;
+  modifiedMs: number;
 }
 
 /** Content written chunk by chunk, stored under a key only by commit. */
@@ -137,5 +148,29 @@ export class FileBlobStore implements BlobStore {
     await mkdir(this.root, { recursive: true });
     const temp = join(this.root, `.upload-${randomUUID()}.tmp`);
     return new FileBlobWriter(temp, await open(temp, 'w', 0o600), (key) => this.pathOf(key));
+  }
+
+  /** Walks the folder tree; temp files (.upload-*.tmp, .<name>.<uuid>.tmp) are listed like content. */
+  async *list(): AsyncIterable<StoredBlob> {
+    const folders = [this.root];
+    while (folders.length > 0) {
+      const folder = folders.pop()!;
+      let dir;
+      try {
+        dir = await opendir(folder);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      for await (const entry of dir) {
+        const path = join(folder, entry.name);
+        if (entry.isDirectory()) folders.push(path);
+        else if (entry.isFile()) {
+          // A file removed since the folder was read is simply not listed.
+          const info = await stat(path).catch(() => undefined);
+          if (info) yield { key: relative(this.root, path).split(sep).join('/'), modifiedMs: info.mtimeMs };
+        }
+      }
+    }
   }
 }
