@@ -70,6 +70,7 @@ test.after.always(async () => {
 });
 
 const MEMORY_OR_TIME = /memory|time limit/;
+const PG_MAX_MESSAGE_BYTES = 1024 * 1024;
 type Expect = { codes: number[]; message: RegExp };
 const refused = (code: number | number[], message: RegExp): Expect => ({ codes: Array.isArray(code) ? code : [code], message });
 const BIG = [status.RESOURCE_EXHAUSTED, status.DEADLINE_EXCEEDED];
@@ -144,7 +145,9 @@ test.serial('SQL over the PostgreSQL endpoint (psql): the same inputs are refuse
   for (const [name, sql, expect] of sqlInputs) {
     const r = await psql(sql);
     t.false(r.ok, `${name}: refused`);
-    t.regex(r.out, expect.message, name);
+    // A text past the endpoint's maximum message size (1 MiB by default, cloud/query/pg/README.md) is
+    // refused before it is read: the endpoint closes the connection, so psql reports it lost.
+    t.regex(r.out, Buffer.byteLength(sql) > PG_MAX_MESSAGE_BYTES ? /server closed the connection/ : expect.message, name);
     const normal = await psql('SELECT count(*) FROM readings');
     t.deepEqual(normal, { ok: true, out: '3' }, `${name}: a normal psql query answers`);
   }

@@ -9,7 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, invalidArgument } from '../../../core/shared/status-error.js';
 import { inspectStatement, type Tree } from '../sql/statement-inspector.js';
 import { toStatusError } from '../sql/limited-run.js';
-import type { SqlSandbox } from '../sql/sql-sandbox.js';
+import { checkTextSize, type SqlSandbox } from '../sql/sql-sandbox.js';
 import { READINGS_COLUMNS, sqlString } from '../sql/readings-view.js';
 import { CATALOG_FUNCTIONS, CATALOG_RELATIONS, openCatalog } from './catalog.js';
 import { allowedFunctions } from '../sql/function-allowlist.js';
@@ -319,6 +319,9 @@ export class PgSession {
     }
     const session = parseSessionStatement(sql);
     if (session) return { kind: 'session', session, paramOids, names: [] };
+    // The same text-size limit as TabularDataBySQL, checked before DuckDB parses anything: its parser
+    // cannot be interrupted, so the limit is what bounds a huge text (cloud/query/LIMITS.md).
+    checkTextSize(sql, this.o.sandbox.limits, 'query');
     const conn = await this.data();
     const normalized = normalizeDialect(sql, this.o.username);
     // Parsing and inspection run under the statement timeout too: a huge text must not run unbounded.
@@ -436,8 +439,16 @@ export class PgSession {
   /** Runs DuckDB work under the statement timeout and CancelRequest; both interrupt DuckDB itself. */
   private async guarded<T>(conn: DuckDBConnection, body: () => Promise<T>, deadline = Date.now() + this.o.timeoutMs): Promise<T> {
     let timedOut = false;
+    let overMemory = false;
     this.cancelled = false;
     this.running = conn;
+    // The service-wide memory guard (cloud/query/memory-guard.ts) interrupts this statement too, as it
+    // does TabularDataBySQL: DuckDB's memory_limit does not count every allocation (a 1 GiB string).
+    const memory = this.o.sandbox.limits.memory;
+    const unwatch = memory?.watch(() => {
+      overMemory = true;
+      conn.interrupt();
+    });
     const timer = setTimeout(
       () => {
         timedOut = true;
@@ -447,14 +458,22 @@ export class PgSession {
     );
     try {
       const value = await body();
-      if (timedOut || this.cancelled) throw new Error('interrupted');
+      if (timedOut || this.cancelled || overMemory) throw new Error('interrupted');
       return value;
     } catch (err) {
       if (this.cancelled) throw new PgError('57014', 'canceling statement due to user request');
-      if (timedOut) throw new PgError('57014', `canceling statement due to statement timeout (the ${this.o.timeoutMs} ms limit)`);
+      if (overMemory) {
+        throw new PgError(
+          '53200',
+          `out of memory: the service's memory passed its ${Math.round(memory!.limitBytes / 2 ** 20)} MiB limit (PLATFORM_QUERY_RSS_LIMIT_MB) while this statement ran, and it was interrupted; make it build smaller values`,
+        );
+      }
+      if (timedOut)
+        throw new PgError('57014', `canceling statement due to statement timeout (the ${this.o.timeoutMs} ms time limit, PLATFORM_QUERY_TIMEOUT_MS)`);
       throw toStatusError(err);
     } finally {
       clearTimeout(timer);
+      unwatch?.();
       this.running = undefined;
       this.cancelled = false;
     }
