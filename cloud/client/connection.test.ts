@@ -18,3 +18,11 @@ test('a service host without a port or scheme is a value error', (t) => {
   t.throws(() => parseServiceHost('cloud.example.com'), { instanceOf: ValueError, message: /port/ });
   t.throws(() => parseServiceHost('ftp://x:1/path/more'), { instanceOf: ValueError });
 });
+
+test('a root certificate is for https service hosts only', (t) => {
+  // The PEM is checked when the channel connects, not here; what matters is that plaintext refuses it.
+  const root = Buffer.from('-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n');
+  t.true(parseServiceHost('https://localhost:8443', root).channel._isSecure());
+  t.throws(() => parseServiceHost('http://localhost:8081', root), { instanceOf: ValueError, message: /rootCertificates needs an https:\/\/ serviceHost/ });
+  t.throws(() => parseServiceHost('localhost:8081', root), { instanceOf: ValueError, message: /rootCertificates/ });
+});

@@ -23,14 +23,22 @@ export interface CloudConnectionOptions {
   /** 'host:port', 'http://host:port' (plaintext) or 'https://host[:port]' (TLS, default port 443). */
   serviceHost: string;
   credentials: ApiKeyCredentials | PartSecretCredentials;
+  /**
+   * PEM root certificate(s) to trust for an https:// serviceHost instead of the system's roots, for a
+   * cloud with a self-signed or private-CA certificate. Without it, grpc-js uses the system roots (or
+   * the file named by GRPC_DEFAULT_SSL_ROOTS_FILE_PATH).
+   */
+  rootCertificates?: Buffer;
 }
 
 /** Address and channel credentials for a serviceHost. */
-export function parseServiceHost(serviceHost: string): { address: string; channel: ChannelCredentials } {
+export function parseServiceHost(serviceHost: string, rootCertificates?: Buffer): { address: string; channel: ChannelCredentials } {
   const match = /^(?:(https?):\/\/)?([^/]+?)(?::(\d+))?\/?$/.exec(serviceHost.trim());
   if (!match) throw new ValueError(`serviceHost "${serviceHost}" is not of the form [http[s]://]host[:port]`);
   const [, scheme, host, port] = match;
-  if (scheme === 'https') return { address: `${host}:${port ?? 443}`, channel: grpcCredentials.createSsl() };
+  if (scheme === 'https') return { address: `${host}:${port ?? 443}`, channel: grpcCredentials.createSsl(rootCertificates ?? null) };
+  // A root certificate on a plaintext connection would silently do nothing; say so instead.
+  if (rootCertificates) throw new ValueError(`rootCertificates needs an https:// serviceHost, got "${serviceHost}"`);
   if (!port && scheme !== 'http') throw new ValueError(`serviceHost "${serviceHost}" needs a port (or an http:// or https:// scheme)`);
   return { address: `${host}:${port ?? 80}`, channel: grpcCredentials.createInsecure() };
 }
@@ -43,7 +51,7 @@ export class CloudConnection {
   private pending?: Promise<string>;
 
   constructor(private readonly options: CloudConnectionOptions) {
-    const { address, channel } = parseServiceHost(options.serviceHost);
+    const { address, channel } = parseServiceHost(options.serviceHost, options.rootCertificates);
     this.address = address;
     this.channel = channel;
     this.auth = new AuthServiceClient(address, channel);

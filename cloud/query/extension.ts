@@ -76,7 +76,16 @@ export function createQueryExtension(): CloudExtension {
       // database user name and the client's address.
       // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
       const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
-      const pg = new PgEndpoint({ users, sandbox, host, port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0), logger, sinks, loginGate: LoginBackoff.fromEnv() });
+      const pg = new PgEndpoint({
+        users,
+        sandbox,
+        host,
+        port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0),
+        logger,
+        sinks,
+        loginGate: LoginBackoff.fromEnv(),
+        tls: ctx.tls,
+      });
       const address = await pg.listen();
       const publicHost = process.env.PLATFORM_QUERY_PG_PUBLIC_HOST || (['0.0.0.0', '::'].includes(host) ? machineHostname() : host);
       logger.info({ host: address.address, port: address.port }, 'PostgreSQL endpoint listening');

@@ -13,7 +13,7 @@ import { addDataServices } from '../data/add-data-services.js';
 import { QueryEngineSlot } from '../data/query-engine-slot.js';
 import { blobOrphanAgeMs, removeOrphanBlobs } from '../store/blob-orphans.js';
 import { Store } from '../store/store.js';
-import { registerExtensions, type CloudContext, type CloudExtension } from './extension-contract.js';
+import { registerExtensions, type CloudContext, type CloudExtension, type ServingTls } from './extension-contract.js';
 import { decodeErrorsAsInvalidArgument } from './handlers.js';
 
 export interface CloudServerOptions {
@@ -24,6 +24,8 @@ export interface CloudServerOptions {
   tokenTtlSeconds?: number;
   extensions?: CloudExtension[];
   logger?: Logger;
+  /** PEM certificate chain and private key: gRPC is served over TLS, and extensions get the pair (ctx.tls). */
+  tls?: ServingTls;
 }
 
 export interface RunningCloud {
@@ -65,6 +67,7 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     authorizer,
     dataDir: options.dataDir,
     logger,
+    tls: options.tls,
     setQueryEngine: (engine) => {
       queryEngine.engine = engine;
     },
@@ -99,8 +102,12 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
       logger.info({ extension: ext.name }, 'extension started');
     }
     const health = addStandardServices(server);
+    // No client certificates are asked for: callers prove who they are with API keys and tokens.
+    const credentials = options.tls
+      ? ServerCredentials.createSsl(null, [{ cert_chain: options.tls.cert, private_key: options.tls.key }], false)
+      : ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+      server.bindAsync(`${host}:${options.port}`, credentials, (err, p) => (err ? reject(err) : resolve(p))),
     );
     health.setStatus('', 'SERVING');
     adminChannel = await startAdminChannel(options.dataDir, store, actions);

@@ -26,8 +26,19 @@ export interface CloudContext {
   /** The --data-dir of this cloud; put extension files in a subfolder named after the extension. */
   dataDir: string;
   logger: Logger;
+  /**
+   * The certificate chain and key of `serve --tls-cert/--tls-key` (PEM), when the cloud serves TLS; an
+   * extension with its own listener (the PostgreSQL endpoint) serves TLS with the same pair.
+   */
+  tls?: ServingTls;
   /** Registers the engine behind TabularDataBySQL/ByMQL, GetDatabaseConnection, ConfigureDatabaseUser. */
   setQueryEngine(engine: QueryEngine): void;
+}
+
+/** A PEM certificate chain and its private key. */
+export interface ServingTls {
+  cert: Buffer;
+  key: Buffer;
 }
 
 /**

@@ -1,16 +1,52 @@
 // The platform-cloud command line: `serve` and the admin commands (org, location, machine, key), plus
 // whatever subcommands extensions add.
 import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { createSecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { startCloud } from './cloud-server.js';
-import { registerExtensions, type AdminRunner, type CloudExtension } from './extension-contract.js';
+import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from './extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
 
 type Printer = (result: Record<string, unknown>) => string;
+
+/**
+ * Reads `--tls-cert` and `--tls-key`: both or neither. The pair is checked here (PEM, key matches the
+ * certificate) so that a bad file is an error naming the flag before anything starts, not a failed bind.
+ */
+export function readServingTls(certFile: string | undefined, keyFile: string | undefined): ServingTls | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined) throw new Error('--tls-key needs --tls-cert: give both or neither');
+  if (keyFile === undefined) throw new Error('--tls-cert needs --tls-key: give both or neither');
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`${flag} ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+    }
+  };
+  const tls = { cert: read('--tls-cert', certFile), key: read('--tls-key', keyFile) };
+  try {
+    createSecureContext({ cert: tls.cert });
+  } catch (err) {
+    throw new Error(`--tls-cert ${certFile}: not a PEM certificate (${(err as Error).message})`, { cause: err });
+  }
+  try {
+    createSecureContext({ key: tls.key });
+  } catch (err) {
+    throw new Error(`--tls-key ${keyFile}: not a PEM private key (${(err as Error).message})`, { cause: err });
+  }
+  try {
+    createSecureContext(tls);
+  } catch (err) {
+    throw new Error(`--tls-key ${keyFile} does not belong to the certificate of --tls-cert ${certFile} (${(err as Error).message})`, { cause: err });
+  }
+  return tls;
+}
 
 export function buildProgram(extensions: CloudExtension[]): Command {
   const program = new Command('platform-cloud')
@@ -25,12 +61,20 @@ export function buildProgram(extensions: CloudExtension[]): Command {
     .option('--port <n>', 'gRPC port; 0 picks a free one', '8081')
     .option('--host <host>', 'address to bind; 0.0.0.0 to accept remote machines', '127.0.0.1')
     .option('--token-ttl <seconds>', 'lifetime of access tokens', '3600')
-    .action(async (opts: { dataDir: string; port: string; host: string; tokenTtl: string }) => {
+    .option('--tls-cert <file>', 'PEM certificate chain: serve gRPC and the PostgreSQL endpoint over TLS (needs --tls-key)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
+    .action(async (opts: { dataDir: string; port: string; host: string; tokenTtl: string; tlsCert?: string; tlsKey?: string }) => {
       const port = Number(opts.port);
       const ttl = Number(opts.tokenTtl);
       if (!Number.isInteger(port) || port < 0 || port > 65535) program.error(`--port must be an integer from 0 to 65535, got "${opts.port}"`);
       if (!Number.isInteger(ttl) || ttl < 1) program.error(`--token-ttl must be a positive integer of seconds, got "${opts.tokenTtl}"`);
-      const cloud = await startCloud({ dataDir: opts.dataDir, port, host: opts.host, tokenTtlSeconds: ttl, extensions });
+      let tls: ServingTls | undefined;
+      try {
+        tls = readServingTls(opts.tlsCert, opts.tlsKey);
+      } catch (err) {
+        program.error((err as Error).message);
+      }
+      const cloud = await startCloud({ dataDir: opts.dataDir, port, host: opts.host, tokenTtlSeconds: ttl, extensions, tls });
       process.stdout.write(`platform-cloud serving ${cloud.address}\n`);
       let stopping = false;
       const stop = () => {

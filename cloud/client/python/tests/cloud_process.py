@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 MAIN = os.path.join(ROOT, "cloud", "server", "main.ts")
@@ -63,7 +63,19 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def start_cloud(env: Optional[Dict[str, str]] = None) -> Cloud:
+def self_signed_certificate(directory: str) -> Tuple[str, str]:
+    """A self-signed certificate for localhost and 127.0.0.1 and its key (PEM files): (cert, key)."""
+    cert, key = os.path.join(directory, "cloud.crt"), os.path.join(directory, "cloud.key")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )
+    return cert, key
+
+
+def start_cloud(env: Optional[Dict[str, str]] = None, tls: Optional[Tuple[str, str]] = None) -> Cloud:
+    """tls: (certificate file, key file) to serve with `serve --tls-cert --tls-key`."""
     # A short path: the admin socket lives in the data dir and unix socket paths are limited to ~107 bytes.
     data_dir = tempfile.mkdtemp(prefix="pysdk-cloud-")
     process_env = {
@@ -73,7 +85,7 @@ def start_cloud(env: Optional[Dict[str, str]] = None) -> Cloud:
         **(env or {}),
     }
     process = subprocess.Popen(
-        cloud_command("serve", "--data-dir", data_dir, "--port", "0"),
+        cloud_command("serve", "--data-dir", data_dir, "--port", "0", *(["--tls-cert", tls[0], "--tls-key", tls[1]] if tls else [])),
         cwd=ROOT,
         env=process_env,
         stdout=subprocess.PIPE,

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict
 
@@ -16,7 +18,7 @@ import pytest
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from cloud_process import Cloud, start_cloud  # noqa: E402
+from cloud_process import Cloud, self_signed_certificate, start_cloud  # noqa: E402
 from platform_sdk import CloudClient  # noqa: E402
 
 LOOP = asyncio.new_event_loop()
@@ -73,6 +75,33 @@ def tenancy() -> Any:
         yield Tenancy(cloud, org_a, org_b, loc_a, machine_a["part_id"], machine_a2["part_id"], machine_b["part_id"], keys)
     finally:
         cloud.stop()
+
+
+@dataclass
+class TlsCloud:
+    cloud: Cloud
+    cert_file: str
+    org: str
+    part: str
+    key: Dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def tls_cloud() -> Any:
+    """A second cloud, started with --tls-cert/--tls-key (a self-signed certificate for localhost), with one
+    organization, a machine and an owner key. Started only by the tests that ask for it."""
+    cert_dir = tempfile.mkdtemp(prefix="pysdk-tls-")
+    cloud = None
+    try:
+        cert, key = self_signed_certificate(cert_dir)
+        cloud = start_cloud(tls=(cert, key))
+        org = cloud.admin("org.create", name="TLS Org")["id"]
+        part = cloud.admin("machine.create", org=org, name="rover")["part_id"]
+        yield TlsCloud(cloud, cert, org, part, cloud.admin("key.create", org=org, role="owner"))
+    finally:
+        if cloud is not None:
+            cloud.stop()
+        shutil.rmtree(cert_dir, ignore_errors=True)
 
 
 class Clients:

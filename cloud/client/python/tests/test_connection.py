@@ -4,8 +4,9 @@ import grpc
 import pytest
 
 from platform_sdk import CloudClient, GRPCError
-from platform_sdk._proto import auth_pb2, auth_pb2_grpc, dataset_pb2, dataset_pb2_grpc
 from platform_sdk.connection import channel_credentials, parse_service_host
+
+from helpers import SENSOR, pairs
 
 
 def test_service_host_forms():
@@ -55,48 +56,24 @@ async def test_async_context_manager_closes_the_channel(tenancy):
         await client.data_client.list_datasets_by_organization_id(tenancy.org_a)
 
 
-class _Auth(auth_pb2_grpc.AuthServiceServicer):
-    async def Authenticate(self, request, context):
-        assert (request.entity, request.credentials.type, request.credentials.payload) == ("key-id", "api-key", "secret")
-        return auth_pb2.AuthenticateResponse(access_token="token-1", expires_in_seconds=3600)
-
-
-class _Datasets(dataset_pb2_grpc.DatasetServiceServicer):
-    async def ListDatasetsByOrganizationID(self, request, context):
-        if ("authorization", "Bearer token-1") not in tuple(context.invocation_metadata()):
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "no token")
-        return dataset_pb2.ListDatasetsByOrganizationIDResponse(
-            datasets=[dataset_pb2.Dataset(id="d1", name="over tls", organization_id=request.organization_id)]
+async def test_tls_cloud_with_a_self_signed_certificate_through_root_certificates(tls_cloud):
+    # platform-cloud serve --tls-cert/--tls-key; the client trusts the self-signed certificate given as root.
+    port = tls_cloud.cloud.address.rsplit(":", 1)[1]
+    key = tls_cloud.key
+    async with await CloudClient.create(
+        service_host=f"https://localhost:{port}", api_key_id=key["id"], api_key=key["key"], root_certificates=tls_cloud.cert_file
+    ) as client:
+        items = [{"readings": {"temperature": 20 + i}} for i in range(3)]
+        await client.data_client.tabular_data_capture_upload(items, tls_cloud.part, SENSOR, "thermo", "Readings", pairs(3))
+        rows = await client.data_client.tabular_data_by_sql(
+            tls_cloud.org, "SELECT count(*) AS n, avg(data.readings.temperature::DOUBLE) AS avg FROM readings"
         )
-
-
-async def test_tls_with_a_private_ca_through_root_certificates(tmp_path):
-    # A stand-in TLS server (grpc.aio with a self-signed certificate) until platform-cloud serves TLS itself.
-    import subprocess
-
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1",
-         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
-        check=True, capture_output=True,
-    )
-    server = grpc.aio.server()
-    auth_pb2_grpc.add_AuthServiceServicer_to_server(_Auth(), server)
-    dataset_pb2_grpc.add_DatasetServiceServicer_to_server(_Datasets(), server)
-    port = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())]))
-    await server.start()
-    try:
-        async with await CloudClient.create(
-            service_host=f"localhost:{port}", api_key_id="key-id", api_key="secret", root_certificates=str(cert)
-        ) as client:
-            (dataset,) = await client.data_client.list_datasets_by_organization_id("org-1")
-            assert (dataset.name, dataset.organization_id) == ("over tls", "org-1")
-        # The same certificate is not trusted by the system's CAs.
-        with pytest.raises(GRPCError) as err:
-            await CloudClient.create(service_host=f"localhost:{port}", api_key_id="key-id", api_key="secret")
-        assert err.value.status == grpc.StatusCode.UNAVAILABLE
-        # And a plaintext client cannot talk to it.
-        with pytest.raises(GRPCError):
-            await CloudClient.create(service_host=f"localhost:{port}", api_key_id="key-id", api_key="secret", insecure=True)
-    finally:
-        await server.stop(None)
+        assert rows == [{"n": 3, "avg": 21.0}]
+    # The same certificate is not trusted by the system's CAs.
+    with pytest.raises(GRPCError) as err:
+        await CloudClient.create(service_host=f"localhost:{port}", api_key_id=key["id"], api_key=key["key"])
+    assert err.value.status == grpc.StatusCode.UNAVAILABLE
+    # And a plaintext client cannot talk to it.
+    with pytest.raises(GRPCError) as err:
+        await CloudClient.create(service_host=f"localhost:{port}", api_key_id=key["id"], api_key=key["key"], insecure=True)
+    assert err.value.status == grpc.StatusCode.UNAVAILABLE
