@@ -38,7 +38,8 @@ def patience(options, total_epochs):
 
 class BestCheckpoint:
     """Keeps the weights of the best validation so far: the highest metric, and among equal metrics the
-    lowest validation loss (tiny validation sets saturate the metric long before training is done)."""
+    lowest validation loss by at least 2 % (tiny validation sets saturate the metric long before training
+    is done)."""
 
     def __init__(self, model, metric_name, patience_evaluations):
         self.model = model
@@ -49,7 +50,9 @@ class BestCheckpoint:
         self.since_better = 0
 
     def offer(self, epoch, metric, loss, metrics):
-        better = metric > self.metric + 1e-9 or (metric >= self.metric - 1e-9 and loss < self.loss - 1e-6)
+        # A loss-only gain must be worth 2 %: small ones go on forever once the metric is saturated, and
+        # would keep a finished model training until the last epoch.
+        better = metric > self.metric + 1e-9 or (metric >= self.metric - 1e-9 and loss < self.loss * 0.98)
         if better:
             self.metric, self.loss, self.metrics, self.epoch = metric, loss, dict(metrics), epoch
             self.state = copy.deepcopy(self.model.state_dict())
