@@ -26,9 +26,9 @@ for (const page of pages) {
     sourcemap: 'linked',
     jsx: 'automatic',
     jsxImportSource: 'preact',
-    alias: { '@grpc/grpc-js': join(from, 'grpc-shim.ts') },
+    alias: { '@grpc/grpc-js': join(root, 'web', 'shared', 'grpc-shim.ts') },
     // The generated protos build `bytes` fields with Node's Buffer; the page gets Uint8Arrays.
-    inject: [join(from, 'buffer-shim.ts')],
+    inject: [join(root, 'web', 'shared', 'buffer-shim.ts')],
     tsconfig: join(root, 'web', 'tsconfig.json'),
     logLevel: 'warning',
   });

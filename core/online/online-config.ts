@@ -28,6 +28,13 @@ export class OnlineConfig implements ConfigSource {
   private following?: Promise<void>;
   /** The `network` object of the credentials file: this machine's own, it wins over the cloud's. */
   private readonly localNetwork?: unknown;
+  /**
+   * The credentials file's `cloud` section. The served config carries it, so that the services that talk to
+   * the cloud as this part (the data manager, packages) find the same credentials as in a local config.
+   * It is left out when the link was refused (plaintext to a remote host without -allow-insecure-creds):
+   * no service may send the secret where the runtime itself would not.
+   */
+  private readonly localCloud?: unknown;
 
   constructor(
     file: ConfigFile,
@@ -37,7 +44,9 @@ export class OnlineConfig implements ConfigSource {
     /** Why there is no link (credentials refused to be sent in plaintext). */
     private readonly linkError?: string,
   ) {
-    this.localNetwork = (file.read().raw as { network?: unknown }).network;
+    const raw = file.read().raw as { network?: unknown; cloud?: unknown };
+    this.localNetwork = raw.network;
+    if (link) this.localCloud = raw.cloud;
   }
 
   /** The revision running from the cloud (0: none). */
@@ -64,6 +73,7 @@ export class OnlineConfig implements ConfigSource {
   read(): LoadedConfig {
     const raw: Record<string, unknown> = { ...(this.current?.config ?? {}) };
     delete raw.cloud; // the cloud never stores one; defensive against an old cache
+    if (this.localCloud !== undefined) raw.cloud = this.localCloud;
     if (this.localNetwork !== undefined) raw.network = this.localNetwork;
     return { config: parseMachineConfig(raw), raw, text: JSON.stringify(raw) };
   }

@@ -17,7 +17,7 @@ import { heartbeatWindowMs } from '../shared/session-config.js';
 import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
 import { startRuntimeWeb } from '../web/runtime-web.js';
-import type { WebServer } from '../web/web-server.js';
+import type { WebServer } from '../shared/web/web-server.js';
 import { flag, pendingFlags, stringFlag, type Flags } from './flags.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';

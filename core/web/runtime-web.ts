@@ -3,8 +3,8 @@ import { credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import { apiAdapters } from '../grpc/apis/index.js';
-import { GrpcWebForwarder, methodTable } from './grpc-web.js';
-import { builtAssetsDir, startWebServer, webBindAddress, type WebServer } from './web-server.js';
+import { GrpcWebForwarder, methodTable } from '../shared/web/grpc-web.js';
+import { builtAssetsDir, startWebServer, webBindAddress, type WebServer } from '../shared/web/web-server.js';
 
 export interface RuntimeWebOptions {
   network: { bind_address: string; web_bind_address?: string; tls_cert_file?: string };
@@ -37,7 +37,7 @@ export function startRuntimeWeb(options: RuntimeWebOptions): Promise<WebServer> 
   );
   return startWebServer({
     bindAddress: webBindAddress(options.network),
-    assetsDir: options.shareddir ?? builtAssetsDir(),
+    assetsDir: options.shareddir ?? builtAssetsDir('runtime'),
     profiling: options.webprofile,
     forwarder,
     onError: options.onError,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { launchChromium, webUrlOf } from '../../core/web/testing/chromium.js';
+import { launchChromium, webUrlOf } from '../../core/shared/testing/chromium.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const TARGET_KB = 300;

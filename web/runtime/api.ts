@@ -6,7 +6,7 @@ import * as motor from '../../gen/platform/component/motor/v1/motor.js';
 import * as sensor from '../../gen/platform/component/sensor/v1/sensor.js';
 import { DoCommandRequest, DoCommandResponse } from '../../gen/platform/robot/v1/common.js';
 import * as robot from '../../gen/platform/robot/v1/robot.js';
-import { unary, type Codec } from './grpc-web-client.js';
+import { unary, type Codec } from '../shared/grpc-web-client.js';
 
 const rpc =
   <Req, Res>(service: string, method: string, req: Codec<Req>, res: Codec<Res>) =>

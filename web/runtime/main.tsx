@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
 import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
 import { boardApi, cameraApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
-import { useSession } from './grpc-web-client.js';
+import { useSession } from '../shared/grpc-web-client.js';
 import { PointCloudView } from './point-cloud-view.js';
 
 /** How often statuses and readings are polled. */

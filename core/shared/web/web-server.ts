@@ -1,5 +1,6 @@
-// The web port: the control page's static assets, gRPC-Web forwarded to the runtime's gRPC server, and
-// (with -webprofile) a CPU-profile endpoint. Plain HTTP/1.1; browsers reach it at http://host:port/.
+// A program's web port: a page's static assets, gRPC-Web forwarded to the program's own gRPC server, and
+// (optionally) a CPU-profile endpoint. Plain HTTP/1.1; browsers reach it at http://host:port/. Shared by
+// platform-server's control page (core/web/) and platform-cloud's data browser.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, extname, join, resolve, sep } from 'node:path';
@@ -7,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { GrpcWebForwarder } from './grpc-web.js';
 import { captureProfile, ProfileRequestError, profileSeconds } from './web-profile.js';
 
-/** The built page: dist/web/runtime, both when running from dist/ and from source (tests, tsx). */
-export function builtAssetsDir(): string {
-  const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
-  return basename(root) === 'dist' ? join(root, 'web/runtime') : join(root, 'dist/web/runtime');
+/** A built page (`runtime`, `cloud`): dist/web/<page>, both when running from dist/ and from source (tests, tsx). */
+export function builtAssetsDir(page: string): string {
+  const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+  return basename(root) === 'dist' ? join(root, 'web', page) : join(root, 'dist/web', page);
 }
 
 /** network.web_bind_address, or by default bind_address's host with its port + 1 (ports 0 and 65535 give 0). */
