@@ -51,13 +51,32 @@ test.serial('part config set refuses an invalid file with every error, saves a v
   const bad = join(cloud.dataDir, 'bad.json');
   writeFileSync(
     bad,
-    JSON.stringify({ components: [{ name: 'a', api: 'core:widget:x', model: 'fake' }, sensor('b'), sensor('b'), { ...sensor('c'), model: 'nosuch' }] }),
+    JSON.stringify({
+      components: [
+        { name: 'a', api: 'core:widget:x', model: 'fake' },
+        sensor('b'),
+        sensor('b'),
+        { ...sensor('c'), model: 'nosuch' },
+        { ...sensor('d'), depends_on: ['e'] },
+        { ...sensor('e'), depends_on: ['d'] },
+        { name: 'f', api: 'core:component:board', model: 'fake', attributes: { analogs: 'x' } },
+      ],
+    }),
   );
   const err = (await t.throwsAsync(cli(cloud.dataDir, ['part', 'config', 'set', '--part', rover.part_id, bad]))) as Error & { code?: number; stderr?: string };
   t.is(err.code, 1);
   t.regex(String(err.stderr), /components\[0\]\.api "core:widget:x": kind must be component or service/);
   t.regex(String(err.stderr), /components\[2\]\.name "b": duplicate name, already used by components\[1\]/);
   t.regex(String(err.stderr), /components\[3\]\.model "nosuch": unknown model for core:component:sensor/);
+  t.regex(String(err.stderr), /components\[4\] "d": dependency cycle: d -> e -> d/);
+  t.regex(String(err.stderr), /components\[6\]\.attributes\.analogs/);
+  // Nothing was saved: the part still has no revision.
+  const none = JSON.parse((await cli(cloud.dataDir, ['part', 'config', 'get', '--part', rover.part_id, '--json'])).stdout) as { revision: number };
+  t.is(none.revision, 0);
+  const withCloud = join(cloud.dataDir, 'with-cloud.json');
+  writeFileSync(withCloud, JSON.stringify({ cloud: { id: rover.part_id, secret: rover.part_secret }, components: [sensor('thermometer')] }));
+  const refused = (await t.throwsAsync(cli(cloud.dataDir, ['part', 'config', 'set', '--part', rover.part_id, withCloud]))) as Error & { stderr?: string };
+  t.regex(String(refused.stderr), /cloud: must not be saved in the cloud/);
   const good = join(cloud.dataDir, 'good.json');
   writeFileSync(good, JSON.stringify({ components: [sensor('thermometer')] }));
   const { stdout } = await cli(cloud.dataDir, ['part', 'config', 'set', '--part', rover.part_id, good]);
@@ -76,6 +95,8 @@ test.serial('AppService: any role reads, owners update, other organizations are 
   const read = await call(operator.app.getRobotPart.bind(operator.app), { id: rover.part_id }, operator.md);
   t.is(read.part?.configRevision, 1);
   t.is(read.part?.machineId, rover.machine_id);
+  t.is(read.part?.id, rover.part_id);
+  t.is(read.part?.name, 'rover-main');
   t.deepEqual(read.part?.robotConfig, { components: [sensor('thermometer')] });
   const denied = await t.throwsAsync(call(operator.app.updateRobotPart.bind(operator.app), { id: rover.part_id, robotConfig: {} }, operator.md));
   t.is((denied as { code?: number }).code, status.PERMISSION_DENIED);
@@ -201,6 +222,22 @@ test.serial('logs uploaded by the machine are queried by level, time and text, p
   t.is(printed.length, 2);
   t.regex(printed[0], /WARN +platform\.components\.sensor\.s1 Battery low/);
   t.regex(printed[1], /INFO +platform\.components\.sensor\.s1 battery charged/);
+  const since = JSON.parse(
+    (await cli(cloud.dataDir, ['part', 'logs', '--part', rover.part_id, '--since', new Date(base + 2500).toISOString(), '--json'])).stdout,
+  ) as { time: string; level: string; logger_name: string; message: string; fields: Record<string, unknown> }[];
+  t.deepEqual(
+    since.map((e) => e.message),
+    ['battery charged', 'tick'],
+  );
+  t.deepEqual(since[0], {
+    time: new Date(base + 3000).toISOString(),
+    level: 'info',
+    logger_name: 'platform.components.sensor.s1',
+    message: 'battery charged',
+    fields: { i: 3 },
+  });
+  const badSince = (await t.throwsAsync(cli(cloud.dataDir, ['part', 'logs', '--part', rover.part_id, '--since', 'yesterday']))) as Error & { stderr?: string };
+  t.regex(String(badSince.stderr), /--since "yesterday": must be a time such as/);
 });
 
 test.serial('a status report shows the part online with its runtime version and its resources that are not ready', async (t) => {
