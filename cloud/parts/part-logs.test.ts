@@ -38,6 +38,33 @@ test('entries older than 30 days are refused at upload, hidden from queries once
   }
 });
 
+test('the service sweeps expired entries when it starts and then on its interval', async (t) => {
+  const dir = tempDataDir();
+  const store = await Store.open(dir);
+  let now = Date.parse('2026-03-01T00:00:00Z');
+  const logs = await PartLogs.open(store, () => now);
+  t.teardown(async () => {
+    logs.stop();
+    await store.close();
+    removeDataDir(dir);
+  });
+  const count = async () => Number((await store.query('SELECT count(*) AS n FROM part_logs'))[0].n);
+  const eventually = async (what: string, fn: () => Promise<boolean>) => {
+    const deadline = Date.now() + 30_000;
+    while (!(await fn())) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  t.is(await logs.append('p1', [entry(now - 29 * DAY, 'old'), entry(now, 'fresh')]), 2);
+  now += 2 * DAY; // 'old' expired while the service was down
+  logs.startSweeping(50);
+  await eventually('the sweep at start', async () => (await count()) === 1);
+  now += 31 * DAY; // 'fresh' expires while the service runs
+  await eventually('a periodic sweep', async () => (await count()) === 0);
+  t.is(await count(), 0);
+});
+
 test('neither API offers a way to delete logs', (t) => {
   const methods = [...Object.keys(AppServiceService), ...Object.keys(RobotServiceService)];
   t.true(methods.includes('getRobotPartLogs'));

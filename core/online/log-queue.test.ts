@@ -4,7 +4,7 @@ import test from 'ava';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogQueue, SEGMENT_LINES, type QueuedLine } from './log-queue.js';
+import { DEFAULT_MAX_LINES, LogQueue, SEGMENT_LINES, type QueuedLine } from './log-queue.js';
 
 const line = (i: number): QueuedLine => ({ t: i, l: 'info', n: 'platform.test', m: `line ${i}` });
 
@@ -39,6 +39,7 @@ test('queued lines are on disk once flushed, survive a restart, and go only when
 });
 
 test('past the cap the oldest lines are dropped and the count is reported', async (t) => {
+  t.is(DEFAULT_MAX_LINES, 100_000); // the documented cap (PLATFORM_LOG_QUEUE_MAX_LINES overrides it)
   const dir = mkdtempSync(join(tmpdir(), 'log-queue-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const reports: number[] = [];

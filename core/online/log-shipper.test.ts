@@ -14,7 +14,10 @@ import { LogShipper, queuedLine } from './log-shipper.js';
 test('while the cloud refuses, lines wait on disk; past the cap the oldest go, and the dropped count is shipped', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'log-shipper-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const sink = await LogSink.create({ destination: new PassThrough().resume(), deduplicate: false });
+  const destination = new PassThrough();
+  let written = '';
+  destination.on('data', (d: Buffer) => (written += d.toString()));
+  const sink = await LogSink.create({ destination, deduplicate: false });
   const log = sink.logger('platform.online', () => 'info');
   const queue = new LogQueue(dir, SEGMENT_LINES * 2, (dropped) => log.warn(`dropped ${dropped} log lines: the local log queue was full`, { dropped }));
   sink.tap((record, time) => queue.push(queuedLine(record, time)));
@@ -43,6 +46,17 @@ test('while the cloud refuses, lines wait on disk; past the cap the oldest go, a
   const data = () => received.filter((e) => e.loggerName === 'platform.components.sensor.s').length;
   while (data() + dropped() < SEGMENT_LINES * 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   t.true(notices().length > 0);
+  // The runtime's own log says so too, with the count.
+  const logged = written
+    .split('\n')
+    .filter((l) => l.includes('dropped ') && l.includes('log lines'))
+    .map((l) => JSON.parse(l) as { level: number; dropped: number; logger: string });
+  t.true(logged.length > 0);
+  t.true(logged.every((l) => l.level === 40 && l.logger === 'platform.online' && l.dropped > 0));
+  t.is(
+    logged.reduce((n, l) => n + l.dropped, 0),
+    dropped(),
+  );
   t.true(notices().every((e) => e.level === 'warn'));
   t.true(dropped() >= SEGMENT_LINES);
   // What was kept arrives in order, and the newest line is among it.

@@ -2,6 +2,7 @@
 // this machine's own `network` and `cloud` sections), what it says when it has nothing to serve, and
 // that a local full config never goes through it.
 import test from 'ava';
+import { mock } from 'node:test';
 import { PassThrough } from 'node:stream';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +10,9 @@ import { join } from 'node:path';
 import type { ConfigResponse } from '../../gen/platform/app/v1/robot_part.js';
 import { ConfigFile } from '../config/config-file.js';
 import { LogSink, type SinkRecord } from '../logging/sink.js';
-import type { CloudLink } from './cloud-link.js';
+import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
 import { ConfigCache } from './config-cache.js';
-import { OnlineConfig } from './online-config.js';
+import { OnlineConfig, RETRY_MAX_MS } from './online-config.js';
 import { OnlineMachine } from './online-machine.js';
 
 const creds = { id: 'part-1', secret: 's3cret', app_address: '127.0.0.1:8081' };
@@ -157,4 +158,47 @@ test('a local full config is not an online machine: it is served as written, its
   });
   t.truthy(online);
   await online?.close();
+});
+
+test.serial('a refused secret is retried with exponential backoff up to the maximum, logged at error level each time, never thrown', async (t) => {
+  const dir = folder(t);
+  const { log, lines } = await logger();
+  let attempts = 0;
+  const refused = new CredentialsRefusedError(
+    Object.assign(new Error('16 UNAUTHENTICATED: wrong secret'), { code: 16, details: 'wrong secret', metadata: undefined as never }),
+  );
+  const refusing = {
+    ...link(refused),
+    metadata: () => {
+      attempts++;
+      return Promise.reject(refused);
+    },
+    refused: () => undefined,
+  } as unknown as CloudLink;
+  mock.timers.enable({ apis: ['setTimeout'] });
+  t.teardown(() => mock.timers.reset());
+  const online = new OnlineConfig(fileWith(dir, { cloud: creds }), refusing, new ConfigCache(dir, creds.id), log);
+  await online.init();
+  await online.watch(() => t.fail('no config may be applied'));
+  const settle = async () => {
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+  };
+  const waits: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    await settle();
+    const last = lines[lines.length - 1];
+    const m = /; retrying in (\d+(?:\.\d+)?) s$/.exec(last.message);
+    t.truthy(m, last.message);
+    t.is(last.level, 'error');
+    t.regex(last.message, /^the cloud refused the machine credentials \(wrong part secret or API key\?\): wrong secret/);
+    waits.push(Number(m![1]));
+    mock.timers.tick(Number(m![1]) * 1000);
+  }
+  t.deepEqual(waits, [1, 2, 4, 8, 16, 30, 30]);
+  t.true(attempts >= 6);
+  t.regex(online.problem()!, /^no machine config: the cloud refused the machine credentials/);
+  t.is(RETRY_MAX_MS, 30_000);
+  const closing = online.close();
+  await settle();
+  await closing;
 });

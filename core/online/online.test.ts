@@ -2,7 +2,7 @@
 // credentials file. The runtime gets its config from the cloud, follows changes, keeps serving from its
 // cache while the cloud is down, reports its status and ships its logs.
 import test from 'ava';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AgentProgram, agentSandbox } from '../agent/testing/agent-program.js';
@@ -16,7 +16,7 @@ import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runti
 
 type Machine = { machine_id: string; part_id: string; part_secret: string };
 
-const sensor = (name: string, readings: Record<string, number>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
+const sensor = (name: string, readings: Record<string, unknown>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -57,6 +57,8 @@ let cloud: SpawnedCloud;
 let dataDir: string;
 let port: string;
 let rover: Machine;
+/** A second machine for the tests that need their own config history. */
+let lab: Machine;
 let owner: PartClients;
 let ownerKey: { id: string; key: string };
 const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
@@ -71,6 +73,7 @@ test.before(async () => {
   port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
   const org = await adminJson(dataDir, ['org', 'create', 'acme']);
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
+  lab = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'lab']);
   ownerKey = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
   owner = await partClients(cloud.address, ownerKey);
 });
@@ -105,6 +108,20 @@ test.serial('a config set in the cloud is served, and a change in the cloud is s
   });
   t.regex(part.runtimeVersion, /^\d+\.\d+\.\d+/);
   t.is(part.lastStatus?.machineState, 'running');
+  // The served config carries the credentials' cloud section, yet this is no local config beside credentials.
+  t.false(runtime.logs().some((l) => /holds cloud credentials and a local machine config/.test(String(l.msg))));
+});
+
+test.serial('a full local config with a cloud section runs offline, as written, and says so', async (t) => {
+  const runtime = await spawnRuntime(
+    { ...credentialsOf(lab, `127.0.0.1:${port}`), components: [sensor('barometer', { hpa: 1013 })] },
+    { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-local-')) } },
+  );
+  t.teardown(() => runtime.stop());
+  t.deepEqual(await readings(runtime, 'barometer'), { hpa: 1013 });
+  t.true(runtime.logs().some((l) => l.level === 40 && /holds cloud credentials and a local machine config: it runs the local config/.test(String(l.msg))));
+  t.false(runtime.logs().some((l) => l.logger === 'platform.online'));
+  t.is((await machineStatus(runtime)).configError, '');
 });
 
 test.serial('a config this machine cannot run shows per-resource errors in GetMachineStatus and in the cloud logs', async (t) => {
@@ -135,6 +152,69 @@ test.serial('a config this machine cannot run shows per-resource errors in GetMa
     return r.part?.lastStatus?.notReady.some((n) => n.name === 'station') ? r : undefined;
   });
   t.regex(part!.lastStatus!.notReady.find((n) => n.name === 'station')!.error, /acme:weather:station/);
+});
+
+test.serial('a change from the cloud waits for the maintenance window, exactly as a saved local file does', async (t) => {
+  const maintenance = { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' };
+  const update = (v: number) =>
+    cloudCall(
+      owner.app.updateRobotPart.bind(owner.app),
+      { id: lab.part_id, robotConfig: { components: [sensor('gate', { allowed: false }), sensor('s', { v })], maintenance } },
+      owner.md,
+    );
+  await update(1);
+  const runtime = await spawnRuntime(credentialsOf(lab, `127.0.0.1:${port}`), {
+    env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-maintenance-')) },
+  });
+  t.teardown(() => runtime.stop());
+  const sensors = new SensorServiceClient(runtime.address, insecure());
+  t.teardown(() => sensors.close());
+  t.deepEqual(await readings(runtime, 's'), { v: 1 });
+  await update(2);
+  const client = new RobotServiceClient(runtime.address, insecure());
+  t.teardown(() => client.close());
+  const waiting = await until('the deferred revision', async () => {
+    const s = (await call(client, 'getMachineStatus', {})) as { pendingConfig?: { reason: string } };
+    return s.pendingConfig;
+  });
+  t.is(waiting.reason, 'maintenance sensor reading allowed is false');
+  t.deepEqual(await readings(runtime, 's'), { v: 1 });
+  await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: true } } });
+  t.deepEqual(await until('the new revision', async () => ((await readings(runtime, 's')).v === 2 ? readings(runtime, 's') : undefined)), { v: 2 });
+});
+
+test.serial("a module's own log lines are shipped to the cloud with its module_id", async (t) => {
+  const plugins = mkdtempSync(join(tmpdir(), 'platform-online-plugins-'));
+  cpSync(fileURLToPath(new URL('../../plugins/examples/weather', import.meta.url)), join(plugins, 'weather'), { recursive: true });
+  t.teardown(() => removeDataDir(plugins));
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    {
+      id: lab.part_id,
+      robotConfig: {
+        modules: [{ module_id: 'acme:weather', version: '1.2.0', log_level: 'debug' }],
+        components: [{ name: 'thermo', api: 'core:component:sensor', model: 'acme:weather:thermometer', attributes: { base_c: 18, drift_c: 0 } }],
+      },
+    },
+    owner.md,
+  );
+  const runtime = await spawnRuntime(credentialsOf(lab, `127.0.0.1:${port}`), {
+    env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-module-')), PLATFORM_PLUGINS_DIR: plugins },
+  });
+  t.teardown(() => runtime.stop());
+  t.is((await readings(runtime, 'thermo')).temperature, 18);
+  const lines = await until('the module lines in the cloud', async () => {
+    const page = await cloudCall(
+      owner.app.getRobotPartLogs.bind(owner.app),
+      { id: lab.part_id, levels: ['debug'], filter: 'thermometer', pageToken: '', limit: 100 },
+      owner.md,
+    );
+    return page.logs.some((l) => l.message === 'thermometer read') && page.logs.some((l) => l.message === 'thermometer constructed') ? page.logs : undefined;
+  });
+  const constructed = lines.find((l) => l.message === 'thermometer constructed')!;
+  t.is(constructed.fields?.module_id, 'acme:weather');
+  t.is(constructed.fields?.base_c, 18);
+  t.is(lines.find((l) => l.message === 'thermometer read')!.fields?.temperature, 18);
 });
 
 test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
@@ -284,4 +364,22 @@ test.serial('platform-agent runs that runtime online from the same credentials f
   t.teardown(() => sensorClient.close());
   const got = (await call(sensorClient, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> };
   t.deepEqual(got.readings, { celsius: 30 });
+  // The runtime the agent runs is online: it follows the next revision saved in the cloud by itself.
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    {
+      id: rover.part_id,
+      robotConfig: {
+        network: { bind_address: '127.0.0.1:0' },
+        components: [sensor('thermometer', { celsius: 31 })],
+        agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
+      },
+    },
+    owner.md,
+  );
+  const next = await until('the next revision through the agent-run runtime', async () => {
+    const r = (await call(sensorClient, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> };
+    return r.readings.celsius === 31 ? r.readings : undefined;
+  });
+  t.deepEqual(next, { celsius: 31 });
 });
