@@ -1,12 +1,13 @@
 // The parts extension end to end: a spawned platform-cloud, its admin commands, AppService for users
 // and RobotService for machines.
 import test from 'ava';
-import { status } from '@grpc/grpc-js';
+import { credentials, status } from '@grpc/grpc-js';
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { AgentDeviceServiceClient } from '../../gen/platform/app/agent/v1/agent.js';
 import type { ConfigResponse, LogEntry } from '../../gen/platform/app/v1/robot_part.js';
 import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../testing/spawn-cloud.js';
 import { call, collect, partClients, type PartClients } from './testing/part-clients.js';
@@ -279,4 +280,31 @@ test.serial('agent config set writes the agent and maintenance objects into the 
   t.deepEqual(part?.robotConfig?.components, [sensor('barometer')]);
   t.deepEqual(part?.robotConfig?.agent, { advanced_settings: { debug: true } });
   t.is(part?.robotConfig?.maintenance?.maintenance_allowed_key, 'ok');
+  // AgentDeviceService answers from the same stored config, whichever way it was saved.
+  const device = new AgentDeviceServiceClient(cloud.address, credentials.createInsecure());
+  t.teardown(() => device.close());
+  const ask = () =>
+    call(
+      device.deviceAgentConfig.bind(device),
+      { partId: rover.part_id, hostInfo: { platform: 'linux/amd64', hostname: 'h', distro: '' }, versions: {}, requested: {} },
+      roverPart.md,
+    );
+  const fromAdmin = await ask();
+  t.deepEqual(fromAdmin.agentConfig, { advanced_settings: { debug: true } });
+  t.is(fromAdmin.maintenance?.maintenance_allowed_key, 'ok');
+  await call(
+    owner.app.updateRobotPart.bind(owner.app),
+    {
+      id: rover.part_id,
+      robotConfig: {
+        components: [sensor('barometer')],
+        agent: { advanced_settings: { debug: false } },
+        maintenance: { sensor_name: 'core:component:sensor/barometer', maintenance_allowed_key: 'calm' },
+      },
+    },
+    owner.md,
+  );
+  const fromUpdate = await ask();
+  t.deepEqual(fromUpdate.agentConfig, { advanced_settings: { debug: false } });
+  t.deepEqual(fromUpdate.maintenance, { sensor_name: 'core:component:sensor/barometer', maintenance_allowed_key: 'calm' });
 });
