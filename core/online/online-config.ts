@@ -24,6 +24,8 @@ export class OnlineConfig implements ConfigSource {
   private stopped = false;
   private stream?: ClientReadableStream<ConfigResponse>;
   private wake?: () => void;
+  /** init() could not reach the cloud and announced its retry in RETRY_MIN_MS: follow() keeps that word. */
+  private initFailed = false;
   private accepting: Promise<void> = Promise.resolve();
   private following?: Promise<void>;
   /** The `network` object of the credentials file: this machine's own, it wins over the cloud's. */
@@ -66,6 +68,7 @@ export class OnlineConfig implements ConfigSource {
     try {
       await this.accept(await this.link.unary(this.link.robot.config, { id: this.link.partId }));
     } catch (err) {
+      this.initFailed = true;
       this.failed(err, RETRY_MIN_MS);
     }
   }
@@ -125,6 +128,11 @@ export class OnlineConfig implements ConfigSource {
   /** Follows new revisions until close(), reconnecting with exponential backoff. */
   private async follow(link: CloudLink): Promise<void> {
     let backoff = RETRY_MIN_MS;
+    if (this.initFailed) {
+      // Without this wait a refused or unreachable cloud would get two attempts in a row at start.
+      await this.pause(RETRY_MIN_MS);
+      backoff = Math.min(RETRY_MIN_MS * 2, RETRY_MAX_MS);
+    }
     while (!this.stopped) {
       const opened = Date.now();
       try {
@@ -152,15 +160,21 @@ export class OnlineConfig implements ConfigSource {
         if (Date.now() - opened > HEALTHY_STREAM_MS) backoff = RETRY_MIN_MS;
         this.failed(err, backoff);
       }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backoff);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      await this.pause(backoff);
       backoff = Math.min(backoff * 2, RETRY_MAX_MS);
     }
+  }
+
+  /** Waits `ms`, or less when close() wakes it. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.stopped) return resolve();
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   async close(): Promise<void> {
