@@ -20,7 +20,6 @@
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 import { hostname as machineHostname } from 'node:os';
-import { LoginBackoff } from '../auth/login-backoff.js';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { QueryAdmission } from './admission.js';
 import { MemoryGuard } from './memory-guard.js';
@@ -72,8 +71,6 @@ export function createQueryExtension(): CloudExtension {
       });
       const sandbox = new SqlSandbox(connect, limits, admission);
       const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
-      // PostgreSQL logins back off as Authenticate's do (cloud/auth/login-backoff.ts), keyed by the
-      // database user name and the client's address.
       // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
       const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
       const pg = new PgEndpoint({
@@ -83,7 +80,9 @@ export function createQueryExtension(): CloudExtension {
         port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0),
         logger,
         sinks,
-        loginGate: LoginBackoff.fromEnv(),
+        // The cloud's one login gate (shared with Authenticate), keyed by the database user name and the
+        // client's address: failures over psql and over Authenticate count toward the same back-off.
+        loginGate: ctx.loginGate,
         tls: ctx.tls,
       });
       const address = await pg.listen();
