@@ -6,7 +6,7 @@
 //                                   this machine's hostname when listening on all interfaces)
 //   PLATFORM_QUERY_TIMEOUT_MS       time limit of a SQL or MQL query, inspection included (default 10000)
 //   PLATFORM_QUERY_MAX_ROWS         result row limit (default 100000)
-//   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000)
+//   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000, at most 64 MiB)
 //   PLATFORM_QUERY_MAX_TEXT_BYTES   query text limit (default 65536)
 //   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which running user queries are interrupted (default 1280)
 //   PLATFORM_QUERY_CONCURRENCY      user queries running at once in total (default 3)
@@ -22,6 +22,7 @@
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { QueryAdmission } from './admission.js';
+import { resultBytesFromEnv } from './result-size.js';
 import { MemoryGuard } from './memory-guard.js';
 import { MingoPool } from './mql/mingo-pool.js';
 import { MqlRunner } from './mql/mql-runner.js';
@@ -46,7 +47,7 @@ export function createQueryExtension(): CloudExtension {
       const limits: QueryLimits = {
         timeoutMs: envNumber('PLATFORM_QUERY_TIMEOUT_MS', 10_000, 1),
         maxRows: envNumber('PLATFORM_QUERY_MAX_ROWS', 100_000, 1),
-        maxBytes: envNumber('PLATFORM_QUERY_MAX_BYTES', 4_000_000, 1024),
+        maxBytes: resultBytesFromEnv(),
         maxTextBytes: envNumber('PLATFORM_QUERY_MAX_TEXT_BYTES', 64 * 1024, 16),
         memory: new MemoryGuard(envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20),
       };

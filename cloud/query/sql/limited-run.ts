@@ -1,8 +1,8 @@
 // Runs one statement on a dedicated connection under a statement timeout and result row/byte limits.
 // The timeout interrupts DuckDB itself (not just the wait), so a runaway query stops using the CPU.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { calculateObjectSize } from 'bson';
 import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { documentSize, resultTooLarge } from '../result-size.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 
@@ -54,13 +54,10 @@ export async function readLimited(
       continue;
     }
     for (const doc of chunkDocs) {
-      bytes += calculateObjectSize(doc);
+      // Also refuses a document over BSON's 16 MiB limit, which the encoder would truncate (../result-size.ts).
+      bytes += documentSize(doc, field, docs.length);
       usage.bytes = bytes;
-      if (bytes > limits.maxBytes) {
-        throw resourceExhausted(
-          `${field}: the result is larger than the ${limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES); select fewer columns or rows`,
-        );
-      }
+      if (bytes > limits.maxBytes) throw resultTooLarge(field, limits.maxBytes);
       docs.push(doc);
     }
   }
