@@ -68,3 +68,13 @@ test('settings come from the environment and are checked', (t) => {
   t.is(gate.backoffMs, 5000);
   t.throws(() => LoginBackoff.fromEnv({ PLATFORM_LOGIN_WINDOW_S: 'soon' }), { message: /PLATFORM_LOGIN_WINDOW_S must be a number/ });
 });
+
+test('an IPv4 client seen through a dual-stack socket counts as the same address', (t) => {
+  const gate = new LoginBackoff({ maxAddressFailures: 2, maxKeyFailures: 100 });
+  gate.failed('key-1', '::ffff:10.0.0.7'); // as a PostgreSQL socket may report it
+  gate.failed('key-2', '10.0.0.7'); // as gRPC reports it
+  const err = t.throws(() => gate.check('key-3', '10.0.0.7'));
+  t.regex(err.message, /address 10\.0\.0\.7/);
+  t.throws(() => gate.check('key-3', '::ffff:10.0.0.7'));
+  t.notThrows(() => gate.check('key-3', '::1'));
+});

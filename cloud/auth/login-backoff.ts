@@ -1,6 +1,8 @@
-// Login back-off for AuthService/Authenticate (and the PostgreSQL endpoint's password login): after too
+// Login back-off for AuthService/Authenticate and the PostgreSQL endpoint's password login: after too
 // many failures in a window, a key id or a source address is refused with RESOURCE_EXHAUSTED for a while,
-// before any scrypt runs, so a flood of wrong keys costs the server a map lookup, not a hash.
+// before any scrypt runs, so a flood of wrong keys costs the server a map lookup, not a hash. A cloud
+// has one gate (created in cloud/server/cloud-server.ts, handed to extensions as CloudContext.loginGate),
+// so failures over psql count toward Authenticate's back-off and the other way round.
 //
 // Settings (environment of `platform-cloud serve`):
 //   PLATFORM_LOGIN_MAX_FAILURES          failures per key id per window before it backs off (default 10)
@@ -106,7 +108,8 @@ export class LoginBackoff implements LoginGate {
     });
   }
 
-  check(keyId: string, address: string): void {
+  check(keyId: string, rawAddress: string): void {
+    const address = sourceAddress(rawAddress);
     const now = this.now();
     const keyUntil = this.keys.blockedUntil(keyId, now);
     const addressUntil = this.addresses.blockedUntil(address, now);
@@ -123,13 +126,23 @@ export class LoginBackoff implements LoginGate {
   failed(keyId: string, address: string): void {
     const now = this.now();
     this.keys.fail(keyId, now);
-    this.addresses.fail(address, now);
+    this.addresses.fail(sourceAddress(address), now);
   }
 
   /** Only the key's own count is cleared: a success with one's own key must not reset an address under attack. */
   succeeded(keyId: string, _address: string): void {
     this.keys.clear(keyId);
   }
+}
+
+/**
+ * One spelling per source: an IPv4 client seen through a dual-stack socket ("::ffff:1.2.3.4", as the
+ * PostgreSQL endpoint's socket may report it) counts as "1.2.3.4", as gRPC reports it, so the gate's
+ * users share one count per address.
+ */
+export function sourceAddress(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped ? mapped[1] : address;
 }
 
 /** The source address of a gRPC peer string ("ipv4:1.2.3.4:5678", "[::1]:5678", "unix:..."), without the port. */

@@ -6,7 +6,7 @@
 //                                   this machine's hostname when listening on all interfaces)
 //   PLATFORM_QUERY_TIMEOUT_MS       time limit of a SQL or MQL query, inspection included (default 10000)
 //   PLATFORM_QUERY_MAX_ROWS         result row limit (default 100000)
-//   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000)
+//   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000, at most 64 MiB)
 //   PLATFORM_QUERY_MAX_TEXT_BYTES   query text limit (default 65536)
 //   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which running user queries are interrupted (default 1280)
 //   PLATFORM_QUERY_CONCURRENCY      user queries running at once in total (default 3)
@@ -20,9 +20,9 @@
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 import { hostname as machineHostname } from 'node:os';
-import { LoginBackoff } from '../auth/login-backoff.js';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { QueryAdmission } from './admission.js';
+import { resultBytesFromEnv } from './result-size.js';
 import { MemoryGuard } from './memory-guard.js';
 import { MingoPool } from './mql/mingo-pool.js';
 import { MqlRunner } from './mql/mql-runner.js';
@@ -47,7 +47,7 @@ export function createQueryExtension(): CloudExtension {
       const limits: QueryLimits = {
         timeoutMs: envNumber('PLATFORM_QUERY_TIMEOUT_MS', 10_000, 1),
         maxRows: envNumber('PLATFORM_QUERY_MAX_ROWS', 100_000, 1),
-        maxBytes: envNumber('PLATFORM_QUERY_MAX_BYTES', 4_000_000, 1024),
+        maxBytes: resultBytesFromEnv(),
         maxTextBytes: envNumber('PLATFORM_QUERY_MAX_TEXT_BYTES', 64 * 1024, 16),
         memory: new MemoryGuard(envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20),
       };
@@ -72,8 +72,6 @@ export function createQueryExtension(): CloudExtension {
       });
       const sandbox = new SqlSandbox(connect, limits, admission);
       const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
-      // PostgreSQL logins back off as Authenticate's do (cloud/auth/login-backoff.ts), keyed by the
-      // database user name and the client's address.
       // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
       const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
       const pg = new PgEndpoint({
@@ -83,7 +81,9 @@ export function createQueryExtension(): CloudExtension {
         port: envNumber('PLATFORM_QUERY_PG_PORT', 5432, 0),
         logger,
         sinks,
-        loginGate: LoginBackoff.fromEnv(),
+        // The cloud's one login gate (shared with Authenticate), keyed by the database user name and the
+        // client's address: failures over psql and over Authenticate count toward the same back-off.
+        loginGate: ctx.loginGate,
         tls: ctx.tls,
       });
       const address = await pg.listen();

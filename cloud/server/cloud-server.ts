@@ -8,6 +8,7 @@ import { coreAdminActions } from '../admin/actions.js';
 import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';
 import { Authorizer } from '../auth/authorizer.js';
+import { LoginBackoff } from '../auth/login-backoff.js';
 import { TokenSigner } from '../auth/token.js';
 import { addDataServices } from '../data/add-data-services.js';
 import { QueryEngineSlot } from '../data/query-engine-slot.js';
@@ -55,7 +56,10 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 }),
   );
   const queryEngine = new QueryEngineSlot();
-  addAuthService(server, store, tokens);
+  // One login gate for every way in (Authenticate, the PostgreSQL endpoint's password login): failures
+  // on one count toward the back-off of the other, per key id and per source address.
+  const loginGate = LoginBackoff.fromEnv();
+  addAuthService(server, store, tokens, loginGate);
   addDataServices(server, { store, authorizer, queryEngine, logger });
 
   const started: CloudExtension[] = [];
@@ -68,6 +72,7 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     dataDir: options.dataDir,
     logger,
     tls: options.tls,
+    loginGate,
     setQueryEngine: (engine) => {
       queryEngine.engine = engine;
     },

@@ -13,6 +13,7 @@ import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { AdminAction } from '../admin/actions.js';
 import type { Authorizer } from '../auth/authorizer.js';
+import type { LoginGate } from '../auth/login-backoff.js';
 import type { QueryEngine } from '../data/query-engine-slot.js';
 import type { Store } from '../store/store.js';
 
@@ -31,6 +32,12 @@ export interface CloudContext {
    * extension with its own listener (the PostgreSQL endpoint) serves TLS with the same pair.
    */
   tls?: ServingTls;
+  /**
+   * The login back-off that AuthService/Authenticate uses (cloud/auth/login-backoff.ts). An extension
+   * that checks passwords or keys itself (the PostgreSQL endpoint) passes its logins through this same
+   * gate, so failures anywhere count toward one back-off per key id and per source address.
+   */
+  loginGate: LoginGate;
   /** Registers the engine behind TabularDataBySQL/ByMQL, GetDatabaseConnection, ConfigureDatabaseUser. */
   setQueryEngine(engine: QueryEngine): void;
 }

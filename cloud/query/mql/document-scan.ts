@@ -46,21 +46,31 @@ export async function scanBatches(
   sql: string,
   limits: { timeoutMs: number; maxRows: number; memory?: MemoryGuard },
 ): Promise<DocumentBatches> {
-  return interruptible(conn, limits, 'query', async () => {
-    const result = await conn.stream(sql);
-    const batches: string[] = [];
-    let count = 0;
-    for (;;) {
-      const chunk = await result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) break;
-      count += chunk.rowCount;
-      if (count > limits.maxRows) {
-        throw invalidArgument(`query: the pipeline would read more than ${limits.maxRows} documents; add a selective $match first`);
+  // The JSON text held so far, counted for the memory guard (2 bytes a character in V8 at worst).
+  let held = 0;
+  return interruptible(
+    conn,
+    limits,
+    'query',
+    async () => {
+      const result = await conn.stream(sql);
+      const batches: string[] = [];
+      let count = 0;
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        count += chunk.rowCount;
+        if (count > limits.maxRows) {
+          throw invalidArgument(`query: the pipeline would read more than ${limits.maxRows} documents; add a selective $match first`);
+        }
+        const batch = `[${(chunk.getColumnValues(0) as string[]).join(',')}]`;
+        held += 2 * batch.length;
+        batches.push(batch);
       }
-      batches.push(`[${(chunk.getColumnValues(0) as string[]).join(',')}]`);
-    }
-    return { batches, count };
-  });
+      return { batches, count };
+    },
+    () => held,
+  );
 }
 
 export async function scanDocuments(

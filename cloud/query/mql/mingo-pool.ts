@@ -6,7 +6,7 @@
 // runaway aggregation.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { resourceExhausted } from '../../../core/shared/status-error.js';
+import { resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
 import type { MingoTask } from './mingo-worker.js';
 
 function childLocation(): { path: string; execArgv: string[] } {
@@ -146,9 +146,11 @@ export class MingoPool {
       if (!slot.child && !this.closed) slot.child = this.spawn();
       this.dispatch();
     };
-    const onMessage = (reply: { id: number; docs?: Record<string, unknown>[]; error?: string }) => {
+    const onMessage = (reply: { id: number; docs?: Record<string, unknown>[]; error?: string; code?: number }) => {
       if (reply.id !== id) return;
-      finish(() => (reply.error !== undefined ? job.reject(new Error(reply.error)) : job.resolve(reply.docs ?? [])));
+      // A status error of the child (a result limit) keeps its code; anything else is the stages' fault.
+      const error = () => (reply.code !== undefined ? new StatusError(reply.code, reply.error!) : new Error(reply.error));
+      finish(() => (reply.error !== undefined ? job.reject(error()) : job.resolve(reply.docs ?? [])));
     };
     const onExit = (code: number | null, sig: NodeJS.Signals | null) => {
       slot.child = undefined;

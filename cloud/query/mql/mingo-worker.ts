@@ -1,12 +1,18 @@
 // Runs the residual aggregation stages in a worker thread, so that a pipeline that explodes ($densify over
 // a huge range, a giant $bucketAuto) is stopped by terminating the thread instead of freezing the server.
 import { aggregate } from 'mingo';
+import type { ResultSizeLimits } from '../result-size.js';
 import { parseBatches } from './document-scan.js';
 import { geoNear } from './geo-near.js';
 import type { Stage } from './stages.js';
 
-/** Documents either as objects (a pipeline sink) or as JSON batches straight from DuckDB. */
-export type MingoTask = { docs: Record<string, unknown>[]; stages: Stage[] } | { batches: string[]; dateFields: string[]; stages: Stage[] };
+/**
+ * Documents either as objects (a pipeline sink) or as JSON batches straight from DuckDB. With
+ * resultLimits, the child process refuses a result over them instead of sending it (mingo-child.ts).
+ */
+export type MingoTask = ({ docs: Record<string, unknown>[]; stages: Stage[] } | { batches: string[]; dateFields: string[]; stages: Stage[] }) & {
+  resultLimits?: ResultSizeLimits;
+};
 
 export default function evaluate(task: MingoTask): Record<string, unknown>[] {
   const docs = 'docs' in task ? task.docs : parseBatches(task.batches, task.dateFields);

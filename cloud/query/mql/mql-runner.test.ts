@@ -238,7 +238,8 @@ test('an evaluation that exhausts its heap ends only its child process: RESOURCE
   const small = new MingoPool({ processes: 1, maxHeapMb: 64 });
   try {
     const capped = new MqlRunner(fx.connect, small, async () => [], { limits: { timeoutMs: 120_000 } });
-    // 2^22 copies of a 1 KiB string in one array: only the run time shows its size.
+    // 2^25 references to one string in one array (128 MiB of pointers, twice the cap): only the run time
+    // shows its size. (With 2^23, about 32 MiB, the evaluation sometimes fit the 64 MiB heap.)
     const err = await t.throwsAsync(
       capped.run(
         'org-a',
@@ -248,7 +249,7 @@ test('an evaluation that exhausts its heap ends only its child process: RESOURCE
             $project: {
               big: {
                 $reduce: {
-                  input: { $range: [0, 22] },
+                  input: { $range: [0, 24] },
                   initialValue: [
                     'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
                   ],

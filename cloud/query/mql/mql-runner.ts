@@ -2,7 +2,8 @@
 // readings, and evaluates the rest with mingo in a worker thread, all under one timeout.
 import { status } from '@grpc/grpc-js';
 import { calculateObjectSize } from 'bson';
-import { invalidArgument, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { checkResultSize } from '../result-size.js';
+import { invalidArgument, StatusError } from '../../../core/shared/status-error.js';
 import type { QueryAdmission } from '../admission.js';
 import type { TabularDataSourceTypeName } from '../../data/query-engine-slot.js';
 import { timeoutError } from '../sql/limited-run.js';
@@ -69,7 +70,7 @@ export class MqlRunner {
     let out: Record<string, unknown>[];
     if (source.sourceType === 'PIPELINE_SINK') {
       if (!source.pipelineId) throw invalidArgument('pipeline_id: is required with TABULAR_DATA_SOURCE_TYPE_PIPELINE_SINK');
-      out = await this.evaluate({ docs: await this.sink(organizationId, source.pipelineId), stages }, deadline);
+      out = await this.evaluate({ docs: await this.sink(organizationId, source.pipelineId), stages, resultLimits: this.resultLimits() }, deadline);
     } else {
       const since = source.sourceType === 'HOT_STORAGE' ? new Date(this.now().getTime() - this.hotStorageMs) : undefined;
       const geo = '$geoNear' in stages[0];
@@ -77,7 +78,10 @@ export class MqlRunner {
       const residual = geo ? stages : plan.residual;
       const dateFields = plan.group ? [] : dateFieldsOf(plan.fields);
       const { batches } = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), deadline);
-      out = residual.length === 0 ? parseBatches(batches, dateFields) : await this.evaluate({ batches, dateFields, stages: residual }, deadline);
+      out =
+        residual.length === 0
+          ? parseBatches(batches, dateFields)
+          : await this.evaluate({ batches, dateFields, stages: residual, resultLimits: this.resultLimits() }, deadline);
     }
     this.checkResult(out);
     return out;
@@ -107,16 +111,12 @@ export class MqlRunner {
     }
   }
 
+  private resultLimits() {
+    return { maxRows: this.limits.maxRows, maxBytes: this.limits.maxBytes };
+  }
+
   private checkResult(docs: Record<string, unknown>[]): void {
-    if (docs.length > this.limits.maxRows) {
-      throw resourceExhausted(`query: the result has more than the ${this.limits.maxRows}-document limit (PLATFORM_QUERY_MAX_ROWS); add a $limit or $group`);
-    }
-    let bytes = 0;
-    for (const doc of docs) {
-      bytes += calculateObjectSize(doc);
-      if (bytes > this.limits.maxBytes)
-        throw resourceExhausted(`query: the result is larger than the ${this.limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES)`);
-    }
+    checkResultSize(docs, this.limits, 'query');
   }
 }
 

@@ -1,8 +1,8 @@
 // Runs one statement on a dedicated connection under a statement timeout and result row/byte limits.
 // The timeout interrupts DuckDB itself (not just the wait), so a runaway query stops using the CPU.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { calculateObjectSize } from 'bson';
 import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { documentSize, resultTooLarge } from '../result-size.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
 
@@ -16,13 +16,28 @@ export async function runLimited(conn: DuckDBConnection, sql: string, limits: Qu
 }
 
 /** Like runLimited, and also names the result columns (an empty result still has them). */
-/** Like runLimited, and also names the result columns (an empty result still has them). */
 export async function runLimitedTable(conn: DuckDBConnection, sql: string, limits: QueryLimits, field = 'sql_query'): Promise<LimitedResult> {
-  return interruptible(conn, limits, field, () => readLimited(conn, sql, limits, field));
+  const usage = { bytes: 0 };
+  return interruptible(
+    conn,
+    limits,
+    field,
+    () => readLimited(conn, sql, limits, field, usage),
+    () => usage.bytes,
+  );
 }
 
-/** Streams `sql`'s result into documents under the row and byte limits; the caller bounds the time. */
-export async function readLimited(conn: DuckDBConnection, sql: string, limits: QueryLimits, field = 'sql_query'): Promise<LimitedResult> {
+/**
+ * Streams `sql`'s result into documents under the row and byte limits; the caller bounds the time.
+ * `usage.bytes` follows the BSON size of the documents built so far, for the memory guard's accounting.
+ */
+export async function readLimited(
+  conn: DuckDBConnection,
+  sql: string,
+  limits: QueryLimits,
+  field = 'sql_query',
+  usage: { bytes: number } = { bytes: 0 },
+): Promise<LimitedResult> {
   const result = await conn.stream(sql);
   const layout = resultColumns(result);
   const docs: Record<string, unknown>[] = [];
@@ -39,12 +54,10 @@ export async function readLimited(conn: DuckDBConnection, sql: string, limits: Q
       continue;
     }
     for (const doc of chunkDocs) {
-      bytes += calculateObjectSize(doc);
-      if (bytes > limits.maxBytes) {
-        throw resourceExhausted(
-          `${field}: the result is larger than the ${limits.maxBytes}-byte limit (PLATFORM_QUERY_MAX_BYTES); select fewer columns or rows`,
-        );
-      }
+      // Also refuses a document over BSON's 16 MiB limit, which the encoder would truncate (../result-size.ts).
+      bytes += documentSize(doc, field, docs.length);
+      usage.bytes = bytes;
+      if (bytes > limits.maxBytes) throw resultTooLarge(field, limits.maxBytes);
       docs.push(doc);
     }
   }
@@ -55,28 +68,33 @@ export async function readLimited(conn: DuckDBConnection, sql: string, limits: Q
  * Runs `body` against `conn`, interrupting DuckDB when it outlives `timeoutMs`. A run that was
  * interrupted is a timeout error even when DuckDB ended its stream quietly instead of failing, so a
  * cut-short result is never returned as complete; other errors become status errors naming `field`.
+ * `held` tells the memory guard what the run holds outside DuckDB, so that it stops the largest query.
  */
 export async function interruptible<T>(
   conn: DuckDBConnection,
   limits: Pick<QueryLimits, 'timeoutMs' | 'memory'>,
   field: string,
   body: () => Promise<T>,
+  held?: () => number,
 ): Promise<T> {
   let stopped: 'time' | 'memory' | undefined;
-  const timer = setTimeout(() => {
-    stopped ??= 'time';
+  // DuckDB's interrupt only reaches the statement running at that instant: one that lands between the
+  // body's statements (after the inspection, before the query) would be lost and the query would run
+  // on unbounded. So once stopped, the connection is interrupted again every few ms until the body ends.
+  let repeat: NodeJS.Timeout | undefined;
+  const stop = (why: 'time' | 'memory') => {
+    stopped ??= why;
     conn.interrupt();
-  }, limits.timeoutMs);
-  const unwatch = limits.memory?.watch(() => {
-    stopped ??= 'memory';
-    conn.interrupt();
-  });
+    repeat ??= setInterval(() => conn.interrupt(), 20);
+  };
+  const timer = setTimeout(() => stop('time'), limits.timeoutMs);
+  const unwatch = limits.memory?.watch(() => stop('memory'), { held });
   const stopError = () =>
     stopped === 'time'
       ? timeoutError(limits, field)
       : resourceExhausted(
           `${field}: the service's memory passed its ${Math.round(limits.memory!.limitBytes / 2 ** 20)} MiB limit ` +
-            '(PLATFORM_QUERY_RSS_LIMIT_MB) while this query ran, and it was interrupted; make it build smaller values',
+            '(PLATFORM_QUERY_RSS_LIMIT_MB) while this query ran, and it was the largest running query, so it was interrupted; make it build smaller values',
         );
   try {
     const value = await body();
@@ -87,6 +105,7 @@ export async function interruptible<T>(
     throw toStatusError(err, field);
   } finally {
     clearTimeout(timer);
+    clearInterval(repeat);
     unwatch?.();
   }
 }

@@ -64,11 +64,18 @@ export class SqlSandbox {
       try {
         // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
         // timeout cannot hit anyone else's statement.
-        return await interruptible(conn, this.limits, 'sql_query', async () => {
-          await inspectStatement(conn, sql);
-          await conn.run(viewSql);
-          return readLimited(conn, sql, this.limits);
-        });
+        const usage = { bytes: 0 };
+        return await interruptible(
+          conn,
+          this.limits,
+          'sql_query',
+          async () => {
+            await inspectStatement(conn, sql);
+            await conn.run(viewSql);
+            return readLimited(conn, sql, this.limits, 'sql_query', usage);
+          },
+          () => usage.bytes,
+        );
       } finally {
         conn.closeSync();
       }
