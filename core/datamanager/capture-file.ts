@@ -81,6 +81,13 @@ export class CaptureFileWriter {
     this.records++;
   }
 
+  /** Appends already framed records (see frame()) with one write(2). */
+  appendFrames(frames: Buffer[], count: number): void {
+    if (count === 0) return;
+    this.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+    this.records += count;
+  }
+
   /** Makes what was appended durable; cheap when nothing was. */
   sync(): void {
     if (!this.dirty) return;
