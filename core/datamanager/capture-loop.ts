@@ -7,9 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { SampleBatch, SamplerFunction, SamplerHandle } from '../workers/port-sampler.js';
-import type { CaptureMethodSpec } from './attributes.js';
+import type { CaptureMethodSpec } from '../shared/data-manager-attributes.js';
 import { CaptureFileWriter, frame, type CaptureFileHeader } from './capture-file.js';
-import type { CaptureCall, Captured } from './capture-methods.js';
+import type { CaptureCall, Captured } from '../shared/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
 
 const LATENESS_SAMPLES = 4096;
