@@ -111,7 +111,18 @@ export class CaptureLoop {
       frames.push(framed);
       count++;
       bytes += framed.byteLength;
-      if ((this.writer?.bytes ?? 0) + bytes >= this.options.maxFileBytes) {
+      let fileBytes: number;
+      try {
+        fileBytes = this.writerFor().bytes; // the header counts towards the limit too
+      } catch (err) {
+        this.stats.errors += count - 1;
+        this.fail(`capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`);
+        frames = [];
+        count = 0;
+        bytes = 0;
+        continue;
+      }
+      if (fileBytes + bytes >= this.options.maxFileBytes) {
         if (write()) this.rotate();
       }
     }
