@@ -8,10 +8,11 @@
 // (default 8081) is the cloud's port. `npm start -- <config.json>` runs a local config file offline
 // instead, as before.
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -100,6 +101,10 @@ async function stack() {
   const saved = await admin('part', 'config', 'get', '--part', ids.part_id);
   if (saved.revision === 0) {
     const example = JSON.parse(readFileSync(join(root, 'examples', 'fake.json'), 'utf8'));
+    // The example's data manager captures into this stack's home, not ~/.platform (PLATFORM_HOME moves it).
+    for (const service of example.services ?? []) {
+      if (service.api === 'core:service:data_manager') service.attributes = { ...service.attributes, capture_dir: join(home, 'capture') };
+    }
     const configFile = join(home, 'start-example-config.json');
     writePrivate(configFile, JSON.stringify(example));
     await admin('part', 'config', 'set', '--part', ids.part_id, configFile);
@@ -107,6 +112,7 @@ async function stack() {
   writePrivate(credentialsFile, `${JSON.stringify({ cloud: { id: ids.part_id, secret: ids.part_secret, app_address: cloudAddress } }, null, 2)}\n`);
   const env = { ...process.env, PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online') };
   const address = await startProgram('platform-server', [serverMain, '-config', credentialsFile], /platform-server serving on (\S+)/, env);
+  const sql = await databaseLogin(cloudAddress, ids);
   const login = JSON.stringify({ entity: ids.key_id, credentials: { type: 'api-key', payload: ids.key } });
   process.stdout.write(`
   The whole stack is up (gRPC reflection is on everywhere, so grpcurl needs no proto files).
@@ -122,11 +128,35 @@ async function stack() {
     grpcurl -plaintext -d '{"name":"thermometer"}' ${address} platform.component.sensor.v1.SensorService/GetReadings
     grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus
 
+  The example machine captures the thermometer once a second and syncs every 6 s; its rows, in SQL:
+    PGPASSWORD='${sql.password}' psql "${sql.uri}" -c "SELECT time_requested, data FROM readings WHERE component_name = 'thermometer' ORDER BY time_requested DESC LIMIT 5"
+
   Change the machine: UpdateRobotPart, or
     node ${cloudMain} part config set --part ${ids.part_id} <file.json>
   and the runtime applies it within a second.  Ctrl-C stops everything.
 
 `);
+}
+
+/**
+ * The organization's database user (the cloud's PostgreSQL endpoint): its password is set on the first
+ * start and kept in the stack file, so that the printed psql line works on every start.
+ */
+async function databaseLogin(cloudAddress, ids) {
+  const { createCloudClient } = await import(pathToFileURL(join(root, 'dist', 'cloud', 'client', 'cloud-client.js')).href);
+  const client = createCloudClient({ serviceHost: cloudAddress, credentials: { type: 'api-key', authEntity: ids.key_id, payload: ids.key } });
+  try {
+    if (!ids.db_password) {
+      const password = randomBytes(18).toString('base64url');
+      await client.dataClient.configureDatabaseUser(ids.org_id, password);
+      ids.db_password = password;
+      writePrivate(stackFile, `${JSON.stringify(ids, null, 2)}\n`);
+    }
+    const { uri } = await client.dataClient.getDatabaseConnection(ids.org_id);
+    return { password: ids.db_password, uri };
+  } finally {
+    client.close();
+  }
 }
 
 const main = process.argv[2] ? offline(process.argv[2]) : stack();

@@ -3,6 +3,7 @@
 // so a machine is never sent a config that the runtime would reject for reasons the cloud can see.
 import { builtinModels } from '../../drivers/index.js';
 import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { dataManagerModel } from '../../core/shared/data-manager-model.js';
 import { ModelRegistry } from '../../core/shared/model-registry.js';
 import { checkPartConfig } from '../../core/shared/part-config.js';
 import type { Store } from '../store/store.js';
@@ -64,6 +65,8 @@ function builtinRegistry(): ModelRegistry {
   if (!registry) {
     registry = new ModelRegistry();
     for (const model of builtinModels) registry.register(model);
+    // The runtime's built-in service that lives in core/ (core/server/compose.ts registers it there too).
+    registry.register(dataManagerModel);
   }
   return registry;
 }

@@ -12,8 +12,9 @@
 // records are checked frame by frame, a torn or corrupt tail (a record cut by the crash) is truncated,
 // and the file is closed like any other.
 //
-// fsync policy: every record is one write(2) as soon as it is captured, so a crash of the process (kill
-// -9) loses nothing that was written; the data reaches the disk itself at the latest at the next
+// fsync policy: the records of one batch (at most 50 ms of a method's captures, see capture-loop.ts) are
+// one write(2) as soon as the batch arrives, so a crash of the process (kill -9) loses at most the last
+// 50 ms of captures; the data reaches the disk itself at the latest at the next
 // fdatasync, which runs once per second for each open file that has new records, and when a file closes.
 // A power cut therefore loses at most the last second of captures.
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
@@ -79,6 +80,13 @@ export class CaptureFileWriter {
   append(record: Uint8Array): void {
     this.write(frame(record));
     this.records++;
+  }
+
+  /** Appends already framed records (see frame()) with one write(2). */
+  appendFrames(frames: Buffer[], count: number): void {
+    if (count === 0) return;
+    this.write(frames.length === 1 ? frames[0] : Buffer.concat(frames));
+    this.records += count;
   }
 
   /** Makes what was appended durable; cheap when nothing was. */

@@ -1,17 +1,20 @@
-// One capture method of one resource: calls it at its frequency and appends each result to the method's
-// open capture file. Ticks are scheduled from the start time (start + k * period), not from the previous
-// tick, so lateness never accumulates (no drift); a tick that comes while the previous call is still
-// running is skipped and counted rather than queued.
+// One capture method of one resource. The ticks run in the captured resource's own worker (a sampler,
+// core/workers/port-sampler.ts: drift-corrected, a tick that comes while the previous capture still
+// runs is skipped and counted), which posts the results here in batches; each batch is encoded,
+// framed and appended to the method's open capture file with one write(2).
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
-import type { CaptureMethodSpec } from './attributes.js';
-import { CaptureFileWriter, type CaptureFileHeader } from './capture-file.js';
-import type { Captured, CaptureTarget } from './capture-methods.js';
+import type { SampleBatch, SamplerFunction, SamplerHandle } from '../workers/port-sampler.js';
+import type { CaptureMethodSpec } from '../shared/data-manager-attributes.js';
+import { CaptureFileWriter, frame, type CaptureFileHeader } from './capture-file.js';
+import type { CaptureCall, Captured } from '../shared/capture-methods.js';
+import { framedTabularRecord } from './tabular-record.js';
 
 const LATENESS_SAMPLES = 4096;
+/** How long captures wait in the captured resource's worker before they travel here together. */
+export const CAPTURE_BATCH_MS = 50;
 
 export interface CaptureStatistics {
   records: number;
@@ -28,9 +31,11 @@ export interface CaptureLoopOptions {
   api: string;
   spec: CaptureMethodSpec;
   maxFileBytes: number;
-  /** Calls the method and shapes its result. */
-  capture: (target: CaptureTarget, params: Record<string, unknown>) => Promise<Captured>;
-  target: CaptureTarget;
+  /** The driver calls of one capture, and how their results become what is stored. */
+  calls: CaptureCall[];
+  shape(values: unknown[]): Captured;
+  /** Starts the sampler in the captured resource's worker. */
+  sample: SamplerFunction;
   onError(message: string): void;
 }
 
@@ -40,20 +45,13 @@ export function captureFileBase(dir: string): string {
 }
 
 export class CaptureLoop {
-  private timer?: NodeJS.Timeout;
-  private start = 0;
-  private tick = 0;
-  private inFlight?: Promise<void>;
+  private sampler?: SamplerHandle;
   private writer?: CaptureFileWriter;
-  private stopped = false;
   private latenessAt = 0;
-  private lastRequested = 0;
   readonly dir: string;
   readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [] };
-  private readonly period: number;
 
   constructor(private readonly options: CaptureLoopOptions) {
-    this.period = 1000 / options.spec.frequencyHz;
     // <capture_dir>/<subtype>/<resource>/<method>: a method's files sort by time in their own folder.
     this.dir = join(options.captureDir, options.api.split(':').pop()!, options.resource, options.spec.method);
     mkdirSync(this.dir, { recursive: true });
@@ -64,70 +62,86 @@ export class CaptureLoop {
   }
 
   run(): void {
-    this.start = performance.now();
-    this.schedule();
+    this.sampler = this.options.sample({ calls: this.options.calls, frequencyHz: this.options.spec.frequencyHz, flushMs: CAPTURE_BATCH_MS }, (batch) =>
+      this.store(batch),
+    );
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    const now = performance.now();
-    this.tick++;
-    let due = this.start + this.tick * this.period;
-    if (due < now - this.period) {
-      // Far behind (a long pause): skip the missed ticks instead of firing them in a burst.
-      const missed = Math.floor((now - due) / this.period);
-      this.stats.skipped += missed;
-      this.tick += missed;
-      due = this.start + this.tick * this.period;
+  private fail(message: string): void {
+    this.stats.errors++;
+    if (this.stats.last_error !== message) this.options.onError(message);
+    this.stats.last_error = message;
+  }
+
+  /** Encodes a batch and appends it, closing the file at maximum_capture_file_size_bytes. */
+  private store(batch: SampleBatch): void {
+    this.stats.skipped += batch.skipped;
+    let frames: Buffer[] = [];
+    let count = 0;
+    let bytes = 0;
+    const write = (): boolean => {
+      try {
+        this.writerFor().appendFrames(frames, count);
+        this.stats.records += count;
+        return true;
+      } catch (err) {
+        this.stats.errors += count - 1;
+        this.fail(`capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`);
+        return false;
+      } finally {
+        frames = [];
+        count = 0;
+        bytes = 0;
+      }
+    };
+    for (const sample of batch.samples) {
+      // A ring of the last LATENESS_SAMPLES values: no shifting of the array on every tick.
+      this.stats.lateness[this.latenessAt++ % LATENESS_SAMPLES] = sample.lateMs;
+      if (sample.error) {
+        this.fail(`capture ${this.key}: ${sample.error.message}`);
+        continue;
+      }
+      let framed: Buffer;
+      try {
+        framed = this.framed(sample.requested, sample.received, this.options.shape(sample.values!));
+      } catch (err) {
+        this.fail(`capture ${this.key}: ${(err as Error).message}`);
+        continue;
+      }
+      frames.push(framed);
+      count++;
+      bytes += framed.byteLength;
+      let fileBytes: number;
+      try {
+        fileBytes = this.writerFor().bytes; // the header counts towards the limit too
+      } catch (err) {
+        this.stats.errors += count - 1;
+        this.fail(`capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`);
+        frames = [];
+        count = 0;
+        bytes = 0;
+        continue;
+      }
+      if (fileBytes + bytes >= this.options.maxFileBytes) {
+        if (write()) this.rotate();
+      }
     }
-    this.timer = setTimeout(() => this.fire(due), Math.max(0, due - now));
+    if (count > 0) write();
   }
 
-  private fire(due: number): void {
-    // A ring of the last LATENESS_SAMPLES values: no shifting of the array on every tick.
-    this.stats.lateness[this.latenessAt++ % LATENESS_SAMPLES] = performance.now() - due;
-    if (this.inFlight) this.stats.skipped++;
-    else this.inFlight = this.captureOnce().finally(() => (this.inFlight = undefined));
-    this.schedule();
+  /** One framed SensorData record (capture-file.ts); tabular ones through the hand-written encoder. */
+  private framed(requested: number, received: number, captured: Captured): Buffer {
+    if (captured.kind === 'tabular') return framedTabularRecord(requested, received, captured.data);
+    const { data, mimeType } = captured.binary;
+    return frame(
+      SensorData.encode({
+        metadata: { timeRequested: new Date(requested), timeReceived: new Date(received), mimeType },
+        binary: Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+      }).finish(),
+    );
   }
 
-  private async captureOnce(): Promise<void> {
-    // Times are whole milliseconds (protobuf Timestamps through Date). A late tick that fires right after
-    // the previous capture could get the same millisecond; one capture per millisecond at most keeps
-    // time_requested unique and ordered per method (frequencies are at most 1000 Hz, so on schedule no
-    // two ticks share a millisecond anyway).
-    const requested = new Date(Math.max(Date.now(), this.lastRequested + 1));
-    this.lastRequested = requested.getTime();
-    let captured: Captured;
-    try {
-      captured = await this.options.capture(this.options.target, this.options.spec.additionalParams);
-    } catch (err) {
-      this.stats.errors++;
-      const message = `capture ${this.key}: ${(err as Error).message}`;
-      if (this.stats.last_error !== message) this.options.onError(message);
-      this.stats.last_error = message;
-      return;
-    }
-    const received = new Date(Math.max(Date.now(), requested.getTime()));
-    const record =
-      captured.kind === 'tabular'
-        ? SensorData.encode({ metadata: { timeRequested: requested, timeReceived: received, mimeType: '' }, struct: captured.data }).finish()
-        : SensorData.encode({
-            metadata: { timeRequested: requested, timeReceived: received, mimeType: captured.binary.mimeType },
-            binary: Buffer.from(captured.binary.data),
-          }).finish();
-    try {
-      this.append(record, captured.kind);
-      this.stats.records++;
-    } catch (err) {
-      this.stats.errors++;
-      const message = `capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`;
-      if (this.stats.last_error !== message) this.options.onError(message);
-      this.stats.last_error = message;
-    }
-  }
-
-  private append(record: Uint8Array, kind: 'tabular' | 'binary'): void {
+  private writerFor(): CaptureFileWriter {
     if (!this.writer) {
       const header: CaptureFileHeader = {
         upload_id: randomUUID(),
@@ -136,12 +150,11 @@ export class CaptureLoop {
         method_name: this.options.spec.method,
         method_parameters: this.options.spec.additionalParams as Record<string, unknown>,
         tags: this.options.spec.tags,
-        kind,
+        kind: this.options.spec.kind,
       };
       this.writer = new CaptureFileWriter(captureFileBase(this.dir), header);
     }
-    this.writer.append(record);
-    if (this.writer.bytes >= this.options.maxFileBytes) this.rotate();
+    return this.writer;
   }
 
   /** fdatasync of the open file, if it has new records (once a second, see capture-file.ts). */
@@ -160,11 +173,9 @@ export class CaptureLoop {
     return this.writer?.bytes ?? 0;
   }
 
-  /** Stops ticking, lets a running capture finish (and be written), and closes the file. */
+  /** Stops the sampler, writes its last batch (a capture in progress included), and closes the file. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.inFlight;
+    await this.sampler?.stop();
     this.rotate();
   }
 }

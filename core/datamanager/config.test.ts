@@ -8,8 +8,8 @@ import { defineModel } from '../../plugins/contract.js';
 import { parseResourceEntries } from '../shared/resource-entry.js';
 import { resolveResources } from '../shared/resolve-resources.js';
 import { registryWithBuiltins } from '../server/compose.js';
-import { assembleDataManager } from './assemble.js';
-import type { DataManagerAttributes } from './attributes.js';
+import { assembleDataManager } from '../shared/data-manager-assemble.js';
+import type { DataManagerAttributes } from '../shared/data-manager-attributes.js';
 
 const sensor = (name: string, methods: unknown[], model = 'fake') => ({
   name,

@@ -6,13 +6,14 @@ import { accessSync, constants, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineDriver, type DriverLogger, type Resource } from '../../plugins/driver.js';
 import type { CapturedBinary } from '../../plugins/capture.js';
-import type { DataManagerAttributes, CaptureMethodSpec } from './attributes.js';
+import type { DataManagerAttributes, CaptureMethodSpec } from '../shared/data-manager-attributes.js';
 import { OPEN_SUFFIX, recoverCaptureFile } from './capture-file.js';
 import { CaptureLoop } from './capture-loop.js';
-import { builtinCaptureMethods, type Captured, type CaptureTarget } from './capture-methods.js';
+import { builtinCaptureMethods, type Captured, type CaptureCall } from '../shared/capture-methods.js';
 import { deleteWhenDiskFull } from './disk-space.js';
 import { connectPartCloud } from './part-cloud.js';
 import { Syncer } from './sync.js';
+import { SAMPLE, type SamplerFunction } from '../workers/port-sampler.js';
 
 export interface DataManager extends Resource {
   doCommand(command: Record<string, unknown>): Promise<Record<string, unknown>>;
@@ -47,15 +48,25 @@ function recoverOpenFiles(dir: string, logger: DriverLogger): void {
   walk(dir);
 }
 
-function captureFunction(api: string, spec: CaptureMethodSpec): (target: CaptureTarget, params: Record<string, unknown>) => Promise<Captured> {
+/** The calls and the shaping of one capture method: the model's declared method, or the api's built-in one. */
+function captureMethod(api: string, spec: CaptureMethodSpec): { calls: CaptureCall[]; shape: (values: unknown[]) => Captured } {
+  const params = spec.additionalParams as Record<string, unknown>;
   if (spec.driverMethod) {
-    const method = spec.driverMethod;
-    return async (target, params) => {
-      const result = await target[method](params);
-      return spec.kind === 'tabular' ? { kind: 'tabular', data: result as Record<string, unknown> } : { kind: 'binary', binary: result as CapturedBinary };
+    return {
+      calls: [{ method: spec.driverMethod, args: [params] }],
+      shape: ([result]) =>
+        spec.kind === 'tabular' ? { kind: 'tabular', data: result as Record<string, unknown> } : { kind: 'binary', binary: result as CapturedBinary },
     };
   }
-  return builtinCaptureMethods[api][spec.method].capture;
+  const builtin = builtinCaptureMethods[api][spec.method];
+  return { calls: builtin.calls(params), shape: (values) => builtin.shape(values, params) };
+}
+
+/** The sampler of a dependency (core/workers/port-sampler.ts), which every dependency's proxy carries. */
+function samplerOf(proxy: unknown, name: string): SamplerFunction {
+  const sample = (proxy as Record<symbol, SamplerFunction | undefined>)[SAMPLE];
+  if (!sample) throw new Error(`capture of ${name}: its channel cannot sample (not a worker dependency)`);
+  return sample;
 }
 
 function percentile(values: number[], p: number): number | null {
@@ -86,8 +97,8 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
           api: target.api,
           spec,
           maxFileBytes: attributes.maximum_capture_file_size_bytes,
-          capture: captureFunction(target.api, spec),
-          target: dependencies.get<CaptureTarget>(target.resource) as unknown as CaptureTarget,
+          ...captureMethod(target.api, spec),
+          sample: samplerOf(dependencies.get(target.resource), target.resource),
           onError: (message) => logger.warn(message),
         }),
     ),

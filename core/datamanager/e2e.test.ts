@@ -1,15 +1,19 @@
-// End to end, with the real programs: platform-cloud, and platform-server whose config carries the part's
-// cloud credentials. A fake sensor is captured at 20 Hz and a fake camera at 1 Hz for about 30 s; the
+// End to end, with the real programs: platform-cloud, and platform-server online, started from a
+// credentials file only; the machine config (data manager, sensor, camera) is saved in the cloud with
+// UpdateRobotPart, and the data manager syncs with the credentials file's `cloud` section, which the
+// online config carries (core/online/online-config.ts). A fake sensor is captured at 20 Hz and a fake camera at 1 Hz for about 30 s; the
 // cloud is killed (SIGKILL) for 10 s in the middle, and the runtime is killed with kill -9 once. Afterwards
 // the cloud holds every reading the runtime captured exactly once: the sensor counts its calls, so each
 // runtime lifetime must appear as the unbroken run 1, 2, ..., n (a duplicate repeats a number, a loss
-// leaves a gap); only the tail of the killed lifetime may be missing (calls that kill -9 cut short).
+// leaves a gap); only the tail of the killed lifetime may be missing (captures that kill -9 cut short
+// before their batch was written). The restart during the outage runs from the online config cache.
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callAdminChannel } from '../../cloud/admin/channel.js';
 import { createCloudClient } from '../../cloud/client/cloud-client.js';
+import { call as cloudCall, partClients } from '../../cloud/parts/testing/part-clients.js';
 import { spawnCloud, tempDataDir, removeDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
 import { DataManagerServiceClient } from '../../gen/platform/service/datamanager/v1/data_manager.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
@@ -24,9 +28,9 @@ async function admin<T>(dataDir: string, action: string, args: Record<string, un
   return res.result as T;
 }
 
-function machineConfig(captureDir: string, cloud: { id: string; secret: string; app_address: string }, captureDisabled = false) {
+/** The machine config saved in the cloud: no `cloud` section (the credentials file brings it). */
+function machineConfig(captureDir: string, captureDisabled = false) {
   return {
-    cloud,
     components: [
       {
         name: 'thermo',
@@ -72,21 +76,32 @@ test('captured data reaches the cloud exactly once across a cloud outage and a k
     const org = (await admin<{ id: string }>(dataDir, 'org.create', { name: 'e2e' })).id;
     const machine = await admin<{ part_id: string; part_secret: string }>(dataDir, 'machine.create', { org, name: 'rover' });
     const key = await admin<{ id: string; key: string }>(dataDir, 'key.create', { org, role: 'owner' });
-    const cloudSection = { id: machine.part_id, secret: machine.part_secret, app_address: cloud.address };
+    const credentials = { cloud: { id: machine.part_id, secret: machine.part_secret, app_address: cloud.address } };
+    const env = { PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-capture-e2e-online-')), PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
+    const saveConfig = async (config: Record<string, unknown>) => {
+      const owner = await partClients(cloud.address, key);
+      try {
+        await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: machine.part_id, robotConfig: config }, owner.md);
+      } finally {
+        owner.close();
+      }
+    };
+    await saveConfig(machineConfig(captureDir));
 
-    runtime = await spawnRuntime(machineConfig(captureDir, cloudSection));
+    runtime = await spawnRuntime(credentials, { env });
     await sleep(8_000);
     await cloud.kill9(); // the cloud goes away for 10 s
     await sleep(4_000);
     runtime.process.kill('SIGKILL'); // ... and the runtime crashes while the backlog grows
     await runtime.exited;
-    runtime = await spawnRuntime(machineConfig(captureDir, cloudSection));
+    runtime = await spawnRuntime(credentials, { env }); // from the cached cloud config
     await sleep(6_000);
     cloud = await spawnCloud(dataDir, ['--port', port]);
     await sleep(12_000);
 
-    // Stop capturing (the data manager is rebuilt without targets, closing every file) and let the backlog drain.
-    runtime.writeConfig(machineConfig(captureDir, cloudSection, true));
+    // Stop capturing through the cloud config (the data manager is rebuilt without targets, closing every
+    // file) and let the backlog drain.
+    await saveConfig(machineConfig(captureDir, true));
     const dm = new DataManagerServiceClient(runtime.address, insecure());
     const status = await eventually(
       async () => (await call(dm, 'doCommand', { name: 'dm', command: { status: {} } })).result.status as Record<string, unknown>,

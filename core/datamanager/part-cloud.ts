@@ -5,7 +5,7 @@
 import { ChannelCredentials, Client, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { DataCaptureUploadResponse, FileUploadRequest, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
-import type { CloudAccess } from './attributes.js';
+import type { CloudAccess } from '../shared/data-manager-attributes.js';
 
 export interface PartCloud {
   readonly partId: string;

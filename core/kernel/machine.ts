@@ -10,7 +10,7 @@ import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import type { MachineConfig } from '../shared/machine-config.js';
 import { parseResourceEntries } from '../shared/resource-entry.js';
-import { assembleDataManager } from '../datamanager/assemble.js';
+import { assembleDataManager } from '../shared/data-manager-assemble.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';

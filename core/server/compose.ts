@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { container as root, type DependencyContainer } from 'tsyringe';
 import { builtinModels } from '../../drivers/index.js';
 import { ConfigFile } from '../config/config-file.js';
-import { dataManagerModel } from '../datamanager/model.js';
+import { dataManagerModel } from '../shared/data-manager-model.js';
 import { Machine } from '../kernel/machine.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';

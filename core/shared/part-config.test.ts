@@ -1,11 +1,13 @@
 import test from 'ava';
 import { builtinModels } from '../../drivers/index.js';
+import { dataManagerModel } from './data-manager-model.js';
 import { ModelRegistry } from './model-registry.js';
 import { checkPartConfig } from './part-config.js';
 
 function registry(): ModelRegistry {
   const r = new ModelRegistry();
   for (const m of builtinModels) r.register(m);
+  r.register(dataManagerModel); // as the cloud's registry does (cloud/parts/part-configs.ts)
   return r;
 }
 
@@ -49,4 +51,26 @@ test('every per-resource error the runtime would report is refused', (t) => {
 test('a modular model is left to the machine, and cloud credentials are refused', (t) => {
   t.deepEqual(errorsOf({ components: [{ name: 'w', api: 'acme:component:sensor', model: 'acme:weather:station' }] }), []);
   t.deepEqual(errorsOf({ cloud: { id: 'p', secret: 's' } }), ["cloud: must not be saved in the cloud: a machine's credentials stay in its own file"]);
+});
+
+test('a data manager and capture service_configs are checked as the runtime checks them', (t) => {
+  const dataManager = (attributes: Record<string, unknown> = {}) => ({ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes });
+  const sensor = (method: Record<string, unknown>) => ({
+    name: 's',
+    api: 'core:component:sensor',
+    model: 'fake',
+    service_configs: [{ type: 'data_manager', attributes: { capture_methods: [method] } }],
+  });
+  t.deepEqual(errorsOf({ components: [sensor({ method: 'Readings', capture_frequency_hz: 20 })], services: [dataManager()] }), []);
+  t.deepEqual(errorsOf({ components: [sensor({ method: 'Readings', capture_frequency_hz: 0 })], services: [dataManager()] }), [
+    'components[0].service_configs[0].attributes.capture_methods[0].capture_frequency_hz 0: must be greater than 0 (set disabled to stop capturing)',
+  ]);
+  t.regex(
+    errorsOf({ components: [sensor({ method: 'GetImage', capture_frequency_hz: 1 })], services: [dataManager()] }).join('\n'),
+    /unknown capture method for core:component:sensor; known: Readings/,
+  );
+  t.regex(
+    errorsOf({ services: [dataManager({ sync_interval_mins: -1 })] }).join('\n'),
+    /services\[0\]\.attributes\.sync_interval_mins -1: must be greater than 0/,
+  );
 });

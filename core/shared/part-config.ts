@@ -4,6 +4,7 @@
 // what depends on the machine itself is left to the machine: models that come from modules, since
 // which modules are installed is known only there.
 import { ConfigError } from '../../plugins/validation.js';
+import { assembleDataManager } from './data-manager-assemble.js';
 import { InvalidConfigError, parseMachineConfig, type MachineConfig } from './machine-config.js';
 import type { ModelRegistry } from './model-registry.js';
 import { resolveResources } from './resolve-resources.js';
@@ -28,7 +29,10 @@ export function checkPartConfig(doc: unknown, registry: ModelRegistry): PartConf
   }
   const errors: string[] = [];
   if (config.cloud) errors.push(new ConfigError('cloud', "must not be saved in the cloud: a machine's credentials stay in its own file").message);
-  for (const resource of resolveResources(parseResourceEntries(config.components, config.services), registry)) {
+  const entries = parseResourceEntries(config.components, config.services);
+  // The data manager's attributes and every resource's service_configs, as the runtime checks them.
+  assembleDataManager(entries, registry, undefined);
+  for (const resource of resolveResources(entries, registry)) {
     if (!resource.error) continue;
     // The model is unknown here because it comes from a module: whether that module is installed is
     // the machine's to judge (it reports the resource's error in its status and logs).

@@ -8,7 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import type { DriverContext, DriverFactory, DriverLogger, Resource } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import { invoke, type Invocation } from './invoke.js';
-import { portSender, servePort } from './port-rpc.js';
+import { portChannel, servePort } from './port-rpc.js';
 import { createRemote } from './remote.js';
 import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type LogSyncRecord, type Outcome } from './protocol.js';
 
@@ -55,7 +55,12 @@ function createLogger(logger: string, fields: Record<string, unknown> | undefine
 async function construct(task: ConstructTask): Promise<Outcome> {
   minLevel = LEVEL_VALUES[task.logLevel];
   resourceName = task.name;
-  const remotes = new Map(task.dependencies.map((d) => [d.name, createRemote<unknown>(portSender(d.port, d.name))]));
+  const remotes = new Map(
+    task.dependencies.map((d) => {
+      const channel = portChannel(d.port, d.name);
+      return [d.name, createRemote<unknown>(channel.send, channel.sample)];
+    }),
+  );
   const apis = new Map(task.dependencies.map((d) => [d.name, d.api]));
   const context: DriverContext<unknown> = {
     name: task.name,

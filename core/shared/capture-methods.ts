@@ -10,17 +10,23 @@ import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { VISION_API } from '../../plugins/apis/vision.js';
 import type { CaptureKind, CapturedBinary } from '../../plugins/capture.js';
 
-/** What one capture call produced. */
+/** What one capture produced. */
 export type Captured = { kind: 'tabular'; data: Record<string, unknown> } | { kind: 'binary'; binary: CapturedBinary };
 
-/** The driver of the captured resource, reached through its proxy: every method returns a promise. */
-export type CaptureTarget = Record<string, (...args: unknown[]) => Promise<unknown>>;
+/** A driver call of a capture: made in the captured resource's own worker (core/workers/port-sampler.ts). */
+export interface CaptureCall {
+  method: string;
+  args: unknown[];
+}
 
 export interface BuiltinCaptureMethod {
   kind: CaptureKind;
   /** Checks additional_params on the main thread; returns the rule that is broken, if any. */
   checkParams?(params: Record<string, unknown>): string | undefined;
-  capture(target: CaptureTarget, params: Record<string, unknown>): Promise<Captured>;
+  /** The driver calls one capture makes, in order. */
+  calls(params: Record<string, unknown>): CaptureCall[];
+  /** Turns the calls' results (in the same order) into what is stored. */
+  shape(values: unknown[], params: Record<string, unknown>): Captured;
 }
 
 /** Names from additional_params values (Analogs: reader names, Gpios: pins), in key order. */
@@ -40,18 +46,20 @@ function checkNames(what: string) {
 }
 
 const tabular = (data: Record<string, unknown>): Captured => ({ kind: 'tabular', data });
+const call = (method: string, ...args: unknown[]): CaptureCall[] => [{ method, args }];
 
 export const builtinCaptureMethods: Readonly<Record<string, Readonly<Record<string, BuiltinCaptureMethod>>>> = {
   [SENSOR_API]: {
     // The cloud's sensor data must carry the key "readings".
-    Readings: { kind: 'tabular', capture: async (t, p) => tabular({ readings: await t.getReadings(p) }) },
+    Readings: { kind: 'tabular', calls: (p) => call('getReadings', p), shape: ([readings]) => tabular({ readings: readings as Record<string, unknown> }) },
   },
   [MOTOR_API]: {
-    Position: { kind: 'tabular', capture: async (t) => tabular({ position: await t.getPosition() }) },
+    Position: { kind: 'tabular', calls: () => call('getPosition'), shape: ([position]) => tabular({ position }) },
     IsPowered: {
       kind: 'tabular',
-      capture: async (t) => {
-        const state = (await t.isPowered()) as PowerState;
+      calls: () => call('isPowered'),
+      shape: ([value]) => {
+        const state = value as PowerState;
         return tabular({ is_on: state.isOn, power_pct: state.powerPct });
       },
     },
@@ -59,8 +67,9 @@ export const builtinCaptureMethods: Readonly<Record<string, Readonly<Record<stri
   [ENCODER_API]: {
     Position: {
       kind: 'tabular',
-      capture: async (t) => {
-        const position = (await t.getPosition()) as EncoderPosition;
+      calls: () => call('getPosition'),
+      shape: ([value]) => {
+        const position = value as EncoderPosition;
         return tabular({ value: position.value, position_type: position.type });
       },
     },
@@ -69,21 +78,23 @@ export const builtinCaptureMethods: Readonly<Record<string, Readonly<Record<stri
     Analogs: {
       kind: 'tabular',
       checkParams: checkNames('reader'),
-      capture: async (t, p) => {
+      calls: (p) => namesIn(p).map((reader) => ({ method: 'readAnalogReader', args: [reader] })),
+      shape: (values, p) => {
         const analogs: Record<string, unknown> = {};
-        for (const reader of namesIn(p)) {
-          const v = (await t.readAnalogReader(reader)) as AnalogValue;
+        namesIn(p).forEach((reader, i) => {
+          const v = values[i] as AnalogValue;
           analogs[reader] = { value: v.value, min_range: v.minRange, max_range: v.maxRange, step_size: v.stepSize };
-        }
+        });
         return tabular({ analogs });
       },
     },
     Gpios: {
       kind: 'tabular',
       checkParams: checkNames('pin'),
-      capture: async (t, p) => {
+      calls: (p) => namesIn(p).map((pin) => ({ method: 'getGPIO', args: [pin] })),
+      shape: (values, p) => {
         const gpios: Record<string, boolean> = {};
-        for (const pin of namesIn(p)) gpios[pin] = (await t.getGPIO(pin)) as boolean;
+        namesIn(p).forEach((pin, i) => (gpios[pin] = values[i] as boolean));
         return tabular({ gpios });
       },
     },
@@ -92,24 +103,24 @@ export const builtinCaptureMethods: Readonly<Record<string, Readonly<Record<stri
     GetImage: {
       kind: 'binary',
       checkParams: (p) => (p.mime_type !== undefined && typeof p.mime_type !== 'string' ? 'mime_type must be a string' : undefined),
-      capture: async (t, p) => {
-        const image = (await t.getImage(typeof p.mime_type === 'string' ? p.mime_type : '')) as CameraImage;
+      calls: (p) => call('getImage', typeof p.mime_type === 'string' ? p.mime_type : ''),
+      shape: ([value]) => {
+        const image = value as CameraImage;
         return { kind: 'binary', binary: { data: image.data, mimeType: image.mimeType } };
       },
     },
     GetPointCloud: {
       kind: 'binary',
-      capture: async (t) => ({ kind: 'binary', binary: { data: (await t.getPointCloudPcd()) as Uint8Array, mimeType: 'pointcloud/pcd' } }),
+      calls: () => call('getPointCloudPcd'),
+      shape: ([pcd]) => ({ kind: 'binary', binary: { data: pcd as Uint8Array, mimeType: 'pointcloud/pcd' } }),
     },
   },
   [VISION_API]: {
     GetObjectPointClouds: {
       kind: 'binary',
       checkParams: (p) => (p.camera_name !== undefined && typeof p.camera_name !== 'string' ? 'camera_name must be a string' : undefined),
-      capture: async (t, p) => {
-        const objects = (await t.getObjectPointClouds(typeof p.camera_name === 'string' ? p.camera_name : '')) as unknown[];
-        return { kind: 'binary', binary: { data: encodeObjects(objects), mimeType: OBJECTS_MIME } };
-      },
+      calls: (p) => call('getObjectPointClouds', typeof p.camera_name === 'string' ? p.camera_name : ''),
+      shape: ([objects]) => ({ kind: 'binary', binary: { data: encodeObjects(objects as unknown[]), mimeType: OBJECTS_MIME } }),
     },
   },
 };

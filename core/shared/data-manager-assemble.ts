@@ -4,11 +4,11 @@
 // so a change to any resource's capture config rebuilds the data manager (and only it).
 import { homedir } from 'node:os';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
-import type { MachineConfig } from '../shared/machine-config.js';
-import type { ResourceEntry } from '../shared/resource-entry.js';
-import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from '../shared/service-configs.js';
-import type { ModelRegistry } from '../shared/model-registry.js';
-import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type CloudAccess } from './attributes.js';
+import type { MachineConfig } from './machine-config.js';
+import type { ResourceEntry } from './resource-entry.js';
+import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from './service-configs.js';
+import type { ModelRegistry } from './model-registry.js';
+import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type CloudAccess } from './data-manager-attributes.js';
 import { builtinCaptureMethods } from './capture-methods.js';
 
 /** The capture methods a resource's api and model offer, by name: built-in kind, or the model's declaration. */
