@@ -1,6 +1,7 @@
 // Large buffers (point clouds, images) are moved between threads, not copied. A driver method returns
 // `transfer(value, [buffer, ...])` and the worker host posts the value with those buffers in the
-// transfer list; the caller receives the plain value.
+// transfer list; the caller receives the plain value. A driver may also wrap an argument of a call to a
+// dependency (core/workers/port-rpc.ts), which then moves to the dependency's worker.
 const TRANSFER = Symbol.for('platform.transfer');
 
 export interface Transfer<T> {

@@ -13,6 +13,7 @@ import type { CloudExtension } from '../server/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
 import { MLTraining } from './ml-training.js';
 import { addMLTrainingService } from './ml-training-service.js';
+import { addPackageService, authorizerPackageAuth } from './package-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
 import { envNumber } from '../../core/shared/env.js';
 
@@ -42,6 +43,8 @@ export function createMlTrainingExtension(): CloudExtension {
       });
       await training.start();
       addMLTrainingService(ctx.server, training, authorizerTrainingAuth(ctx.authorizer));
+      // The artefacts are also the ml_model packages that machines download (package-service.ts).
+      addPackageService(ctx.server, training.artefacts, authorizerPackageAuth(ctx.authorizer));
       running = training;
     },
     async stop() {

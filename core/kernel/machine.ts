@@ -9,7 +9,7 @@ import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import type { MachineConfig } from '../shared/machine-config.js';
-import { parseResourceEntries } from '../shared/resource-entry.js';
+import { parseResourceEntries, type ResourceEntry } from '../shared/resource-entry.js';
 import { assembleDataManager } from '../shared/data-manager-assemble.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
@@ -47,6 +47,8 @@ export interface MachineHooks {
   explainMissingModel?: MissingModelExplainer;
   /** The log level of a resource whose model comes from a module (the module's log_level). */
   moduleLogLevel?(moduleId: string): LevelName | undefined;
+  /** Completes entries before they are resolved, in place: the installed packages' folders (core/packages/). */
+  prepareEntries?(entries: ResourceEntry[]): void;
 }
 
 @injectable()
@@ -181,6 +183,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     this.settings = { debug: this.options.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
     this.sink.setDeduplicate(!config.disable_log_deduplication);
     const entries = parseResourceEntries(config.components, config.services);
+    this.hooks.prepareEntries?.(entries);
     // The data manager's capture targets come from the other entries' service_configs.
     assembleDataManager(entries, this.registry, config.cloud);
     const desired = resolveResources(entries, this.registry, this.hooks.explainMissingModel);

@@ -22,7 +22,8 @@ export interface PackageSource {
 
 export class PackageSourceError extends Error {
   constructor(
-    readonly reason: 'not-found' | 'unreachable',
+    /** not-found: the cloud has no such package or version; unreachable or refused: it could not be asked, so what is installed is used. */
+    readonly reason: 'not-found' | 'unreachable' | 'refused',
     message: string,
   ) {
     super(message);

@@ -5,11 +5,11 @@
 // the folder is renamed into place, so a crash or a bad download never leaves a half-installed version and
 // the version in use keeps running until the new one is ready. Offline, what is installed is used.
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { syncDir, writeFileDurable } from '../shared/durable-file.js';
-import type { PackageEntry } from './package-config.js';
+import type { PackageEntry } from '../shared/package-config.js';
 import { PackageSourceError, type PackageRelease, type PackageSource } from './package-source.js';
 
 export const defaultPackagesRoot = () => process.env.PLATFORM_PACKAGES_DIR ?? join(homedir(), '.platform', 'packages');
@@ -102,6 +102,7 @@ export class PackageStore {
       await syncDir(join(folder, '..'));
     } catch (err) {
       await rm(temp, { recursive: true, force: true }).catch(() => undefined);
+      await this.removeIfEmpty(join(folder, '..'));
       if (err instanceof PackageError) throw err;
       if (err instanceof PackageSourceError)
         throw new PackageError(entry.name, err.reason === 'not-found' ? 'not-found' : 'offline', `${label}: ${err.message}`);
@@ -141,8 +142,23 @@ export class PackageStore {
           await rm(folder, { recursive: true, force: true });
           removed.push(folder);
         }
+        await this.removeIfEmpty(join(this.root, org, model));
       }
     }
     return removed;
+  }
+
+  /** Removes a model folder, and then its organization folder, once no version is left in it. */
+  private async removeIfEmpty(modelFolder: string): Promise<void> {
+    for (const folder of [modelFolder, join(modelFolder, '..')]) {
+      if (folder === this.root || !folder.startsWith(this.root)) return;
+      if (
+        !(await rmdir(folder).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+    }
   }
 }

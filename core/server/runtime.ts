@@ -11,6 +11,8 @@ import { checkMaintenance } from '../kernel/maintenance-check.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
+import { MachinePackages } from '../packages/machine-packages.js';
+import { PackageStore } from '../packages/package-store.js';
 import { actuationOf, setModuleActuations } from '../session/actuators.js';
 import { moduleActuation } from '../grpc/module-apis.js';
 import { heartbeatWindowMs } from '../shared/session-config.js';
@@ -43,6 +45,8 @@ export class Runtime {
   private readonly log;
   /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
   private readonly sessions: Sessions;
+  /** The config's packages: installed before the resources that use them are built (core/packages/). */
+  private readonly packages: MachinePackages;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -60,6 +64,11 @@ export class Runtime {
       },
       sink.logger('platform.session', () => this.levelOf('platform.session')),
     );
+    this.packages = new MachinePackages(
+      new PackageStore(),
+      sink.logger('platform.packages', () => this.levelOf('platform.packages')),
+    );
+    machine.setHooks({ prepareEntries: (entries) => this.packages.prepare(entries) });
   }
 
   private settings?: { config: LoadedConfig['config']; settings: LogSettings };
@@ -108,7 +117,9 @@ export class Runtime {
     const initial = (async () => {
       // Modules first: their models must be registered before the resources that use them are resolved.
       await this.modules.apply(config);
+      await this.packages.install(config);
       await this.machine.apply(config);
+      await this.packages.prune();
     })();
     // The watcher gets ready while the resources start; a save it reports meanwhile queues behind them.
     this.reloading = initial.catch(() => undefined);
@@ -213,7 +224,10 @@ export class Runtime {
     this.loaded = next;
     if (previous && previous.config.network.bind_address !== next.config.network.bind_address) await this.rebind(next);
     await this.modules.apply(next.config);
+    // The running resources keep the installed versions while the new ones download.
+    await this.packages.install(next.config);
     await this.machine.apply(next.config);
+    await this.packages.prune();
     this.log.info('reconfigured', { ready: this.machine.statuses().filter((s) => s.state === 'ready').length, resources: this.machine.statuses().length });
   }
 
@@ -238,6 +252,7 @@ export class Runtime {
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();
+      this.packages.close();
       await this.web?.stop();
       await this.server?.stop();
       this.log.info('stopped');

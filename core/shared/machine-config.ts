@@ -7,6 +7,7 @@ import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
 import { compileLogPattern, LEVEL_NAMES } from './log-rules.js';
 import { agentConfigSchema } from './agent-config.js';
 import { DEFAULT_HEARTBEAT_WINDOW, sessionConfigSchema } from './session-config.js';
+import { packagesSection } from './package-config.js';
 
 export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
 
@@ -105,6 +106,8 @@ export const machineConfigSchema = z.strictObject({
   network: network.default({ bind_address: DEFAULT_BIND_ADDRESS }),
   agent: agentConfigSchema.optional(),
   cloud: cloud.optional(),
+  /** Packages to install (core/packages/README.md); attributes refer to them as ${packages.NAME}. */
+  packages: packagesSection,
   session: sessionConfigSchema.default({ heartbeat_window: DEFAULT_HEARTBEAT_WINDOW }),
 });
 

@@ -74,3 +74,20 @@ test('a data manager and capture service_configs are checked as the runtime chec
     /services\[0\]\.attributes\.sync_interval_mins -1: must be greater than 0/,
   );
 });
+
+test('packages: entries are checked with path and rule, and ${packages.NAME} must name a listed package', (t) => {
+  const model = (path: string) => ({ name: 'm', api: 'core:service:mlmodel', model: 'onnx_cpu', attributes: { model_path: path } });
+  t.deepEqual(errorsOf({ packages: [{ name: 'shapes', package: 'org1', type: 'ml_model' }] }), [
+    'packages[0].package "org1": must be <organization id>/<model name>',
+  ]);
+  t.deepEqual(errorsOf({ packages: [{ name: 'shapes', package: 'org1/shapes', type: 'docker' }] }), ['packages[0].type "docker": must be "ml_model"']);
+  t.deepEqual(errorsOf({ services: [model('${packages.shapes}/model.onnx')] }), [
+    'services[0].attributes: ${packages.shapes} names no package in "packages" (listed: none)',
+  ]);
+  const ok = checkPartConfig(
+    { packages: [{ name: 'shapes', package: 'org1/shapes', type: 'ml_model' }], services: [model('${packages.shapes}/model.onnx')] },
+    registry(),
+  );
+  t.true(ok.ok, JSON.stringify(ok));
+  if (ok.ok) t.deepEqual(ok.config.packages, [{ name: 'shapes', package: 'org1/shapes', version: 'latest', type: 'ml_model' }]);
+});

@@ -8,6 +8,7 @@ import { assembleDataManager } from './data-manager-assemble.js';
 import { InvalidConfigError, parseMachineConfig, type MachineConfig } from './machine-config.js';
 import type { ModelRegistry } from './model-registry.js';
 import { resolveResources } from './resolve-resources.js';
+import { referencedPackages } from './package-config.js';
 import { parseResourceEntries } from './resource-entry.js';
 
 /** A modular model (`<namespace>:<module>:<model>`) is resolved on the machine, where its module lives. */
@@ -32,6 +33,17 @@ export function checkPartConfig(doc: unknown, registry: ModelRegistry): PartConf
   const entries = parseResourceEntries(config.components, config.services);
   // The data manager's attributes and every resource's service_configs, as the runtime checks them.
   assembleDataManager(entries, registry, undefined);
+  // ${packages.NAME} must name a listed package; whether it can be installed is the machine's to find out.
+  const listed = config.packages.map((p) => p.name);
+  for (const entry of entries) {
+    for (const name of referencedPackages(entry.attributes)) {
+      if (!listed.includes(name)) {
+        errors.push(
+          new ConfigError(`${entry.path}.attributes`, `\${packages.${name}} names no package in "packages" (listed: ${listed.join(', ') || 'none'})`).message,
+        );
+      }
+    }
+  }
   for (const resource of resolveResources(entries, registry)) {
     if (!resource.error) continue;
     // The model is unknown here because it comes from a module: whether that module is installed is

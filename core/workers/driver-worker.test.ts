@@ -64,6 +64,15 @@ test('a dependent calls its dependency directly over a channel, and buffers are 
   t.true(points instanceof Float32Array);
   t.is(points.length, 1000);
   t.is(points[999], 1.5);
+  // Arguments wrapped with transfer() move to the dependency's worker instead of being copied.
+  const front = start('f');
+  const relayPort = await relay.openChannel();
+  await front.construct(
+    { ...base, driverUrl: relayDriver, name: 'f', attributes: { source: 'r' }, dependencies: [{ name: 'r', api: 'core:component:sensor', port: relayPort }] },
+    10_000,
+  );
+  t.deepEqual(await front.call('sendPoints', [1000]), { moved: true, sum: 500, length: 1000 });
+  await front.close(5_000);
   await relay.close(5_000);
   await sensor.close(5_000);
 });

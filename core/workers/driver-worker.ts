@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { deserializeError, DriverError } from '../../plugins/errors.js';
+import { unwrapTransfer } from '../../plugins/transfer.js';
 import { portSender } from './port-rpc.js';
 import type { ConstructTask, DriverTask, LogLevelName, LogRecord, LogSyncRecord, Outcome } from './protocol.js';
 
@@ -117,7 +118,7 @@ export class DriverWorker {
   call(method: string, args: unknown[]): Promise<unknown> {
     this.calls++;
     if (!this.alive) return Promise.reject(new DriverError('UNAVAILABLE', `${this.resource} is not running`));
-    return this.send ? this.send(method, args) : this.run({ op: 'call', method, args });
+    return this.send ? this.send(method, args) : this.run({ op: 'call', method, args: args.map((a) => unwrapTransfer(a).value) });
   }
 
   /** Opens a direct channel on which a dependent's worker calls this driver; returns the dependent's end. */

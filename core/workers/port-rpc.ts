@@ -2,6 +2,7 @@
 // dependency's worker serves the other end. The main thread is not on this path.
 import type { MessagePort } from 'node:worker_threads';
 import { deserializeError, DriverError } from '../../plugins/errors.js';
+import { unwrapTransfer } from '../../plugins/transfer.js';
 import { invoke } from './invoke.js';
 import { isSampleMessage, sampleClient, sampleSource, type SampleBatchMessage, type SamplerFunction } from './port-sampler.js';
 import type { PortRequest, PortResponse } from './protocol.js';
@@ -55,9 +56,16 @@ export function portChannel(
   const send = (method: string, args: unknown[]): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
+      // An argument wrapped with transfer() (a model input tensor, say) moves its buffers instead of copying them.
+      const buffers: ArrayBuffer[] = [];
+      const plain = args.map((arg) => {
+        const { value, buffers: moved } = unwrapTransfer(arg);
+        buffers.push(...moved);
+        return value;
+      });
       if (pending.size === 0) port.ref();
       pending.set(id, { resolve, reject });
-      port.postMessage({ id, method, args } satisfies PortRequest);
+      port.postMessage({ id, method, args: plain } satisfies PortRequest, buffers);
     });
   return { send, sample: samples.sample };
 }

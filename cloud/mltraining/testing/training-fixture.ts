@@ -10,6 +10,10 @@ export interface CloudFixture {
   cloud: SpawnedCloud;
   orgId: string;
   partId: string;
+  /** The machine part's secret: a machine runs online with it (core/online/README.md). */
+  partSecret: string;
+  /** The owner key itself, for clients other than the TypeScript client (e.g. part config). */
+  ownerKey: { id: string; key: string };
   owner: CloudClient;
   operator: CloudClient;
   /** An owner key scoped to one location (not organization-level). */
@@ -36,6 +40,8 @@ export async function cloudFixture(): Promise<CloudFixture> {
     cloud,
     orgId,
     partId: machine.part_id,
+    partSecret: machine.part_secret,
+    ownerKey: { id: ownerKey.id, key: ownerKey.key },
     owner: connect(ownerKey),
     operator: connect(operatorKey),
     locationOwner: connect(locationKey),

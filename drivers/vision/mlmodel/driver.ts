@@ -6,6 +6,7 @@ import type { MLModel, MLModelMetadata, Tensor } from '../../../plugins/apis/mlm
 import type { Vision, VisionImage } from '../../../plugins/apis/vision.js';
 import { defineDriver, type Dependencies, type Remote } from '../../../plugins/driver.js';
 import { failedPrecondition, invalidArgument, unimplemented } from '../../../plugins/errors.js';
+import { transfer } from '../../../plugins/transfer.js';
 import { decodeRgb, JPEG_MIME, PNG_MIME, type RgbImage } from '../../camera/image-decode/rgb-image.js';
 import type { MlmodelVisionAttributes } from './model.js';
 import { classify, detect, type Thresholds } from './postprocess.js';
@@ -76,7 +77,10 @@ export default defineDriver<MlmodelVisionAttributes, Vision>(async ({ attributes
     const width = shape.width ?? rgb.width;
     const height = shape.height ?? rgb.height;
     const input = toInputTensor(rgb, width, height, norm);
-    return model.infer({ [shape.input]: { dataType: 'float32', shape: [1, 3, height, width], data: new Uint8Array(input.buffer) } });
+    // The tensor is this call's own: it moves to the model's worker rather than being copied there.
+    return model.infer(
+      transfer({ [shape.input]: { dataType: 'float32', shape: [1, 3, height, width], data: new Uint8Array(input.buffer) } }, [input.buffer as ArrayBuffer]),
+    );
   }
 
   async function classifications(rgb: RgbImage, n: number) {

@@ -1,0 +1,112 @@
+// platform.app.packages.v1.PackageService: every stored model artefact as an `ml_model` package named
+// `<organization id>/<model name>`, version = model_version. Machines download the packages their config
+// lists with their part credentials (robot-secret token); an API key of the organization may too. A
+// caller sees only its own organization: another organization's package is NOT_FOUND, as if absent, so
+// a hostile tenant cannot even learn which model names exist elsewhere.
+import type { Metadata, Server } from '@grpc/grpc-js';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { once } from 'node:events';
+import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { PackageServiceService, type PackageFile, type PackageServiceServer } from '../../gen/platform/app/packages/v1/packages.js';
+import type { Authorizer } from '../auth/authorizer.js';
+import { serverStream, unary } from '../server/handlers.js';
+import type { ModelArtefact, ModelArtefactStore } from './model-artefacts.js';
+
+export const ML_MODEL_PACKAGE = 'ml_model';
+const chunkBytes = 256 * 1024;
+
+/** The organization a caller may read packages of: a machine part's or an API key's own. */
+export interface PackageAuth {
+  organizationOf(metadata: Metadata): Promise<string>;
+}
+
+export function authorizerPackageAuth(authorizer: Authorizer): PackageAuth {
+  return { organizationOf: async (metadata) => (await authorizer.authenticate(metadata)).organizationId };
+}
+
+interface PackageName {
+  organizationId: string;
+  modelName: string;
+  label: string;
+}
+
+function parsePackageId(packageId: string, field: string): PackageName {
+  const m = /^([^/\s]+)\/([^/\s]+)$/.exec(packageId);
+  if (!m) throw invalidArgument(`${field} must be <organization id>/<model name>, got ${JSON.stringify(packageId)}`);
+  return { organizationId: m[1], modelName: m[2], label: `package ${packageId}` };
+}
+
+export class PackageCatalog {
+  /** sha256 per artefact file: artefacts never change once stored, so each file is hashed once. */
+  private readonly digests = new Map<string, Promise<string>>();
+
+  constructor(private readonly artefacts: ModelArtefactStore) {}
+
+  /** The artefact of a package version in the caller's organization; NOT_FOUND names the package and what is missing. */
+  find(callerOrg: string, name: PackageName, version: string): ModelArtefact {
+    // Another organization's package looks exactly like one that does not exist.
+    const versions = name.organizationId === callerOrg ? this.artefacts.list(name.organizationId, name.modelName) : [];
+    if (versions.length === 0) throw notFound(`${name.label}: no such package in organization ${callerOrg}`);
+    if (!version || version === 'latest') return versions[versions.length - 1];
+    const found = versions.find((a) => a.modelVersion === version);
+    if (!found) throw notFound(`${name.label}: no version ${version} (versions: ${versions.map((a) => a.modelVersion).join(', ')})`);
+    return found;
+  }
+
+  async files(artefact: ModelArtefact): Promise<PackageFile[]> {
+    return Promise.all(artefact.files.map(async (f) => ({ name: f.name, sha256: await this.digest(artefact, f.name), sizeBytes: f.sizeBytes })));
+  }
+
+  path(artefact: ModelArtefact, fileName: string): string {
+    return this.artefacts.filePath(artefact.organizationId, artefact.modelName, artefact.modelVersion, fileName);
+  }
+
+  private digest(artefact: ModelArtefact, fileName: string): Promise<string> {
+    const key = `${artefact.id}/${fileName}`;
+    let digest = this.digests.get(key);
+    if (!digest) {
+      digest = (async () => {
+        const hash = createHash('sha256');
+        for await (const chunk of createReadStream(this.path(artefact, fileName), { highWaterMark: chunkBytes })) hash.update(chunk as Buffer);
+        return hash.digest('hex');
+      })();
+      // A failed read is not remembered: the next call tries again.
+      digest.catch(() => this.digests.delete(key));
+      this.digests.set(key, digest);
+    }
+    return digest;
+  }
+}
+
+export function packageHandlers(catalog: PackageCatalog, auth: PackageAuth): PackageServiceServer {
+  return {
+    getPackage: unary(async (req, md) => {
+      const org = await auth.organizationOf(md);
+      const name = parsePackageId(req.packageId, 'package_id');
+      if (req.type && req.type !== ML_MODEL_PACKAGE)
+        throw invalidArgument(`${name.label}: type must be "${ML_MODEL_PACKAGE}", got ${JSON.stringify(req.type)}`);
+      const artefact = catalog.find(org, name, req.version);
+      return { package: { packageId: req.packageId, type: ML_MODEL_PACKAGE, version: artefact.modelVersion, files: await catalog.files(artefact) } };
+    }),
+    downloadPackageFile: serverStream(async (call) => {
+      const req = call.request;
+      const org = await auth.organizationOf(call.metadata);
+      const name = parsePackageId(req.packageId, 'package_id');
+      if (!req.version || req.version === 'latest') throw invalidArgument(`${name.label}: version must be a concrete version, as GetPackage answered it`);
+      if (!req.fileName) throw invalidArgument(`${name.label}: file_name is required`);
+      const artefact = catalog.find(org, name, req.version);
+      if (!artefact.files.some((f) => f.name === req.fileName)) {
+        throw notFound(`${name.label}@${req.version}: no file ${JSON.stringify(req.fileName)} (files: ${artefact.files.map((f) => f.name).join(', ')})`);
+      }
+      for await (const chunk of createReadStream(catalog.path(artefact, req.fileName), { highWaterMark: chunkBytes })) {
+        if (call.cancelled) return;
+        if (!call.write({ chunk })) await once(call, 'drain');
+      }
+    }),
+  };
+}
+
+export function addPackageService(server: Server, artefacts: ModelArtefactStore, auth: PackageAuth): void {
+  server.addService(PackageServiceService, packageHandlers(new PackageCatalog(artefacts), auth));
+}

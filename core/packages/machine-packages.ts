@@ -1,0 +1,99 @@
+// The packages of the running config: installed before the resources are (re)built, substituted into the
+// attributes that say ${packages.NAME}, and pruned once the new config runs. The order keeps the running
+// version until the new one is ready: install (the old resources still run on the old folder), then
+// reconfigure (a changed folder changes the resource's attributes, so exactly the resources that
+// reference the package are rebuilt), then remove the versions nothing uses any more.
+import { ConfigError } from '../../plugins/validation.js';
+import type { MachineConfig } from '../shared/machine-config.js';
+import { referencedPackages, substitutePackages } from '../shared/package-config.js';
+import type { ResourceEntry } from '../shared/resource-entry.js';
+import { CloudPackageSource } from './cloud-package-source.js';
+import { PackageError, PackageStore, type InstalledPackage } from './package-store.js';
+
+export interface PackageLog {
+  info(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export class MachinePackages {
+  private source?: CloudPackageSource;
+  /** Installed folder per package name of the running config. */
+  private installed = new Map<string, InstalledPackage>();
+  /** Why a package of the running config is not installed, per name; the message names the package. */
+  private errors = new Map<string, string>();
+  /** Whether any config of this runtime listed packages: a machine that never did leaves the folder alone. */
+  private listed = false;
+
+  constructor(
+    private readonly store: PackageStore,
+    private readonly log: PackageLog,
+  ) {}
+
+  /** Installs every package of `config` (concurrently). Failures are kept for the resources that use them. */
+  async install(config: MachineConfig): Promise<void> {
+    if (!this.source?.sameAs(config.cloud)) {
+      this.source?.close();
+      this.source = CloudPackageSource.fromConfig(config.cloud);
+    }
+    this.listed ||= config.packages.length > 0;
+    const installed = new Map<string, InstalledPackage>();
+    const errors = new Map<string, string>();
+    await Promise.all(
+      config.packages.map(async (entry) => {
+        try {
+          const result = await this.store.install(entry, this.source);
+          const before = this.installed.get(entry.name);
+          if (before?.folder !== result.folder)
+            this.log.info('package installed', { package: entry.name, id: entry.package, version: result.version, folder: result.folder });
+          installed.set(entry.name, result);
+        } catch (err) {
+          const message = err instanceof PackageError ? err.message : `package ${entry.name} (${entry.package}@${entry.version}): ${(err as Error).message}`;
+          errors.set(entry.name, message);
+          this.log.error('package not installed', { package: entry.name, error: message });
+        }
+      }),
+    );
+    this.installed = installed;
+    this.errors = errors;
+  }
+
+  /**
+   * Replaces ${packages.NAME} in each entry's attributes by the installed folder (a MachineHooks
+   * prepareEntries hook). A reference to a package that failed, or that the config does not list, is an
+   * error of that resource naming the package and the reason, as GetMachineStatus shows it.
+   */
+  prepare(entries: ResourceEntry[]): void {
+    const folders = Object.fromEntries([...this.installed].map(([name, p]) => [name, p.folder]));
+    for (const entry of entries) {
+      if (entry.error) continue;
+      const names = [...referencedPackages(entry.attributes)];
+      if (names.length === 0) continue;
+      const failed = names.find((name) => this.errors.has(name));
+      if (failed) {
+        entry.error = new ConfigError(`${entry.path}.attributes`, this.errors.get(failed)!);
+        continue;
+      }
+      try {
+        entry.attributes = substitutePackages(entry.attributes, folders, `${entry.path}.attributes`);
+      } catch (err) {
+        entry.error = new ConfigError('', `${(err as Error).message}; list it in "packages"`);
+      }
+    }
+  }
+
+  /** Removes every installed version the running config does not use. */
+  async prune(): Promise<void> {
+    if (!this.listed) return;
+    try {
+      const removed = await this.store.prune([...this.installed.values()]);
+      if (removed.length) this.log.info('unused package versions removed', { folders: removed });
+    } catch (err) {
+      this.log.error('cannot remove unused package versions', { error: (err as Error).message });
+    }
+  }
+
+  close(): void {
+    this.source?.close();
+    this.source = undefined;
+  }
+}

@@ -1,0 +1,203 @@
+// Packages end to end: the real platform-cloud serves its stored model artefacts as ml_model packages,
+// and the real platform-server, online from a credentials file, installs the packages its cloud config
+// lists, runs the resources that say ${packages.NAME}, follows a new version, removes the old one, and
+// runs offline from what is installed. Errors name the package and the reason on the resource.
+import test from 'ava';
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ModelArtefactStore } from '../../cloud/mltraining/model-artefacts.js';
+import { bearer, call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
+import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
+import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
+import { PackageServiceClient } from '../../gen/platform/app/packages/v1/packages.js';
+import { MLModelServiceClient } from '../../gen/platform/service/mlmodel/v1/mlmodel.js';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { call, insecure } from '../server/testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
+import { waitFor } from '../shared/testing/eventually.js';
+
+type Machine = { machine_id: string; part_id: string; part_secret: string };
+
+let cloud: SpawnedCloud;
+let dataDir: string;
+let port: string;
+let orgA: string;
+let orgB: string;
+let rover: Machine;
+let intruder: Machine;
+let owner: PartClients;
+const work = mkdtempSync(join(tmpdir(), 'packages-e2e-'));
+const packagesDir = join(work, 'packages');
+const env = { PLATFORM_ONLINE_DIR: join(work, 'online'), PLATFORM_PACKAGES_DIR: packagesDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
+const runtimes: SpawnedRuntime[] = [];
+
+/** Stores a model artefact as a finished training job would: model.onnx (a tiny real model) and labels.txt. */
+async function storeArtefact(org: string, modelName: string, modelVersion: string, size: number): Promise<void> {
+  const out = mkdtempSync(join(work, 'out-'));
+  writeChannelMeansModel(join(out, 'model.onnx'), size);
+  writeFileSync(join(out, 'labels.txt'), 'red\ngreen\nblue\n');
+  const store = new ModelArtefactStore(join(dataDir, 'mltraining'));
+  await store.add(out, { organizationId: org, modelName, modelVersion, trainingJobId: `job-${modelName}-${modelVersion}`, validationMetrics: {} });
+}
+
+const artefactFile = async (org: string, modelName: string, modelVersion: string, file: string) => {
+  const store = new ModelArtefactStore(join(dataDir, 'mltraining'));
+  await store.load();
+  return store.filePath(org, modelName, modelVersion, file);
+};
+
+const mlmodel = (name: string, pkg: string) => ({
+  name,
+  api: 'core:service:mlmodel',
+  model: 'onnx_cpu',
+  attributes: { model_path: `\${packages.${pkg}}/model.onnx`, label_path: `\${packages.${pkg}}/labels.txt` },
+});
+
+async function setPartConfig(config: Record<string, unknown>): Promise<void> {
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: config }, owner.md);
+}
+
+async function resourceError(runtime: SpawnedRuntime, name: string): Promise<string> {
+  const client = new RobotServiceClient(runtime.address, insecure());
+  try {
+    const { resources } = await call(client, 'getMachineStatus', {});
+    return (resources as { name?: { name: string }; error: string }[]).find((r) => r.name?.name === name)?.error ?? '';
+  } finally {
+    client.close();
+  }
+}
+
+/** The model's input shape, [-1, 3, size, size]: which version a resource runs. */
+async function inputShape(runtime: SpawnedRuntime, name: string): Promise<number[]> {
+  const client = new MLModelServiceClient(runtime.address, insecure());
+  try {
+    const { metadata } = await call(client, 'metadata', { name });
+    return (metadata.inputInfo[0].shape as number[]).map(Number);
+  } finally {
+    client.close();
+  }
+}
+
+test.before(async () => {
+  dataDir = tempDataDir();
+  orgA = (await adminJson(dataDir, ['org', 'create', 'acme'])).id;
+  orgB = (await adminJson(dataDir, ['org', 'create', 'rival'])).id;
+  rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'rover']);
+  intruder = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgB, '--name', 'intruder']);
+  await storeArtefact(orgA, 'shapes', 'v1', 4);
+  await storeArtefact(orgA, 'tampered', 'v1', 4);
+  await storeArtefact(orgB, 'secret', 'v1', 4);
+  cloud = await spawnCloud(dataDir);
+  port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
+  const key = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', orgA, '--role', 'owner']);
+  owner = await partClients(cloud.address, key);
+});
+
+test.after.always(async () => {
+  for (const r of runtimes) await r.stop();
+  owner?.close();
+  await cloud?.stop();
+  removeDataDir(dataDir);
+  removeDataDir(work);
+});
+
+test.serial("PackageService: a part gets its organization's packages with sha256, streamed; another organization's is NOT_FOUND", async (t) => {
+  const client = new PackageServiceClient(cloud.address, insecure());
+  t.teardown(() => client.close());
+  const md = await bearer(cloud.address, { partId: rover.part_id, secret: rover.part_secret });
+  const { package: info } = await cloudCall(client.getPackage.bind(client), { packageId: `${orgA}/shapes`, version: 'latest', type: 'ml_model' }, md);
+  t.is(info!.version, 'v1');
+  t.is(info!.type, 'ml_model');
+  const onDisk = readFileSync(await artefactFile(orgA, 'shapes', 'v1', 'model.onnx'));
+  const model = info!.files.find((f) => f.name === 'model.onnx')!;
+  t.deepEqual([model.sha256, model.sizeBytes], [createHash('sha256').update(onDisk).digest('hex'), onDisk.byteLength]);
+  t.deepEqual(info!.files.map((f) => f.name).sort(), ['labels.txt', 'model.onnx']);
+  const chunks: Buffer[] = [];
+  for await (const m of client.downloadPackageFile({ packageId: `${orgA}/shapes`, version: 'v1', fileName: 'model.onnx' }, md))
+    chunks.push(Buffer.from(m.chunk));
+  t.deepEqual(Buffer.concat(chunks), onDisk);
+
+  const get = (packageId: string, version: string, metadata = md) =>
+    t.throwsAsync(cloudCall(client.getPackage.bind(client), { packageId, version, type: '' }, metadata)) as Promise<ServiceError>;
+  const foreign = await get(`${orgB}/secret`, 'v1');
+  t.is(foreign.code, status.NOT_FOUND);
+  t.is(foreign.details, `package ${orgB}/secret: no such package in organization ${orgA}`);
+  // The owner of the other organization sees its own package, and not ours.
+  const rivalMd = await bearer(cloud.address, { partId: intruder.part_id, secret: intruder.part_secret });
+  t.is((await get(`${orgA}/shapes`, 'v1', rivalMd)).code, status.NOT_FOUND);
+  const version = await get(`${orgA}/shapes`, 'v9');
+  t.is(version.details, `package ${orgA}/shapes: no version v9 (versions: v1)`);
+  const bad = await get('shapes', 'v1');
+  t.is(bad.code, status.INVALID_ARGUMENT);
+  t.regex(bad.details, /package_id must be <organization id>\/<model name>/);
+  const download = (await t.throwsAsync(async () => {
+    for await (const _ of client.downloadPackageFile({ packageId: `${orgB}/secret`, version: 'v1', fileName: 'model.onnx' }, md)) void _;
+  })) as ServiceError;
+  t.is(download.code, status.NOT_FOUND);
+  const noCreds = await get(`${orgA}/shapes`, 'v1', new Metadata());
+  t.is(noCreds.code, status.UNAUTHENTICATED);
+});
+
+test.serial('an online machine installs its packages and runs the resources that reference them; errors name the package', async (t) => {
+  // The cloud hashes a file once; changing it afterwards is what a corrupted download looks like to the machine.
+  const client = new PackageServiceClient(cloud.address, insecure());
+  const md = await bearer(cloud.address, { partId: rover.part_id, secret: rover.part_secret });
+  await cloudCall(client.getPackage.bind(client), { packageId: `${orgA}/tampered`, version: 'v1', type: '' }, md);
+  client.close();
+  writeFileSync(await artefactFile(orgA, 'tampered', 'v1', 'model.onnx'), 'not what was hashed');
+
+  await setPartConfig({
+    packages: [
+      { name: 'shapes', package: `${orgA}/shapes`, version: 'v1', type: 'ml_model' },
+      { name: 'foreign', package: `${orgB}/secret`, version: 'v1', type: 'ml_model' },
+      { name: 'future', package: `${orgA}/shapes`, version: 'v9', type: 'ml_model' },
+      { name: 'bad', package: `${orgA}/tampered`, version: 'v1', type: 'ml_model' },
+    ],
+    services: [mlmodel('shapes-model', 'shapes'), mlmodel('foreign-model', 'foreign'), mlmodel('future-model', 'future'), mlmodel('bad-model', 'bad')],
+  });
+  const runtime = await spawnRuntime({ cloud: { id: rover.part_id, secret: rover.part_secret, app_address: `127.0.0.1:${port}` } }, { env });
+  runtimes.push(runtime);
+  t.deepEqual(await waitFor('the packaged model', () => inputShape(runtime, 'shapes-model').catch(() => undefined), 120_000), [-1, 3, 4, 4]);
+  t.true(existsSync(join(packagesDir, orgA, 'shapes', 'v1', 'model.onnx')));
+  t.is(
+    await resourceError(runtime, 'foreign-model'),
+    `services[1].attributes: package foreign (${orgB}/secret@v1): package ${orgB}/secret: no such package in organization ${orgA}`,
+  );
+  t.is(
+    await resourceError(runtime, 'future-model'),
+    `services[2].attributes: package future (${orgA}/shapes@v9): package ${orgA}/shapes: no version v9 (versions: v1)`,
+  );
+  t.regex(
+    await resourceError(runtime, 'bad-model'),
+    new RegExp(`^services\\[3\\]\\.attributes: package bad \\(${orgA}/tampered@v1\\): model.onnx has sha256 [0-9a-f]{64} \\(19 bytes\\); the release says`),
+  );
+  t.false(existsSync(join(packagesDir, orgA, 'tampered')), 'nothing of a bad download is installed');
+});
+
+test.serial('a new version replaces the old one, which is then removed; offline, the machine runs what is installed', async (t) => {
+  const runtime = runtimes[0];
+  // The cloud stores a new version (a trainer run while it was down); it comes back on the same address.
+  await cloud.stop();
+  await storeArtefact(orgA, 'shapes', 'v2', 6);
+  cloud = await spawnCloud(dataDir, ['--port', port]);
+  await setPartConfig({ packages: [{ name: 'shapes', package: `${orgA}/shapes`, type: 'ml_model' }], services: [mlmodel('shapes-model', 'shapes')] });
+  t.deepEqual(
+    await waitFor('the new version', async () => ((await inputShape(runtime, 'shapes-model').catch(() => [])).at(-1) === 6 ? true : undefined), 120_000),
+    true,
+  );
+  await waitFor('the old version removed', () => !existsSync(join(packagesDir, orgA, 'shapes', 'v1')), 30_000);
+  t.deepEqual(await readdir(join(packagesDir, orgA, 'shapes')), ['v2']);
+  t.deepEqual(await readdir(join(packagesDir, orgA)), ['shapes'], 'the versions nothing uses are gone');
+
+  // Offline: a restarted machine runs its cached config with the installed version.
+  await runtime.stop();
+  await cloud.stop();
+  const offline = await spawnRuntime({ cloud: { id: rover.part_id, secret: rover.part_secret, app_address: `127.0.0.1:${port}` } }, { env });
+  runtimes.push(offline);
+  t.deepEqual(await waitFor('the installed model offline', () => inputShape(offline, 'shapes-model').catch(() => undefined), 120_000), [-1, 3, 6, 6]);
+  cloud = await spawnCloud(dataDir, ['--port', port]);
+});
