@@ -3,7 +3,7 @@
 // Data queries run on one DuckDB connection per session that holds the organisation's TEMP view, through
 // the same statement inspection as TabularDataBySQL; results stream chunk by chunk, so Execute's row limit
 // suspends a portal without materialising the rest.
-import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult, DuckDBType } from '@duckdb/node-api';
 import { DuckDBTypeId } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
 import { StatusError, invalidArgument } from '../../../core/shared/status-error.js';
@@ -15,8 +15,9 @@ import { CATALOG_FUNCTIONS, CATALOG_RELATIONS, openCatalog } from './catalog.js'
 import { allowedFunctions } from '../sql/function-allowlist.js';
 import { checkCatalogStatement } from './catalog-inspector.js';
 import { postgresColumnNames } from './column-names.js';
+import { chunkWriters, type ColumnWriter } from './column-writers.js';
 import { normalizeDialect, toCatalogSchemas } from './pg-dialect.js';
-import { binaryOf, decodeParameter, oidOf, Oid, textOf, typeSize, type BoundParameter } from './pg-types.js';
+import { decodeParameter, oidOf, Oid, typeSize, type BoundParameter } from './pg-types.js';
 import { parseSessionStatement, SERVER_VERSION, SessionSettings, type SessionStatement } from './session-statements.js';
 import {
   bindComplete,
@@ -81,7 +82,8 @@ interface Portal {
   formats: number[];
   result?: DuckDBResult;
   columns?: { names: string[]; types: DuckDBType[]; oids: number[] };
-  values?: DuckDBValue[][];
+  chunk?: DuckDBDataChunk;
+  writers?: ColumnWriter[];
   rowInChunk: number;
   chunkRows: number;
   done: boolean;
@@ -501,10 +503,10 @@ export class PgSession {
   private async *stream(portal: Portal, maxRows: number, tag = 'SELECT'): AsyncGenerator<Uint8Array> {
     const conn = portal.statement.conn!;
     const cols = portal.columns!;
-    const encoders = cols.types.map((t, i) => encoderFor(t, cols.oids[i], formatOf(portal.formats, i)));
+    const formats = cols.types.map((_t, i) => formatOf(portal.formats, i));
     const batch = new DataRowBatch();
     let sentNow = 0;
-    const width = encoders.length;
+    const width = cols.types.length;
     // One time budget per Execute (or FETCH), as statement_timeout covers a statement: the time between
     // Executes of a suspended portal, while DuckDB does nothing, does not count.
     const deadline = Date.now() + this.o.timeoutMs;
@@ -515,25 +517,22 @@ export class PgSession {
           portal.done = true;
           break;
         }
-        portal.values = [];
-        for (let c = 0; c < width; c++) portal.values.push(chunk.getColumnValues(c));
+        // The chunk stays referenced by the portal while its rows are written (a suspended portal included).
+        portal.chunk = chunk;
+        portal.writers = chunkWriters(chunk, cols.types, cols.oids, formats);
         portal.rowInChunk = 0;
         portal.chunkRows = chunk.rowCount;
       }
-      const values = portal.values!;
+      const writers = portal.writers!;
       const end = maxRows > 0 ? Math.min(portal.chunkRows, portal.rowInChunk + (maxRows - sentNow)) : portal.chunkRows;
       for (let r = portal.rowInChunk; r < end; r++) {
         batch.beginRow(width);
-        for (let c = 0; c < width; c++) {
-          const v = values[c][r];
-          if (v === null || v === undefined) batch.nullValue();
-          else encoders[c](batch, v);
-        }
+        for (let c = 0; c < width; c++) writers[c](batch, r);
         batch.endRow();
+        if (batch.size >= BATCH_BYTES) yield batch.take();
       }
       sentNow += end - portal.rowInChunk;
       portal.rowInChunk = end;
-      if (batch.size >= BATCH_BYTES) yield batch.take();
     }
     portal.sent += sentNow;
     if (batch.size > 0) yield batch.take();
@@ -675,24 +674,6 @@ export function sqlState(err: StatusError): string {
 function formatOf(formats: number[], i: number): number {
   if (formats.length === 0) return 0;
   return formats.length === 1 ? formats[0] : (formats[i] ?? 0);
-}
-
-type Encoder = (batch: DataRowBatch, v: DuckDBValue) => void;
-
-/** One encoder per column, chosen from its type once; the common scalar types skip the generic path. */
-function encoderFor(type: DuckDBType, oid: number, format: number): Encoder {
-  if (format === 1) return (b, v) => b.bytes(binaryOf(v, type, oid));
-  switch (type.typeId) {
-    case DuckDBTypeId.VARCHAR:
-      return (b, v) => b.text(v as string);
-    case DuckDBTypeId.INTEGER:
-    case DuckDBTypeId.BIGINT:
-    case DuckDBTypeId.SMALLINT:
-    case DuckDBTypeId.TINYINT:
-      return (b, v) => b.text(String(v));
-    default:
-      return (b, v) => b.text(textOf(v, type));
-  }
 }
 
 async function parseTree(conn: DuckDBConnection, sql: string): Promise<Tree | undefined> {

@@ -257,7 +257,8 @@ function arrayElement(s: string): string {
 function timestamptzText(v: DuckDBTimestampTZValue): string {
   const micros = v.micros;
   const ms = Math.floor(Number(micros) / 1000);
-  const iso = Number.isFinite(ms) ? new Date(ms).toISOString() : '';
+  // Date covers ±8.64e15 ms; beyond that (infinity is int64 max) the generic form.
+  const iso = Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : '';
   if (iso.length !== 24 || iso.startsWith('0000')) return v.toString();
   const sub = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
   const frac = sub === 0 ? '' : `.${String(sub).padStart(6, '0').replace(/0+$/, '')}`;

@@ -96,6 +96,110 @@ export class DataRowBatch {
     this.used += 4 + b.length;
   }
 
+  /** A field of `len` bytes copied from `src` at `start`, after an optional prefix byte (jsonb's version). */
+  rawField(src: Uint8Array, start: number, len: number, prefix = -1): void {
+    const total = prefix >= 0 ? len + 1 : len;
+    this.ensure(4 + total);
+    const buf = this.buf;
+    let at = this.used;
+    buf.writeInt32BE(total, at);
+    at += 4;
+    if (prefix >= 0) buf[at++] = prefix;
+    for (let i = 0; i < len; i++) buf[at + i] = src[start + i];
+    this.used = at + len;
+  }
+
+  /** A UTF-8 field, after an optional prefix byte. */
+  textField(s: string, prefix = -1): void {
+    if (prefix < 0) return this.text(s);
+    this.ensure(5 + s.length * 3);
+    this.buf[this.used + 4] = prefix;
+    const n = this.buf.write(s, this.used + 5, 'utf8');
+    this.buf.writeInt32BE(n + 1, this.used);
+    this.used += 5 + n;
+  }
+
+  /** A field known to be ASCII (numbers, t/f): one byte per character, no UTF-8 encoder. */
+  asciiField(s: string): void {
+    const n = s.length;
+    this.ensure(4 + n);
+    const buf = this.buf;
+    buf.writeInt32BE(n, this.used);
+    const at = this.used + 4;
+    for (let i = 0; i < n; i++) buf[at + i] = s.charCodeAt(i);
+    this.used = at + n;
+  }
+
+  /** A big-endian integer field of 1, 2 or 4 bytes. */
+  intField(v: number, size: number): void {
+    this.ensure(4 + size);
+    this.buf.writeInt32BE(size, this.used);
+    if (size === 1) this.buf.writeInt8(v, this.used + 4);
+    else if (size === 2) this.buf.writeInt16BE(v, this.used + 4);
+    else this.buf.writeInt32BE(v, this.used + 4);
+    this.used += 4 + size;
+  }
+
+  /** An int8 field from its high and low 32-bit words. */
+  int64Words(hi: number, lo: number): void {
+    this.ensure(12);
+    this.buf.writeInt32BE(8, this.used);
+    this.buf.writeInt32BE(hi, this.used + 4);
+    this.buf.writeInt32BE(lo, this.used + 8);
+    this.used += 12;
+  }
+
+  /** An int8 field from a safe integer. */
+  int64Field(n: number): void {
+    const hi = Math.floor(n / 4294967296);
+    this.int64Words(hi, (n - hi * 4294967296) | 0);
+  }
+
+  float64Field(v: number): void {
+    this.ensure(12);
+    this.buf.writeInt32BE(8, this.used);
+    this.buf.writeDoubleBE(v, this.used + 4);
+    this.used += 12;
+  }
+
+  /** `date HH:MM:SS[.ffffff][+00]`, PostgreSQL's ISO form, written byte by byte (date is 10 ASCII characters). */
+  timestampField(date: string, h: number, m: number, s: number, micros: number, tz: boolean): void {
+    this.ensure(4 + 32);
+    const buf = this.buf;
+    const start = this.used + 4;
+    let at = start;
+    for (let i = 0; i < 10; i++) buf[at + i] = date.charCodeAt(i);
+    at += 10;
+    buf[at++] = 0x20;
+    buf[at++] = 0x30 + ((h / 10) | 0);
+    buf[at++] = 0x30 + (h % 10);
+    buf[at++] = 0x3a;
+    buf[at++] = 0x30 + ((m / 10) | 0);
+    buf[at++] = 0x30 + (m % 10);
+    buf[at++] = 0x3a;
+    buf[at++] = 0x30 + ((s / 10) | 0);
+    buf[at++] = 0x30 + (s % 10);
+    if (micros > 0) {
+      // Six digits, trailing zeros dropped, as PostgreSQL prints fractional seconds.
+      buf[at++] = 0x2e;
+      let div = 100000;
+      let rest = micros;
+      while (rest > 0) {
+        const d = (rest / div) | 0;
+        buf[at++] = 0x30 + d;
+        rest -= d * div;
+        div /= 10;
+      }
+    }
+    if (tz) {
+      buf[at++] = 0x2b;
+      buf[at++] = 0x30;
+      buf[at++] = 0x30;
+    }
+    buf.writeInt32BE(at - start, this.used);
+    this.used = at;
+  }
+
   endRow(): void {
     this.buf.writeInt32BE(this.used - this.rowStart - 1, this.rowStart + 1);
   }
