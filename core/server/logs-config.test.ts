@@ -95,6 +95,7 @@ test('GetConfig shows the running config and a rejected save; SaveConfig refuses
   t.is(first.editHint, '');
   t.is(first.revision, 1);
   t.deepEqual(first.errors, []);
+  t.deepEqual(first.resourceErrors, []);
   t.deepEqual(JSON.parse(first.configJson).components, [sensor('a')]);
 
   // A bad config is not saved: the reply names each path and rule; the file and the machine are as they were.
@@ -116,12 +117,22 @@ test('GetConfig shows the running config and a rejected save; SaveConfig refuses
   const second = await eventually(get, (c) => c.revision === 2);
   t.deepEqual(JSON.parse(second.configJson), next);
 
+  // A resource entry's error does not stop a save (the runtime runs the other resources); GetConfig lists it.
+  const withBadEntry = { ...next, components: [...next.components, { name: 'x', api: 'core:component:sensor', model: 'nope' }] };
+  t.true((await call(client, 'saveConfig', { configJson: JSON.stringify(withBadEntry) })).saved);
+  const third = await eventually(get, (c) => c.revision === 3);
+  t.deepEqual(
+    third.resourceErrors.map((e: { path: string; rule: string }) => [e.path, e.rule.replace(/;.*/, '')]),
+    [['components[2].model', 'unknown model for core:component:sensor']],
+  );
+  t.deepEqual(third.errors, []);
+
   // A save the runtime rejects (here, by an editor) is listed with its path and rule; the old config runs on.
   runtime.writeConfig({ components: [sensor('a')], debug: 'very' });
   const rejected = await eventually(get, (c) => c.errors.length > 0);
   t.deepEqual(rejected.errors, [{ path: 'debug', rule: 'must be true or false', message: 'debug "very": must be true or false' }]);
-  t.is(rejected.revision, 2);
-  t.deepEqual(await names(), ['a', 'b']);
+  t.is(rejected.revision, 3);
+  t.deepEqual(await names(), ['a', 'b', 'x']);
 });
 
 test("an online machine's config comes from the cloud: GetConfig says where to edit it, and SaveConfig refuses", async (t) => {

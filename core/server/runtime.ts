@@ -187,6 +187,7 @@ export class Runtime {
       editHint: origin.editHint ?? '',
       errors: this.configErrors,
       revision: this.revision,
+      resourceErrors: validationErrors(new InvalidConfigError(this.machine.configErrors())),
     };
   }
 

@@ -2,7 +2,10 @@
 // page commands through gRPC-Web, and the test checks the effects through ordinary gRPC clients.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { encode } from 'fast-png';
+import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
@@ -216,6 +219,42 @@ test.serial("a vision service's obstacles are drawn as boxes in the camera's 3D 
   // The service offers no detections or classifications: the page says so, as the runtime worded it.
   t.regex(await page.getByTestId('vision-cam').innerText(), /0 detections.*GetDetectionsFromCamera/s);
   await page.screenshot({ path: join(SHOTS, 'runtime-page-obstacles.png'), fullPage: true });
+});
+
+test.serial("a vision service's classifications of the camera's frame are drawn over its image", async (t) => {
+  // A tiny ONNX classifier whose answer is the image's dominant colour channel, and a red image.
+  const dir = mkdtempSync(join(tmpdir(), 'runtime-page-vision-'));
+  writeChannelMeansModel(join(dir, 'means.onnx'), 4);
+  writeFileSync(join(dir, 'labels.txt'), 'red\ngreen\nblue\n');
+  const [width, height] = [40, 30];
+  const red = new Uint8Array(width * height * 3).map((_, i) => [230, 20, 20][i % 3]);
+  writeFileSync(join(dir, 'red.png'), encode({ width, height, data: red, channels: 3, depth: 8 }));
+  const runtime = await spawnRuntime({
+    components: [{ name: 'pics', api: 'core:component:camera', model: 'image_file', attributes: { color_image_file_path: join(dir, 'red.png') } }],
+    services: [
+      {
+        name: 'means',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(dir, 'means.onnx'), label_path: join(dir, 'labels.txt') },
+      },
+      { name: 'colours', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'means', camera_name: 'pics' } },
+    ],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of pics').waitFor();
+  await page.getByLabel('vision overlay of pics').selectOption('colours');
+  const overlay = page.getByTestId('vision-overlay');
+  const top = overlay.locator('text.classification').first();
+  await top.waitFor();
+  t.regex((await top.textContent()) ?? '', /^red \d+%$/);
+  t.is(await overlay.getAttribute('viewBox'), `0 0 ${width} ${height}`, "the overlay is in the image's own pixels");
+  t.regex(await page.getByTestId('vision-pics').innerText(), /red \d+%/);
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-classifications.png'), fullPage: true });
 });
 
 /** The few canvas members the check uses (this file is type-checked without the DOM library). */

@@ -47,7 +47,7 @@ const server = await startRuntimeServer(
     pendingConfig: () => undefined,
     logs: new LogRing(),
     config: {
-      view: () => ({ configJson: '{}', source: 'file', path: '', editHint: '', errors: [], revision: 1 }),
+      view: () => ({ configJson: '{}', source: 'file', path: '', editHint: '', errors: [], revision: 1, resourceErrors: [] }),
       save: () => Promise.reject(new Error('the in-process anchor has no config file')),
     },
   },

@@ -9,10 +9,10 @@ import { configApi } from './api.js';
 /** How often the running revision and a rejected save's errors are refreshed (the editor's text is not). */
 const POLL_MS = 1000;
 
-function ErrorTable({ errors, caption }: { errors: ConfigValidationError[]; caption: string }) {
+function ErrorTable({ errors, caption, testid }: { errors: ConfigValidationError[]; caption: string; testid: string }) {
   if (errors.length === 0) return null;
   return (
-    <table class="config-errors" data-testid="config-errors" role="alert">
+    <table class="config-errors" data-testid={testid} role="alert">
       <caption>{caption}</caption>
       <thead>
         <tr>
@@ -87,7 +87,8 @@ export function ConfigView() {
         </small>
       </h2>
       {readOnly ? <p data-testid="config-edit-hint">{running.editHint}</p> : null}
-      <ErrorTable errors={running?.errors ?? []} caption="The newest saved config was rejected; the previous one runs on:" />
+      <ErrorTable errors={running?.errors ?? []} caption="The newest saved config was rejected; the previous one runs on:" testid="config-rejected" />
+      <ErrorTable errors={running?.resourceErrors ?? []} caption="Resources not built, for errors in their entries:" testid="config-resource-errors" />
       <textarea
         class="config"
         aria-label="machine config"
@@ -105,7 +106,7 @@ export function ConfigView() {
           <span data-testid="config-note">{note}</span>
         </div>
       )}
-      <ErrorTable errors={saveErrors} caption="Not saved:" />
+      <ErrorTable errors={saveErrors} caption="Not saved:" testid="config-errors" />
       {failure ? (
         <p class="error" role="alert">
           {failure}

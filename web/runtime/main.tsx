@@ -308,8 +308,9 @@ function App() {
           </table>
         ) : null}
         {session.id ? machine?.resources.map((r) => <ResourceCard key={keyOf(r.name!)} status={r} visions={visions ? visions.split('\n') : []} />) : null}
-        <LogsView />
-        <ConfigView />
+        {/* After the first status, so that their calls do not delay the first view. */}
+        {machine ? <LogsView /> : null}
+        {machine ? <ConfigView /> : null}
       </main>
     </>
   );
