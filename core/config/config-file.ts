@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from '../shared/machine-config.js';
 import { ConfigError } from '../../plugins/validation.js';
+import type { ConfigOrigin } from './config-edit.js';
 
 export interface LoadedConfig {
   config: MachineConfig;
@@ -30,6 +31,10 @@ export class ConfigFile {
     }
     const config = parseMachineConfigText(text, this.path);
     return { config, raw: JSON.parse(text), text };
+  }
+
+  origin(): ConfigOrigin {
+    return { source: 'file', path: this.path };
   }
 
   /**

@@ -15,6 +15,7 @@ import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '.
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
 import { ModelRegistry } from '../shared/model-registry.js';
+import type { ConfigError } from '../../plugins/validation.js';
 import { resolveResources, type MissingModelExplainer } from '../shared/resolve-resources.js';
 import { DriverWorker } from '../workers/driver-worker.js';
 import type { LogRecord } from '../workers/protocol.js';
@@ -109,6 +110,11 @@ export class Machine extends EventEmitter<MachineEvents> {
       await this.closeInOrder(new Set(this.nodes.keys()));
       this.state = 'stopped';
     });
+  }
+
+  /** The config errors of the running config's resource entries, with their paths and rules. */
+  configErrors(): ConfigError[] {
+    return [...this.nodes.values()].flatMap((n) => (n.spec.configError ? [n.spec.configError] : []));
   }
 
   statuses(): ResourceStatus[] {

@@ -6,6 +6,7 @@ import type { ClientReadableStream } from '@grpc/grpc-js';
 import type { ConfigResponse } from '../../gen/platform/app/v1/robot_part.js';
 import type { DriverLogger } from '../../plugins/contract.js';
 import type { ConfigFile, LoadedConfig } from '../config/config-file.js';
+import type { ConfigOrigin } from '../config/config-edit.js';
 import type { ConfigSource } from '../config/config-source.js';
 import { parseMachineConfig } from '../shared/machine-config.js';
 import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
@@ -37,6 +38,8 @@ export class OnlineConfig implements ConfigSource {
    * no service may send the secret where the runtime itself would not.
    */
   private readonly localCloud?: unknown;
+  /** The -config file, which holds only the credentials (and network). */
+  private readonly credentialsPath: string;
 
   constructor(
     file: ConfigFile,
@@ -46,6 +49,7 @@ export class OnlineConfig implements ConfigSource {
     /** Why there is no link (credentials refused to be sent in plaintext). */
     private readonly linkError?: string,
   ) {
+    this.credentialsPath = file.path;
     const raw = file.read().raw as { network?: unknown; cloud?: unknown };
     this.localNetwork = raw.network;
     if (link) this.localCloud = raw.cloud;
@@ -79,6 +83,15 @@ export class OnlineConfig implements ConfigSource {
     if (this.localCloud !== undefined) raw.cloud = this.localCloud;
     if (this.localNetwork !== undefined) raw.network = this.localNetwork;
     return { config: parseMachineConfig(raw), raw, text: JSON.stringify(raw) };
+  }
+
+  origin(): ConfigOrigin {
+    const part = this.link ? ` (part ${this.link.partId} at ${this.link.creds.appAddress})` : '';
+    return {
+      source: 'cloud',
+      path: this.credentialsPath,
+      editHint: `this machine is online: its config comes from the cloud${part}; edit it there (the cloud's page, UpdateRobotPart, or platform-cloud part config set)`,
+    };
   }
 
   problem(): string | undefined {

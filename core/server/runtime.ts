@@ -4,6 +4,11 @@ import { inject, injectable, type InjectionToken } from 'tsyringe';
 import type { LoadedConfig } from '../config/config-file.js';
 import type { ConfigSource } from '../config/config-source.js';
 import { describeChanges, diffConfigs } from '../config/diff.js';
+import { redactedConfigText, saveConfigFile, validationErrors } from '../config/config-edit.js';
+import { LogRing } from '../logging/log-ring.js';
+import type * as pb from '../../gen/platform/robot/v1/robot.js';
+import { StatusError } from '../shared/status-error.js';
+import { status } from '@grpc/grpc-js';
 import { InvalidConfigError } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
@@ -36,6 +41,10 @@ export class Runtime {
   private web?: WebServer;
   private loaded?: LoadedConfig;
   private configError?: string;
+  /** The rejected saved config's errors, each with its path and rule (GetConfig). */
+  private configErrors: pb.ConfigValidationError[] = [];
+  /** The recent log lines and their live followers (StreamLogs; the control page's live logs). */
+  private readonly logs: LogRing;
   /** Revision of the running config: 1 at start, +1 for each change applied. */
   private revision = 1;
   /** A valid saved config that the maintenance window holds back (GetMachineStatus shows it). */
@@ -55,6 +64,7 @@ export class Runtime {
     @inject(CONFIG_FILE) private readonly file: ConfigSource,
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
+    this.logs = LogRing.tapping(sink);
     this.log = sink.logger('platform.server', () => this.levelOf('platform.server'));
     this.sessions = new Sessions(
       () => heartbeatWindowMs(this.loaded?.config.session),
@@ -171,9 +181,34 @@ export class Runtime {
         shutdown: () => this.onShutdownRequest(),
         sessions: this.sessions,
         pendingConfig: () => this.pending,
+        logs: this.logs,
+        config: { view: () => this.configView(), save: (text) => this.saveConfig(text) },
       },
       { bindAddress: network.bind_address, tls },
     );
+  }
+
+  /** GetConfig: the running config (secrets hidden), where it comes from, and a rejected save's errors. */
+  private configView(): pb.GetConfigResponse {
+    const origin = this.file.origin();
+    return {
+      configJson: this.loaded ? redactedConfigText(this.loaded.raw) : '',
+      source: origin.source,
+      path: origin.path,
+      editHint: origin.editHint ?? '',
+      errors: this.configErrors,
+      revision: this.revision,
+      resourceErrors: validationErrors(new InvalidConfigError(this.machine.configErrors())),
+    };
+  }
+
+  /** SaveConfig: only a machine run from a local file saves here; the file watcher then reloads as for any save. */
+  private saveConfig(text: string): Promise<pb.SaveConfigResponse> {
+    const origin = this.file.origin();
+    if (origin.source !== 'file')
+      throw new StatusError(status.FAILED_PRECONDITION, `config_json: cannot be saved on this machine: ${origin.editHint ?? origin.source}`);
+    if (this.stopping) throw new StatusError(status.UNAVAILABLE, 'the runtime is shutting down');
+    return saveConfigFile(origin.path, text, this.loaded?.raw);
   }
 
   private reloading: Promise<void> = Promise.resolve();
@@ -194,11 +229,13 @@ export class Runtime {
     } catch (err) {
       if (!(err instanceof InvalidConfigError)) throw err;
       this.configError = err.message;
+      this.configErrors = validationErrors(err);
       this.pending = undefined;
       this.log.error('the saved config is invalid; still running the previous one', { errors: err.errors.map((e) => e.message) });
       return;
     }
     this.configError = undefined;
+    this.configErrors = [];
     const changes = diffConfigs(this.loaded?.raw, next.raw);
     if (changes.length === 0) {
       this.pending = undefined;
@@ -253,6 +290,8 @@ export class Runtime {
       await this.modules.close();
       await this.machine.shutdown();
       this.packages.close();
+      // Live log streams end here, so that the server's shutdown does not wait for them.
+      this.logs.close();
       await this.web?.stop();
       await this.server?.stop();
       this.log.info('stopped');

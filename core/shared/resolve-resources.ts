@@ -20,6 +20,8 @@ export interface ResolvedResource {
   typedDependencies?: TypedDependency[];
   /** A config error: the resource is reported but not built until its config changes. */
   error?: string;
+  /** The same error with its path and rule apart (RobotService.GetConfig lists them). */
+  configError?: ConfigError;
   /** Equal fingerprints mean the resource needs no rebuild (log level changes are applied in place). */
   fingerprint: string;
 }
@@ -37,7 +39,7 @@ function stableJson(value: unknown): string {
 }
 
 function resolveOne(entry: ResourceEntry, registry: ModelRegistry, explain?: MissingModelExplainer): Omit<ResolvedResource, 'key' | 'fingerprint'> {
-  if (entry.error) return { entry, dependencies: entry.dependsOn, error: entry.error.message };
+  if (entry.error) return { entry, dependencies: entry.dependsOn, error: entry.error.message, configError: entry.error };
   const model = registry.lookup(entry.api, entry.model);
   if (!model) {
     const reason = explain?.(entry.api, entry.model);
@@ -46,7 +48,7 @@ function resolveOne(entry: ResourceEntry, registry: ModelRegistry, explain?: Mis
       : !registry.hasApi(entry.api)
         ? new ConfigError(`${entry.path}.api`, `unknown api; known apis: ${registry.apis().join(', ')}`, entry.api)
         : new ConfigError(`${entry.path}.model`, `unknown model for ${entry.api}; known models: ${registry.modelsOf(entry.api).join(', ')}`, entry.model);
-    return { entry, dependencies: entry.dependsOn, error: error.message };
+    return { entry, dependencies: entry.dependsOn, error: error.message, configError: error };
   }
   try {
     const { attributes, implicitDependencies, typedDependencies } = validateAttributes(model.definition, entry.attributes, `${entry.path}.attributes`);
@@ -54,7 +56,7 @@ function resolveOne(entry: ResourceEntry, registry: ModelRegistry, explain?: Mis
     return { entry, model, attributes, dependencies, typedDependencies };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    return { entry, model, dependencies: entry.dependsOn, error: err.message };
+    return { entry, model, dependencies: entry.dependsOn, error: err.message, configError: err };
   }
 }
 
@@ -82,14 +84,17 @@ export function resolveResources(entries: readonly ResourceEntry[], registry: Mo
     if (resource.error) continue;
     const absent = missing.get(resource.key);
     const cycle = cycles.get(resource.key);
-    if (absent)
-      resource.error = new ConfigError(
-        resource.entry.path,
-        `depends on ${absent.map((d) => JSON.stringify(d)).join(', ')}, which ${absent.length > 1 ? 'are' : 'is'} not configured`,
-        resource.key,
-      ).message;
-    else if (cycle) resource.error = new ConfigError(resource.entry.path, `dependency cycle: ${cycle.join(' -> ')}`, resource.key).message;
-    else resource.error = wrongApi(resource, byName)?.message;
+    const problem = absent
+      ? new ConfigError(
+          resource.entry.path,
+          `depends on ${absent.map((d) => JSON.stringify(d)).join(', ')}, which ${absent.length > 1 ? 'are' : 'is'} not configured`,
+          resource.key,
+        )
+      : cycle
+        ? new ConfigError(resource.entry.path, `dependency cycle: ${cycle.join(' -> ')}`, resource.key)
+        : wrongApi(resource, byName);
+    resource.error = problem?.message;
+    resource.configError = problem;
     if (resource.error) resource.fingerprint += `|${resource.error}`;
   }
   return resolved;

@@ -2,11 +2,15 @@
 // page commands through gRPC-Web, and the test checks the effects through ordinary gRPC clients.
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { encode } from 'fast-png';
+import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
 import { launchChromium, webUrlOf } from '../shared/testing/chromium.js';
@@ -100,6 +104,157 @@ test.serial('a camera shows its image and its point cloud in the 3D view (the ca
   t.true(lit > 1000, `only ${lit} pixels lit`);
   t.is(await canvas.getAttribute('data-points'), String(lit), 'the view counts the pixels it painted');
   await page.screenshot({ path: join(SHOTS, 'runtime-page-camera.png'), fullPage: true });
+});
+
+test.serial('live logs show what the runtime logs, the level filter hides it, and the page follows a restarted runtime', async (t) => {
+  const sensor = (name: string) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } });
+  let runtime = await spawnRuntime({ components: [sensor('a')] });
+  t.teardown(() => runtime.stop());
+  const url = webUrlOf(runtime.output());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(url);
+  const logs = page.getByTestId('logs');
+  const line = (text: string) => logs.locator('.log', { hasText: text });
+  // The backlog: the start-up lines.
+  await line('platform.server serving').first().waitFor();
+  await page.getByTestId('logs-link').filter({ hasText: 'live' }).waitFor();
+
+  // A line logged now (info) and one that is an error, both from a save behind the page's back.
+  runtime.writeConfig({ components: [sensor('a'), sensor('b')] });
+  await line('platform.server reconfigured').waitFor();
+  runtime.writeConfig({ components: 'none' });
+  const rejected = line('the saved config is invalid; still running the previous one');
+  await rejected.waitFor();
+  t.regex(await rejected.innerText(), /error platform\.server the saved config is invalid/);
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-logs.png'), fullPage: true });
+
+  // The filter: "error and above" hides the info line and keeps the error.
+  await page.getByLabel('log level').selectOption('error');
+  await line('platform.server reconfigured').waitFor({ state: 'detached' });
+  t.is(await line('platform.server reconfigured').count(), 0);
+  t.is(await rejected.count(), 1);
+  await page.getByLabel('log level').selectOption('info');
+  await line('platform.server reconfigured').waitFor();
+
+  // The runtime restarts on the same ports: the page reconnects and shows the new runtime's lines.
+  const web = new URL(url);
+  await runtime.stop();
+  await page.getByTestId('logs-link').filter({ hasText: 'reconnecting' }).waitFor();
+  runtime = await spawnRuntime({ components: [sensor('c')], network: { bind_address: runtime.address, web_bind_address: `localhost:${web.port}` } });
+  t.is(webUrlOf(runtime.output()), url);
+  await page.getByTestId('logs-link').filter({ hasText: 'live' }).waitFor();
+  await line('platform.server serving').nth(1).waitFor();
+  t.is(await line('platform.server serving').count(), 2, 'the new backlog adds the new start-up, and repeats no line');
+  t.is(await line('platform.server reconfigured').count(), 1);
+});
+
+test.serial('the config editor lists a bad save by path and rule, and a good save reconfigures the machine', async (t) => {
+  const sensor = (name: string) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } });
+  const runtime = await spawnRuntime({ components: [sensor('a')] });
+  t.teardown(() => runtime.stop());
+  const robot = new RobotServiceClient(runtime.address, insecure());
+  t.teardown(() => robot.close());
+  const names = async () => ((await call(robot, 'resourceNames', {})).resources as { name: string }[]).map((r) => r.name).sort();
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1400 } });
+  await page.goto(webUrlOf(runtime.output()));
+  const config = page.getByTestId('config');
+  const editor = page.getByLabel('machine config');
+  await config.filter({ hasText: 'revision 1' }).waitFor();
+  t.deepEqual(JSON.parse(await editor.inputValue()).components, [sensor('a')]);
+
+  // A bad save: nothing is written, the errors are listed by path and rule.
+  const before = readFileSync(runtime.configPath, 'utf8');
+  await editor.fill(JSON.stringify({ components: [sensor('a')], network: { bind_address: runtime.address }, session: { heartbeat_window: 'soon' } }, null, 2));
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  const errors = config.getByTestId('config-errors');
+  await errors.waitFor();
+  t.regex(await errors.innerText(), /session\.heartbeat_window\s+\S/);
+  await config.getByTestId('config-note').filter({ hasText: 'not saved' }).waitFor();
+  t.is(readFileSync(runtime.configPath, 'utf8'), before);
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-config.png'), fullPage: true });
+
+  // A good save: the file watcher reconfigures the machine (checked over gRPC).
+  const next = { components: [sensor('a'), sensor('b')], network: { bind_address: runtime.address } };
+  await editor.fill(JSON.stringify(next, null, 2));
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await config.getByTestId('config-note').filter({ hasText: 'saved to' }).waitFor();
+  t.deepEqual(await eventually(names, (n) => n.length === 2), ['a', 'b']);
+  await config.filter({ hasText: 'revision 2' }).waitFor();
+  t.is(await errors.count(), 0, 'no errors left on the page');
+  await page.getByTestId('resources').locator('tr', { hasText: 'b' }).filter({ hasText: 'ready' }).first().waitFor();
+});
+
+test.serial("a vision service's obstacles are drawn as boxes in the camera's 3D view", async (t) => {
+  const runtime = await spawnRuntime({
+    components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120, seed: 3 } }],
+    services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera_name: 'cam' } }],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1300 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of cam').waitFor();
+  await page.getByLabel('vision overlay of cam').selectOption('obstacles');
+  const canvas = page.getByTestId('pointcloud-cam');
+  // The fake camera's scene has two boxes on the floor: obstacles_depth finds both.
+  await canvas.and(page.locator('[data-boxes="2"]')).waitFor();
+  const painted = await canvas.evaluate<{ lit: number; magenta: number }, HTMLCanvasElementLike>((c) => {
+    const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let lit = 0;
+    let magenta = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i] !== 0x11 || data[i + 1] !== 0x11 || data[i + 2] !== 0x11) lit++;
+      if (data[i] > 200 && data[i + 1] < 60 && data[i + 2] > 200) magenta++;
+    }
+    return { lit, magenta };
+  });
+  t.true(painted.lit > 1000, `only ${painted.lit} pixels lit`);
+  t.true(painted.magenta > 100, `only ${painted.magenta} pixels of box edges`);
+  t.regex(await page.getByText(/points over \d+ pixels, 2 obstacles of obstacles/).innerText(), /2 obstacles/);
+  // The service offers no detections or classifications: the page says so, as the runtime worded it.
+  t.regex(await page.getByTestId('vision-cam').innerText(), /0 detections.*GetDetectionsFromCamera/s);
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-obstacles.png'), fullPage: true });
+});
+
+test.serial("a vision service's classifications of the camera's frame are drawn over its image", async (t) => {
+  // A tiny ONNX classifier whose answer is the image's dominant colour channel, and a red image.
+  const dir = mkdtempSync(join(tmpdir(), 'runtime-page-vision-'));
+  writeChannelMeansModel(join(dir, 'means.onnx'), 4);
+  writeFileSync(join(dir, 'labels.txt'), 'red\ngreen\nblue\n');
+  const [width, height] = [40, 30];
+  const red = new Uint8Array(width * height * 3).map((_, i) => [230, 20, 20][i % 3]);
+  writeFileSync(join(dir, 'red.png'), encode({ width, height, data: red, channels: 3, depth: 8 }));
+  const runtime = await spawnRuntime({
+    components: [{ name: 'pics', api: 'core:component:camera', model: 'image_file', attributes: { color_image_file_path: join(dir, 'red.png') } }],
+    services: [
+      {
+        name: 'means',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(dir, 'means.onnx'), label_path: join(dir, 'labels.txt') },
+      },
+      { name: 'colours', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'means', camera_name: 'pics' } },
+    ],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of pics').waitFor();
+  await page.getByLabel('vision overlay of pics').selectOption('colours');
+  const overlay = page.getByTestId('vision-overlay');
+  const top = overlay.locator('text.classification').first();
+  await top.waitFor();
+  t.regex((await top.textContent()) ?? '', /^red \d+%$/);
+  t.is(await overlay.getAttribute('viewBox'), `0 0 ${width} ${height}`, "the overlay is in the image's own pixels");
+  t.regex(await page.getByTestId('vision-pics').innerText(), /red \d+%/);
+  await page.screenshot({ path: join(SHOTS, 'runtime-page-classifications.png'), fullPage: true });
 });
 
 /** The few canvas members the check uses (this file is type-checked without the DOM library). */

@@ -6,6 +6,7 @@ import fakeSensor from '../../drivers/sensor/fake/driver.js';
 import type { ResourceAccess } from '../../core/grpc/api-adapter.js';
 import { startRuntimeServer } from '../../core/grpc/runtime-server.js';
 import { Sessions } from '../../core/session/sessions.js';
+import { LogRing } from '../../core/logging/log-ring.js';
 
 const attributes = { readings: { temperature_c: 21.5, i: 0 }, count_calls: false };
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
@@ -44,6 +45,11 @@ const server = await startRuntimeServer(
       silent,
     ),
     pendingConfig: () => undefined,
+    logs: new LogRing(),
+    config: {
+      view: () => ({ configJson: '{}', source: 'file', path: '', editHint: '', errors: [], revision: 1, resourceErrors: [] }),
+      save: () => Promise.reject(new Error('the in-process anchor has no config file')),
+    },
   },
   { bindAddress: 'localhost:0' },
 );

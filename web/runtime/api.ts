@@ -6,7 +6,8 @@ import * as motor from '../../gen/platform/component/motor/v1/motor.js';
 import * as sensor from '../../gen/platform/component/sensor/v1/sensor.js';
 import { DoCommandRequest, DoCommandResponse } from '../../gen/platform/robot/v1/common.js';
 import * as robot from '../../gen/platform/robot/v1/robot.js';
-import { unary, type Codec } from '../shared/grpc-web-client.js';
+import * as vision from '../../gen/platform/service/vision/v1/vision.js';
+import { serverStream, unary, type Codec } from '../shared/grpc-web-client.js';
 
 const rpc =
   <Req, Res>(service: string, method: string, req: Codec<Req>, res: Codec<Res>) =>
@@ -68,3 +69,20 @@ export function serviceOf(type: string, subtype: string): string {
 export function doCommand(type: string, subtype: string, name: string, command: Record<string, unknown>) {
   return unary(`/${serviceOf(type, subtype)}/DoCommand`, DoCommandRequest, DoCommandResponse, { name, command });
 }
+
+export const configApi = {
+  getConfig: rpc(ROBOT, 'GetConfig', robot.GetConfigRequest, robot.GetConfigResponse),
+  saveConfig: rpc(ROBOT, 'SaveConfig', robot.SaveConfigRequest, robot.SaveConfigResponse),
+};
+
+/** Follows the runtime's log lines (RobotService.StreamLogs); see logs-view.tsx. */
+export function streamLogs(request: Partial<robot.StreamLogsRequest>, onLines: (lines: robot.LogLine[]) => void, signal: AbortSignal): Promise<void> {
+  return serverStream(`/${ROBOT}/StreamLogs`, robot.StreamLogsRequest, robot.StreamLogsResponse, request, (r) => onLines(r.lines), signal);
+}
+
+const VISION = 'platform.service.vision.v1.VisionService';
+export const visionApi = {
+  getDetectionsFromCamera: rpc(VISION, 'GetDetectionsFromCamera', vision.GetDetectionsFromCameraRequest, vision.GetDetectionsResponse),
+  getClassificationsFromCamera: rpc(VISION, 'GetClassificationsFromCamera', vision.GetClassificationsFromCameraRequest, vision.GetClassificationsResponse),
+  getObjectPointClouds: rpc(VISION, 'GetObjectPointClouds', vision.GetObjectPointCloudsRequest, vision.GetObjectPointCloudsResponse),
+};

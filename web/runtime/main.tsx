@@ -5,39 +5,15 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
 import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
-import { boardApi, cameraApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
+import { boardApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
 import { useSession } from '../shared/grpc-web-client.js';
-import { PointCloudView } from './point-cloud-view.js';
-
-/** How often statuses and readings are polled. */
-const POLL_MS = 500;
+import { CameraView } from './camera-view.js';
+import { ConfigView } from './config-view.js';
+import { LogsView } from './logs-view.js';
+import { usePoll } from './poll.js';
 
 const label = (state: number, names: Record<number, string>, prefix: string) => (names[state] ?? String(state)).replace(prefix, '').toLowerCase();
 const keyOf = (n: ResourceName) => `${n.namespace}:${n.type}:${n.subtype}/${n.name}`;
-
-/** Calls `load` now and every POLL_MS while mounted; the latest result or error is shown. */
-function usePoll<T>(load: () => Promise<T>, deps: unknown[]): { value?: T; error?: string } {
-  const [state, setState] = useState<{ value?: T; error?: string }>({});
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout>;
-    const tick = async () => {
-      try {
-        const value = await load();
-        if (live) setState({ value });
-      } catch (err) {
-        if (live) setState((s) => ({ ...s, error: (err as Error).message }));
-      }
-      if (live) timer = setTimeout(tick, POLL_MS);
-    };
-    void tick();
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, deps);
-  return state;
-}
 
 /** Runs one action and shows its error, if any, next to the control. */
 function useAction(): [string, (run: () => Promise<unknown>) => void] {
@@ -165,26 +141,6 @@ function EncoderPanel({ name }: { name: string }) {
   );
 }
 
-function CameraPanel({ name }: { name: string }) {
-  const [url, setUrl] = useState('');
-  // The camera's default stream (depth for a depth camera: a 16-bit PNG, which the browser shows as grey).
-  const frame = usePoll(() => cameraApi.getImage({ name }), [name]);
-  useEffect(() => {
-    if (!frame.value) return;
-    const type = frame.value.mimeType.endsWith('png') ? 'image/png' : frame.value.mimeType;
-    const next = URL.createObjectURL(new Blob([frame.value.image as BlobPart], { type }));
-    setUrl(next);
-    return () => URL.revokeObjectURL(next);
-  }, [frame.value]);
-  return (
-    <div>
-      {url ? <img src={url} alt={`image of ${name}`} class="camera" /> : '…'}
-      <Failure text={frame.error} />
-      <PointCloudView name={name} />
-    </div>
-  );
-}
-
 function DoCommandPanel({ resource }: { resource: ResourceName }) {
   const [text, setText] = useState('{}');
   const [result, setResult] = useState('');
@@ -212,15 +168,21 @@ function DoCommandPanel({ resource }: { resource: ResourceName }) {
   );
 }
 
-const PANELS: Partial<Record<string, (p: { name: string }) => preact.JSX.Element>> = {
+/** What a panel may need to know besides its resource's name: the ready vision services, for overlays. */
+interface PanelProps {
+  name: string;
+  visions: string[];
+}
+
+const PANELS: Partial<Record<string, (p: PanelProps) => preact.JSX.Element>> = {
   sensor: SensorPanel,
   motor: MotorPanel,
   board: BoardPanel,
   encoder: EncoderPanel,
-  camera: CameraPanel,
+  camera: CameraView,
 };
 
-function ResourceCard({ status }: { status: GetMachineStatusResponse['resources'][number] }) {
+function ResourceCard({ status, visions }: { status: GetMachineStatusResponse['resources'][number]; visions: string[] }) {
   const name = status.name!;
   const Panel = PANELS[name.subtype];
   const ready = status.state === ResourceState.RESOURCE_STATE_READY;
@@ -237,7 +199,7 @@ function ResourceCard({ status }: { status: GetMachineStatusResponse['resources'
         {status.revision}
       </p>
       <Failure text={status.error} />
-      {Panel && ready ? <Panel name={name.name} /> : null}
+      {Panel && ready ? <Panel name={name.name} visions={visions} /> : null}
       <DoCommandPanel resource={name} />
     </section>
   );
@@ -276,6 +238,10 @@ function App() {
   const [stopped, setStopped] = useState(0);
   useEffect(() => void robotApi.getVersion({}).then(setVersion, () => undefined), []);
   const machine = status.value;
+  const visions = (machine?.resources ?? [])
+    .filter((r) => r.name?.subtype === 'vision' && r.state === ResourceState.RESOURCE_STATE_READY)
+    .map((r) => r.name!.name)
+    .join('\n');
   useEffect(() => {
     // The first view is usable once live statuses are shown (bench:web reads this mark).
     if (machine && performance.getEntriesByName('platform-interactive').length === 0) {
@@ -341,7 +307,10 @@ function App() {
             </tbody>
           </table>
         ) : null}
-        {session.id ? machine?.resources.map((r) => <ResourceCard key={keyOf(r.name!)} status={r} />) : null}
+        {session.id ? machine?.resources.map((r) => <ResourceCard key={keyOf(r.name!)} status={r} visions={visions ? visions.split('\n') : []} />) : null}
+        {/* After the first status, so that their calls do not delay the first view. */}
+        {machine ? <LogsView /> : null}
+        {machine ? <ConfigView /> : null}
       </main>
     </>
   );

@@ -33,30 +33,91 @@ function frames(bytes: Uint8Array): { flag: number; payload: Uint8Array }[] {
   return out;
 }
 
-export async function unary<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, message: object): Promise<Res> {
+/** The status carried by a trailer frame. */
+function trailerStatus(payload: Uint8Array): { code: number; detail: string } {
+  let code = 2;
+  let detail = 'the reply had no status';
+  for (const line of new TextDecoder().decode(payload).split('\r\n')) {
+    const colon = line.indexOf(':');
+    const key = line.slice(0, colon).trim();
+    const value = line.slice(colon + 1).trim();
+    if (key === 'grpc-status') code = Number(value);
+    if (key === 'grpc-message') detail = decodeURIComponent(value);
+  }
+  return { code, detail };
+}
+
+function post<Req>(path: string, req: Codec<Req>, message: object, signal?: AbortSignal): Promise<Response> {
   const body = req.encode(req.fromPartial(message)).finish();
   const framed = new Uint8Array(5 + body.length);
   new DataView(framed.buffer).setUint32(1, body.length);
   framed.set(body, 5);
   const headers: Record<string, string> = { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
   if (sessionId) headers['platform-sid'] = sessionId;
-  const response = await fetch(path, { method: 'POST', headers, body: framed });
+  return fetch(path, { method: 'POST', headers, body: framed, signal });
+}
+
+export async function unary<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, message: object): Promise<Res> {
+  const response = await post(path, req, message);
   if (!response.ok) throw new RpcError(14, path, `HTTP ${response.status}`);
   let reply: Res | undefined;
-  let code = 2;
-  let detail = 'the reply had no status';
+  let status = { code: 2, detail: 'the reply had no status' };
   for (const f of frames(new Uint8Array(await response.arrayBuffer()))) {
     if (f.flag === 0) reply = res.decode(f.payload);
-    else {
-      for (const line of new TextDecoder().decode(f.payload).split('\r\n')) {
-        const colon = line.indexOf(':');
-        const key = line.slice(0, colon).trim();
-        const value = line.slice(colon + 1).trim();
-        if (key === 'grpc-status') code = Number(value);
-        if (key === 'grpc-message') detail = decodeURIComponent(value);
-      }
-    }
+    else status = trailerStatus(f.payload);
   }
-  if (code !== 0 || reply === undefined) throw new RpcError(code, path, detail);
+  if (status.code !== 0 || reply === undefined) throw new RpcError(status.code, path, status.detail);
   return reply;
+}
+
+/**
+ * A server-streaming call: `onMessage` gets each message as its frame arrives. Resolves when the stream
+ * ends with status OK; rejects with an RpcError otherwise (a dropped connection is UNAVAILABLE, 14).
+ * Aborting `signal` cancels the call, on the runtime too.
+ */
+export async function serverStream<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  message: object,
+  onMessage: (reply: Res) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  let response: Response;
+  try {
+    response = await post(path, req, message, signal);
+  } catch (err) {
+    throw new RpcError(14, path, `no connection (${(err as Error).message})`);
+  }
+  if (!response.ok || !response.body) throw new RpcError(14, path, `HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  // Frames can straddle network chunks: keep the unread tail.
+  let pending = new Uint8Array(0);
+  for (;;) {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (err) {
+      throw new RpcError(14, path, `the stream broke (${(err as Error).message})`);
+    }
+    if (chunk.done) throw new RpcError(14, path, 'the stream ended without a status');
+    const joined = new Uint8Array(pending.length + chunk.value.length);
+    joined.set(pending);
+    joined.set(chunk.value, pending.length);
+    let at = 0;
+    while (at + 5 <= joined.length) {
+      const length = new DataView(joined.buffer, at + 1, 4).getUint32(0);
+      if (at + 5 + length > joined.length) break;
+      const payload = joined.subarray(at + 5, at + 5 + length);
+      if (joined[at] === 0) onMessage(res.decode(payload));
+      else {
+        const status = trailerStatus(payload);
+        await reader.cancel();
+        if (status.code !== 0) throw new RpcError(status.code, path, status.detail);
+        return;
+      }
+      at += 5 + length;
+    }
+    pending = joined.slice(at);
+  }
 }

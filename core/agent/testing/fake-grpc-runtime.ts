@@ -30,6 +30,9 @@ const robot: RobotServiceServer = {
   startSession: unimplemented,
   sendSessionHeartbeat: unimplemented,
   stopAll: unimplemented,
+  getConfig: unimplemented,
+  saveConfig: unimplemented,
+  streamLogs: (call) => call.emit('error', { code: status.UNIMPLEMENTED, details: 'fake runtime' }),
   getMachineStatus: (_call, cb) => {
     const configuring = Number(readJson(process.env.FAKE_STATUS_FILE).configuring ?? 0);
     const resources = Array.from({ length: configuring }, (_, i) => ({

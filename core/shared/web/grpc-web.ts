@@ -109,6 +109,8 @@ export class GrpcWebForwarder {
       return;
     }
     const stream = client.makeServerStreamRequest<Buffer, Buffer>(path, identity, identity, message, metadata);
+    // The headers go out now: a stream may stay quiet for a long time before its first message.
+    res.flushHeaders();
     // A closed tab ends the call on the runtime too.
     res.on('close', () => stream.cancel());
     stream.on('data', (reply: Buffer) => res.write(frame(0, reply)));
