@@ -47,18 +47,25 @@ function trailerStatus(payload: Uint8Array): { code: number; detail: string } {
   return { code, detail };
 }
 
-function post<Req>(path: string, req: Codec<Req>, message: object, signal?: AbortSignal): Promise<Response> {
+/** `extraHeaders` carry metadata of this call (the cloud's `authorization: Bearer <token>`). */
+function post<Req>(path: string, req: Codec<Req>, message: object, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<Response> {
   const body = req.encode(req.fromPartial(message)).finish();
   const framed = new Uint8Array(5 + body.length);
   new DataView(framed.buffer).setUint32(1, body.length);
   framed.set(body, 5);
-  const headers: Record<string, string> = { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
+  const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
   if (sessionId) headers['platform-sid'] = sessionId;
   return fetch(path, { method: 'POST', headers, body: framed, signal });
 }
 
-export async function unary<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, message: object): Promise<Res> {
-  const response = await post(path, req, message);
+export async function unary<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  message: object,
+  extraHeaders: Record<string, string> = {},
+): Promise<Res> {
+  const response = await post(path, req, message, undefined, extraHeaders);
   if (!response.ok) throw new RpcError(14, path, `HTTP ${response.status}`);
   let reply: Res | undefined;
   let status = { code: 2, detail: 'the reply had no status' };
@@ -82,10 +89,11 @@ export async function serverStream<Req, Res>(
   message: object,
   onMessage: (reply: Res) => void,
   signal?: AbortSignal,
+  extraHeaders: Record<string, string> = {},
 ): Promise<void> {
   let response: Response;
   try {
-    response = await post(path, req, message, signal);
+    response = await post(path, req, message, signal, extraHeaders);
   } catch (err) {
     throw new RpcError(14, path, `no connection (${(err as Error).message})`);
   }
