@@ -9,7 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const pages = [{ name: 'runtime', entry: 'main.tsx' }];
+const pages = [
+  { name: 'runtime', entry: 'main.tsx' },
+  { name: 'cloud', entry: 'main.tsx' },
+];
 
 for (const page of pages) {
   const from = join(root, 'web', page.name);

@@ -1,6 +1,6 @@
 // Assembles platform-cloud: store, token signer, authorizer, the core services (auth, data sync, data,
 // datasets), the extensions, reflection and health, then binds and opens the admin channel.
-import { Server, ServerCredentials } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { addStandardServices } from '../../core/shared/standard-services.js';
@@ -13,6 +13,9 @@ import { addDataServices } from '../data/add-data-services.js';
 import { QueryEngineSlot } from '../data/query-engine-slot.js';
 import { blobOrphanAgeMs, removeOrphanBlobs } from '../store/blob-orphans.js';
 import { Store } from '../store/store.js';
+import { startCloudWeb } from '../web/cloud-web.js';
+import { ThumbnailRoute } from '../web/thumbnails.js';
+import type { WebServer } from '../../core/shared/web/web-server.js';
 import { registerExtensions, type CloudContext, type CloudExtension, type ServingTls } from './extension-contract.js';
 import { decodeErrorsAsInvalidArgument } from './handlers.js';
 
@@ -26,12 +29,16 @@ export interface CloudServerOptions {
   logger?: Logger;
   /** PEM certificate chain and private key: gRPC is served over TLS, and extensions get the pair (ctx.tls). */
   tls?: ServingTls;
+  /** The data browser's web port (cloud/web/): its port (0: a free one) and, for tests, another page folder. Omitted: no web port. */
+  web?: { port: number; assetsDir?: string };
 }
 
 export interface RunningCloud {
   /** host:port the server listens on. */
   address: string;
   port: number;
+  /** http://host:port/ of the data browser, when options.web asked for it. */
+  webUrl?: string;
   store: Store;
   stop(): Promise<void>;
 }
@@ -54,6 +61,13 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const server = decodeErrorsAsInvalidArgument(
     new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 }),
   );
+  // Every service added, extensions' included: the web port forwards gRPC-Web calls to exactly these.
+  const services: ServiceDefinition[] = [];
+  const addService = server.addService.bind(server);
+  server.addService = (definition, implementation) => {
+    services.push(definition);
+    addService(definition, implementation);
+  };
   const queryEngine = new QueryEngineSlot();
   addAuthService(server, store, tokens);
   addDataServices(server, { store, authorizer, queryEngine, logger });
@@ -73,7 +87,9 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     },
   };
   let adminChannel: HttpServer | undefined;
+  let web: WebServer | undefined;
   const stopAll = async () => {
+    await web?.stop();
     for (const ext of [...started].reverse()) {
       try {
         await ext.stop?.();
@@ -112,7 +128,18 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
     health.setStatus('', 'SERVING');
     adminChannel = await startAdminChannel(options.dataDir, store, actions);
     const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-    return { address, port, store, stop: stopAll };
+    if (options.web) {
+      web = await startCloudWeb({
+        bindAddress: `${host.includes(':') ? `[${host}]` : host}:${options.web.port}`,
+        grpcAddress: address,
+        tls: options.tls,
+        services,
+        thumbnails: new ThumbnailRoute(store, authorizer),
+        assetsDir: options.web.assetsDir,
+        onError: (message, err) => logger.error({ err }, message),
+      });
+    }
+    return { address, port, webUrl: web?.url, store, stop: stopAll };
   } catch (err) {
     await stopAll().catch(() => undefined);
     throw err;

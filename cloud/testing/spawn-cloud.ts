@@ -13,6 +13,8 @@ const run = promisify(execFile);
 
 export interface SpawnedCloud {
   address: string;
+  /** http://host:port/ of the data browser (the `platform-cloud web page on` line). */
+  webUrl: string;
   dataDir: string;
   child: ChildProcess;
   stop(): Promise<void>;
@@ -30,8 +32,10 @@ export async function spawnCloud(dataDir = tempDataDir(), extraArgs: string[] = 
     nodeFlags: ['--import', 'tsx'],
     timeoutMs: 180_000,
   });
+  const web = /platform-cloud web page on (http:\/\/\S+)/.exec(program.output());
   return {
     address: program.address,
+    webUrl: web?.[1] ?? '',
     dataDir,
     child: program.child,
     stop: async () => void (await program.stop()),

@@ -33,12 +33,19 @@ function frames(bytes: Uint8Array): { flag: number; payload: Uint8Array }[] {
   return out;
 }
 
-export async function unary<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, message: object): Promise<Res> {
+/** `extraHeaders` carry metadata of this call (the cloud's `authorization: Bearer <token>`). */
+export async function unary<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  message: object,
+  extraHeaders: Record<string, string> = {},
+): Promise<Res> {
   const body = req.encode(req.fromPartial(message)).finish();
   const framed = new Uint8Array(5 + body.length);
   new DataView(framed.buffer).setUint32(1, body.length);
   framed.set(body, 5);
-  const headers: Record<string, string> = { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
+  const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
   if (sessionId) headers['platform-sid'] = sessionId;
   const response = await fetch(path, { method: 'POST', headers, body: framed });
   if (!response.ok) throw new RpcError(14, path, `HTTP ${response.status}`);

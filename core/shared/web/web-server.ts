@@ -40,6 +40,8 @@ export interface WebServerOptions {
   assetsDir: string;
   profiling: boolean;
   forwarder: GrpcWebForwarder;
+  /** A program's own HTTP routes (the cloud's thumbnails): true when it answered the request. */
+  route?(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
   onError(message: string, error: unknown): void;
 }
 
@@ -86,6 +88,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     if (GrpcWebForwarder.matches(req)) return options.forwarder.handle(req, res);
     const url = new URL(req.url ?? '/', 'http://page');
     if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
+    if (options.route && (await options.route(req, res, url))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res
         .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })

@@ -1,0 +1,146 @@
+// The data browser in a real browser (headless Debian chromium): the real platform-cloud serves it, the
+// page signs in and calls through gRPC-Web, and the test checks the effects through the TypeScript client.
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchChromium } from '../../core/shared/testing/chromium.js';
+import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
+import { noisyPng } from './testing-images.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Screenshots land in the ignored test-output folder; cloud/web/README.md shows copies of them. */
+const SHOTS = join(ROOT, '.platform-test', 'web');
+
+let fx: CloudFixture;
+
+test.before(async () => {
+  // The page's bundle, as `npm run build` makes it (esbuild; a second or two).
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build-web.mjs')], { stdio: 'inherit' });
+  mkdirSync(SHOTS, { recursive: true });
+  fx = await startFixture();
+});
+
+test.after.always(async () => {
+  await fx?.close();
+});
+
+async function upload(name: string, width: number, height: number, seed: number, tags: string[] = []): Promise<{ id: string; bytes: number }> {
+  const png = noisyPng(width, height, seed);
+  const now = new Date();
+  const id = await fx
+    .partClient(fx.machineA1)
+    .dataClient.binaryDataCaptureUpload(png, fx.machineA1.part_id, 'camera', name, 'ReadImage', '.png', [now, now], tags);
+  return { id, bytes: png.length };
+}
+
+test.serial('sign in with a wrong key shows the cloud’s refusal; the right key opens the data view, keeping the key only in sessionStorage', async (t) => {
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(fx.cloud.webUrl);
+  await page.getByLabel('API key id').fill(fx.keys.ownerA.id);
+  await page.getByLabel('API key', { exact: true }).fill('not-the-key');
+  await page.getByLabel('Organization id').fill(fx.orgA);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  t.regex(await page.getByRole('alert').innerText(), /invalid credentials for entity/);
+  await page.screenshot({ path: join(SHOTS, 'cloud-sign-in.png') });
+
+  await page.getByLabel('API key', { exact: true }).fill(fx.keys.ownerA.key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('signed-in').waitFor();
+  t.regex(await page.getByTestId('signed-in').innerText(), new RegExp(fx.keys.ownerA.id));
+  const storage = await page.evaluate(() => {
+    // This file is type-checked without the DOM library.
+    const w = globalThis as unknown as { localStorage: object; sessionStorage: object };
+    return { local: JSON.stringify({ ...w.localStorage }), session: JSON.stringify({ ...w.sessionStorage }) };
+  });
+  t.false(storage.local.includes(fx.keys.ownerA.key), 'the key is not in localStorage');
+  t.is(storage.local, '{}');
+  t.true(storage.session.includes(fx.keys.ownerA.key), 'the key is in sessionStorage');
+  // Cookies neither.
+  t.deepEqual(await page.context().cookies(), []);
+});
+
+test.serial('an uploaded image appears in the grid with its box and tags, from thumbnails only; a box drawn on the page is stored', async (t) => {
+  const owner = fx.client(fx.keys.ownerA).dataClient;
+  const big = await upload('cam-big', 800, 600, 7, ['field']);
+  await owner.addBoundingBoxToImageById(big.id, 'rock', 0.1, 0.2, 0.5, 0.6);
+  const other = await upload('cam-small', 480, 360, 9);
+  // Another organization's image must never appear.
+  const now = new Date();
+  await fx
+    .partClient(fx.machineB)
+    .dataClient.binaryDataCaptureUpload(noisyPng(64, 48, 3), fx.machineB.part_id, 'camera', 'cam-b', 'ReadImage', '.png', [now, now]);
+
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  // Every byte the page receives, by URL.
+  const received: { url: string; bytes: number }[] = [];
+  page.on('response', (response) => {
+    void response.body().then(
+      (body) => received.push({ url: response.url(), bytes: body.length }),
+      () => undefined,
+    );
+  });
+  await page.goto(fx.cloud.webUrl);
+  await page.getByLabel('API key id').fill(fx.keys.ownerA.id);
+  await page.getByLabel('API key', { exact: true }).fill(fx.keys.ownerA.key);
+  await page.getByLabel('Organization id').fill(fx.orgA);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+
+  const grid = page.getByTestId('image-grid');
+  const bigTile = grid.locator(`[data-id="${big.id}"]`);
+  await bigTile.getByRole('img').waitFor();
+  await grid.locator(`[data-id="${other.id}"]`).getByRole('img').waitFor();
+  t.is(await grid.getByTestId('image-tile').count(), 2, "only the organization's own images");
+  await bigTile.getByTestId('bbox-rock').waitFor();
+  t.regex(await bigTile.innerText(), /field/);
+  // The thumbnail is grid-sized: 160 px wide for an 800 px image.
+  t.is(await bigTile.getByRole('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), 160);
+  await page.screenshot({ path: join(SHOTS, 'cloud-data-grid.png'), fullPage: true });
+
+  // Thumbnails, not content: two thumbnail requests at grid size, and far fewer bytes than either image.
+  const thumbs = received.filter((r) => r.url.includes('/thumbnails/'));
+  t.deepEqual(thumbs.map((r) => new URL(r.url).searchParams.get('size')).sort(), ['160', '160']);
+  const total = received
+    .filter((r) => !/\.(js|css|map|html)$/.test(new URL(r.url).pathname) && new URL(r.url).pathname !== '/')
+    .reduce((s, r) => s + r.bytes, 0);
+  t.true(total < big.bytes / 10 && total < other.bytes, `the grid received ${total} bytes; the images are ${big.bytes} and ${other.bytes}`);
+
+  // Draw a box over the detail image: from 25 %/25 % to 75 %/50 % of it.
+  await bigTile.getByRole('button', { name: /^open / }).click();
+  const detail = page.getByTestId('image-detail');
+  const img = detail.getByRole('img');
+  await img.waitFor();
+  await detail.getByTestId('bbox-rock').waitFor();
+  const box = (await img.boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.25, box.y + box.height * 0.25);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.4, { steps: 4 });
+  await page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.5, { steps: 4 });
+  await page.mouse.up();
+  await detail.getByLabel('box label').fill('tree');
+  await detail.getByRole('button', { name: 'Save box' }).click();
+  await detail.getByTestId('bbox-tree').waitFor();
+  await bigTile.getByTestId('bbox-tree').waitFor();
+  await page.screenshot({ path: join(SHOTS, 'cloud-data-box.png'), fullPage: true });
+
+  // Stored: the TypeScript client reads it back, where it was drawn.
+  const [stored] = await owner.binaryDataByIds([big.id], { includeBinary: false });
+  const tree = stored.metadata.annotations!.bboxes.find((b) => b.label === 'tree');
+  t.truthy(tree, 'the drawn box is stored');
+  t.true(Math.abs(tree!.xMinNormalized - 0.25) < 0.02 && Math.abs(tree!.xMaxNormalized - 0.75) < 0.02, JSON.stringify(tree));
+  t.true(Math.abs(tree!.yMinNormalized - 0.25) < 0.02 && Math.abs(tree!.yMaxNormalized - 0.5) < 0.02, JSON.stringify(tree));
+
+  // Removing the old box through the page removes it in the cloud.
+  await detail.getByRole('button', { name: 'remove box rock' }).click();
+  await detail.getByTestId('bbox-rock').waitFor({ state: 'detached' });
+  const [after] = await owner.binaryDataByIds([big.id], { includeBinary: false });
+  t.deepEqual(
+    after.metadata.annotations!.bboxes.map((b) => b.label),
+    ['tree'],
+  );
+});
