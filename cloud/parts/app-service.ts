@@ -5,6 +5,8 @@ import {
   type GetRobotPartHistoryRequest,
   type GetRobotPartLogsRequest,
   type GetRobotPartRequest,
+  type ListLocationsRequest,
+  type ListMachinesRequest,
   type LogEntry,
   type RobotPart,
   type TailRobotPartLogsRequest,
@@ -19,6 +21,7 @@ import { latestPartConfig, partConfigHistory, savePartConfig, type PartRow } fro
 import { authorizeUser } from './part-access.js';
 import { partEvents } from './part-events.js';
 import { checkLevels, type PartLogs, type StoredLogEntry } from './part-logs.js';
+import { listLocations, listMachines, listOrganizations } from './places.js';
 import type { PartStatusBook } from './part-status.js';
 
 export const logEntryOut = (e: StoredLogEntry): LogEntry => ({ time: e.time, level: e.level, loggerName: e.loggerName, message: e.message, fields: e.fields });
@@ -68,6 +71,13 @@ export function addAppService(server: Server, store: Store, authorizer: Authoriz
       });
       return { logs: page.logs.map(logEntryOut), nextPageToken: page.nextPageToken };
     }),
+    listOrganizations: unary(async (_req: unknown, md: Metadata) => ({ organizations: await listOrganizations(store, authorizer, md) })),
+    listLocations: unary(async (req: ListLocationsRequest, md: Metadata) => ({
+      locations: await listLocations(store, authorizer, md, req.organizationId),
+    })),
+    listMachines: unary(async (req: ListMachinesRequest, md: Metadata) => ({
+      machines: await listMachines(store, authorizer, status, md, req.organizationId, req.locationId),
+    })),
     tailRobotPartLogs: serverStream<TailRobotPartLogsRequest, TailRobotPartLogsResponse>(async (call) => {
       const { part } = await authorizeUser(store, authorizer, call.metadata, call.request.id);
       const levels = checkLevels(call.request.levels);

@@ -1,0 +1,135 @@
+// The pure parts of the cloud page's query, training and machines views: result flattening, column
+// picking, chart series, the training curve read back from the job's log, gRPC-Web framing of streams,
+// and the refusals of the text fields (each names its field and rule).
+import test from 'ava';
+import { BSON } from 'bson';
+import { TabularDataByFilterResponse } from '../../gen/platform/app/data/v1/data.js';
+import { parseConfig } from '../../web/cloud/machines/config-text.js';
+import { FrameReader, trailerStatus } from '../../web/cloud/api/grpc-web-frames.js';
+import { parseStages } from '../../web/cloud/query/mql-stages.js';
+import { numericColumns, seriesOf, tableOf, timeColumn, formatCell } from '../../web/cloud/query/rows.js';
+import { pageTable } from '../../web/cloud/query/tabular-page.js';
+import { parseArguments } from '../../web/cloud/training/arguments-text.js';
+import { curveOf, pointOfLine } from '../../web/cloud/training/progress-curve.js';
+
+test('documents flatten into dotted columns in first-seen order; BSON numbers stay numbers', (t) => {
+  const docs = [
+    BSON.deserialize(BSON.serialize({ t: new Date('2026-01-01T00:00:00Z'), data: { readings: { temp: 21.5, ok: true } }, n: BSON.Long.fromNumber(3) })),
+    { t: new Date('2026-01-01T00:01:00Z'), data: { readings: { temp: 22, humidity: 40 } }, tags: ['a', 'b'], empty: {} },
+  ];
+  const table = tableOf(docs);
+  t.deepEqual(table.columns, ['t', 'data.readings.temp', 'data.readings.ok', 'n', 'data.readings.humidity', 'tags', 'empty']);
+  t.is(table.rows[0]['n'], 3);
+  t.is(table.rows[1]['tags'], '["a","b"]');
+  t.is(table.rows[1]['empty'], '{}');
+  t.deepEqual(numericColumns(table), ['data.readings.temp', 'n', 'data.readings.humidity']);
+  t.is(timeColumn(table), 't');
+  t.is(formatCell(table.rows[0]['t']), '2026-01-01T00:00:00.000Z');
+  t.is(formatCell(table.rows[1]['n']), '');
+});
+
+test('a column with any non-number is not numeric; ISO text counts as time; without a time column x is the row number', (t) => {
+  const table = tableOf([
+    { when: '2026-03-01 10:00:00', v: 1, mixed: 1, name: 'a' },
+    { when: '2026-03-01 10:00:05', v: 2, mixed: 'x', name: 'b' },
+  ]);
+  t.deepEqual(numericColumns(table), ['v']);
+  t.is(timeColumn(table), 'when');
+  t.deepEqual(seriesOf(table, ['v'], 'when')[0].points, [
+    [Date.parse('2026-03-01 10:00:00'), 1],
+    [Date.parse('2026-03-01 10:00:05'), 2],
+  ]);
+  const noTime = tableOf([{ v: 5 }, { v: null }, { v: 7 }]);
+  t.is(timeColumn(noTime), undefined);
+  t.deepEqual(seriesOf(noTime, ['v'], undefined)[0].points, [
+    [0, 5],
+    [2, 7],
+  ]);
+});
+
+test('a TabularDataByFilter page becomes rows with time, source and payload columns', (t) => {
+  const reply = TabularDataByFilterResponse.fromPartial({
+    metadata: [{ componentName: 'thermo', componentType: 'sensor', robotName: 'rover' }],
+    data: [
+      { data: { readings: { temp: 20 } }, metadataIndex: 0, timeReceived: new Date('2026-01-01T00:00:00Z') },
+      { data: { readings: { temp: 21 } }, metadataIndex: 0, timeReceived: new Date('2026-01-01T00:00:10Z') },
+    ],
+  });
+  const table = pageTable(reply);
+  t.deepEqual(table.columns, ['time_received', 'component_name', 'component_type', 'robot_name', 'readings.temp']);
+  t.like(table.rows[1], { component_name: 'thermo', robot_name: 'rover', 'readings.temp': 21 });
+  t.is(timeColumn(table), 'time_received');
+  t.deepEqual(numericColumns(table), ['readings.temp']);
+});
+
+test('the training curve is read from the log lines and ends with the latest progress', (t) => {
+  const line = (message: string) => ({ level: 'info', time: new Date(), message });
+  t.deepEqual(pointOfLine('epoch 2/5: loss 0.4123, validation accuracy 0.8500, 120 images/s'), {
+    epoch: 2,
+    totalEpochs: 5,
+    loss: 0.4123,
+    metricName: 'accuracy',
+    metric: 0.85,
+  });
+  t.is(pointOfLine('exporting the dataset'), undefined);
+  const logs = [
+    line('exporting'),
+    line('epoch 1/3: loss 1.0000, validation map50 0.1000, 50 images/s'),
+    line('epoch 2/3: loss 0.5000, validation map50 0.3000, 50 images/s'),
+  ];
+  const latestSame = { epoch: 2, totalEpochs: 3, loss: 0.5, validationMetricName: 'map50', validationMetric: 0.3, imagesPerSecond: 50 };
+  t.deepEqual(
+    curveOf(logs, latestSame).map((p) => p.loss),
+    [1, 0.5],
+  );
+  const latestNewer = { ...latestSame, epoch: 3, loss: 0.25, validationMetric: 0.6 };
+  t.deepEqual(
+    curveOf(logs, latestNewer).map((p) => [p.epoch, p.loss, p.metric]),
+    [
+      [1, 1, 0.1],
+      [2, 0.5, 0.3],
+      [3, 0.25, 0.6],
+    ],
+  );
+  t.deepEqual(curveOf([], undefined), []);
+});
+
+test('gRPC-Web frames split across reads are put back together; the trailer gives status and message', (t) => {
+  const frame = (flag: number, payload: Uint8Array) => {
+    const out = new Uint8Array(5 + payload.length);
+    out[0] = flag;
+    new DataView(out.buffer).setUint32(1, payload.length);
+    out.set(payload, 5);
+    return out;
+  };
+  const bytes = new Uint8Array([
+    ...frame(0, new Uint8Array([1, 2, 3])),
+    ...frame(0, new Uint8Array(300).fill(7)),
+    ...frame(0x80, new TextEncoder().encode('grpc-status: 5\r\ngrpc-message: model%20v1%20not%20found\r\n')),
+  ]);
+  const reader = new FrameReader();
+  const frames = [];
+  for (let at = 0; at < bytes.length; at += 7) frames.push(...reader.push(bytes.subarray(at, at + 7)));
+  t.deepEqual(
+    frames.map((f) => [f.flag, f.payload.length]),
+    [
+      [0, 3],
+      [0, 300],
+      [0x80, 56],
+    ],
+  );
+  t.deepEqual(trailerStatus(frames[2].payload), { code: 5, detail: 'model v1 not found' });
+});
+
+test('text fields refuse bad input naming the field and the rule', (t) => {
+  t.deepEqual(parseStages('[{"$match": {"a": 1}}, {"$limit": 2}]'), [{ $match: { a: 1 } }, { $limit: 2 }]);
+  t.throws(() => parseStages('{"$match": {}}'), { message: /^query: must be a JSON array of stages/ });
+  t.throws(() => parseStages('[1]'), { message: /^query: must be a JSON array of stages/ });
+  t.throws(() => parseStages('[{'), { message: /^query: not JSON/ });
+  t.deepEqual(parseArguments('epochs=3\nbatch_size = 8, seed=2'), { epochs: '3', batch_size: '8', seed: '2' });
+  t.deepEqual(parseArguments(''), {});
+  t.throws(() => parseArguments('epochs'), { message: 'arguments: "epochs" must have the form key=value' });
+  t.deepEqual(parseConfig('{"components": []}'), { components: [] });
+  t.throws(() => parseConfig('[]'), { message: 'robot_config: must be a JSON object' });
+  t.throws(() => parseConfig('{'), { message: /^robot_config: not JSON/ });
+});
