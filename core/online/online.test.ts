@@ -232,7 +232,7 @@ test.serial("an API key scoped to the machine works as the part's credentials (a
     const r = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: lab.part_id }, owner.md);
     return r.part?.online ? r : undefined;
   });
-  t.is(part!.configRevision, part!.lastStatus?.configRevision);
+  t.is(part!.lastStatus?.configRevision, part!.configRevision);
 });
 
 test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
