@@ -5,13 +5,13 @@ import test from 'ava';
 import { mock } from 'node:test';
 import { PassThrough } from 'node:stream';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigResponse } from '../../gen/platform/app/v1/robot_part.js';
 import { ConfigFile } from '../config/config-file.js';
 import { LogSink, type SinkRecord } from '../logging/sink.js';
 import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
-import { ConfigCache } from './config-cache.js';
+import { ConfigCache, onlineDir } from './config-cache.js';
 import { OnlineConfig, RETRY_MAX_MS } from './online-config.js';
 import { OnlineMachine } from './online-machine.js';
 
@@ -131,6 +131,8 @@ test('a cloud that holds no config yet: nothing is served and the problem says h
 });
 
 test('a fetched revision is cached durably, readable by this user only, before it is served', async (t) => {
+  t.is(onlineDir({}), join(homedir(), '.platform', 'online'));
+  t.is(onlineDir({ PLATFORM_ONLINE_DIR: '/srv/online' }), '/srv/online');
   const dir = folder(t);
   const { log } = await logger();
   const cache = new ConfigCache(dir, creds.id);
@@ -184,6 +186,8 @@ test.serial('a refused secret is retried with exponential backoff up to the maxi
     for (let i = 0; i < 20; i++) await Promise.resolve();
   };
   const waits: number[] = [];
+  await settle();
+  t.is(attempts, 0, 'the follower waits the 1 s that init() announced before its first attempt');
   for (let i = 0; i < 7; i++) {
     await settle();
     const last = lines[lines.length - 1];

@@ -59,6 +59,7 @@ let port: string;
 let rover: Machine;
 /** A second machine for the tests that need their own config history. */
 let lab: Machine;
+let orgId: string;
 let owner: PartClients;
 let ownerKey: { id: string; key: string };
 const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
@@ -72,6 +73,7 @@ test.before(async () => {
   cloud = await spawnCloud(dataDir);
   port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
   const org = await adminJson(dataDir, ['org', 'create', 'acme']);
+  orgId = org.id;
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
   lab = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'lab']);
   ownerKey = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
@@ -215,6 +217,22 @@ test.serial("a module's own log lines are shipped to the cloud with its module_i
   t.is(constructed.fields?.module_id, 'acme:weather');
   t.is(constructed.fields?.base_c, 18);
   t.is(lines.find((l) => l.message === 'thermometer read')!.fields?.temperature, 18);
+});
+
+test.serial("an API key scoped to the machine works as the part's credentials (api_key in place of secret)", async (t) => {
+  const key = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', orgId, '--machine', lab.machine_id, '--role', 'operator']);
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: lab.part_id, robotConfig: { components: [sensor('anemometer', { ms: 3 })] } }, owner.md);
+  const runtime = await spawnRuntime(
+    { cloud: { id: lab.part_id, api_key: { id: key.id, key: key.key }, app_address: `127.0.0.1:${port}` } },
+    { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-apikey-')) } },
+  );
+  t.teardown(() => runtime.stop());
+  t.deepEqual(await readings(runtime, 'anemometer'), { ms: 3 });
+  const { part } = await until('a status report as the part', async () => {
+    const r = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: lab.part_id }, owner.md);
+    return r.part?.online ? r : undefined;
+  });
+  t.is(part!.lastStatus?.configRevision, part!.configRevision);
 });
 
 test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
