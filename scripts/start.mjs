@@ -45,10 +45,15 @@ function stop(child) {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => stopAll(0));
 
+/** What each program printed, to find its lines again for the summary (its web page's address). */
+const printed = new Map();
+
 /** Starts a program and resolves with the first match of `pattern` on its stdout. */
 function startProgram(name, args, pattern, env = process.env) {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   children.push(child);
+  printed.set(name, '');
+  child.stdout.on('data', (chunk) => printed.set(name, (printed.get(name) + chunk.toString()).slice(-65536)));
   child.on('exit', (code) => {
     if (!stopping) {
       process.stderr.write(`${name} exited (${code}); stopping everything\n`);
@@ -68,6 +73,16 @@ function startProgram(name, args, pattern, env = process.env) {
       }
     });
   });
+}
+
+/** The http:// address of a program's `web page on` line, waiting briefly: it follows the serving line. */
+async function webPage(name) {
+  for (let i = 0; i < 50; i++) {
+    const match = /web page on (http:\/\/\S+)/.exec(printed.get(name) ?? '');
+    if (match) return match[1];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return '(no web page: see its log above)';
 }
 
 const admin = async (...args) => JSON.parse((await run(process.execPath, [cloudMain, ...args, '--data-dir', cloudDir, '--json'])).stdout);
@@ -110,7 +125,12 @@ async function stack() {
     await admin('part', 'config', 'set', '--part', ids.part_id, configFile);
   }
   writePrivate(credentialsFile, `${JSON.stringify({ cloud: { id: ids.part_id, secret: ids.part_secret, app_address: cloudAddress } }, null, 2)}\n`);
-  const env = { ...process.env, PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online') };
+  const env = {
+    ...process.env,
+    PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online'),
+    // The runtime's diagnostics (FTDC) stay in this stack's home too.
+    PLATFORM_FTDC_DIR: process.env.PLATFORM_FTDC_DIR || join(home, 'diagnostics.data'),
+  };
   const address = await startProgram('platform-server', [serverMain, '-config', credentialsFile], /platform-server serving on (\S+)/, env);
   const sql = await databaseLogin(cloudAddress, ids);
   const login = JSON.stringify({ entity: ids.key_id, credentials: { type: 'api-key', payload: ids.key } });
@@ -118,6 +138,7 @@ async function stack() {
   The whole stack is up (gRPC reflection is on everywhere, so grpcurl needs no proto files).
 
   platform-cloud   ${cloudAddress}   data in ${cloudDir}
+    data browser: ${await webPage('platform-cloud')}  (sign in with the key below)
     organization ${ids.org_id}, machine ${ids.machine_id}, part ${ids.part_id}
     owner API key: id ${ids.key_id}  key ${ids.key}
     TOKEN=$(grpcurl -plaintext -d '${login}' ${cloudAddress} platform.rpc.v1.AuthService/Authenticate | sed -n 's/.*"accessToken": "\\(.*\\)".*/\\1/p')
@@ -125,6 +146,7 @@ async function stack() {
     grpcurl -plaintext -H "authorization: Bearer $TOKEN" -d '{"id":"${ids.part_id}","levels":["info"]}' ${cloudAddress} platform.app.v1.AppService/GetRobotPartLogs
 
   platform-server  ${address}   online as part ${ids.part_id} (credentials in ${credentialsFile})
+    control page: ${await webPage('platform-server')}
     grpcurl -plaintext -d '{"name":"thermometer"}' ${address} platform.component.sensor.v1.SensorService/GetReadings
     grpcurl -plaintext ${address} platform.robot.v1.RobotService/GetMachineStatus
 
@@ -132,7 +154,7 @@ async function stack() {
     PGPASSWORD='${sql.password}' psql "${sql.uri}" -c "SELECT time_requested, data FROM readings WHERE component_name = 'thermometer' ORDER BY time_requested DESC LIMIT 5"
 
   Change the machine: UpdateRobotPart, or
-    node ${cloudMain} part config set --part ${ids.part_id} <file.json>
+    node ${cloudMain} part config set --data-dir ${cloudDir} --part ${ids.part_id} <file.json>
   and the runtime applies it within a second.  Ctrl-C stops everything.
 
 `);
