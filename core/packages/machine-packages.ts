@@ -21,6 +21,8 @@ export class MachinePackages {
   private installed = new Map<string, InstalledPackage>();
   /** Why a package of the running config is not installed, per name; the message names the package. */
   private errors = new Map<string, string>();
+  /** Packages that failed only because the cloud could not be reached: worth another try later. */
+  private unreachable = new Set<string>();
   /** Whether any config of this runtime listed packages: a machine that never did leaves the folder alone. */
   private listed = false;
 
@@ -29,15 +31,20 @@ export class MachinePackages {
     private readonly log: PackageLog,
   ) {}
 
-  /** Installs every package of `config` (concurrently). Failures are kept for the resources that use them. */
-  async install(config: MachineConfig): Promise<void> {
-    if (!this.source?.sameAs(config.cloud)) {
+  /**
+   * Installs every package of `config` (concurrently). Failures are kept for the resources that use them.
+   * Resolves with whether any package's folder or error changed since the last install.
+   */
+  async install(config: MachineConfig): Promise<boolean> {
+    // A channel to the cloud only for a config that lists packages, kept while the credentials stay the same.
+    if (config.packages.length === 0 || !this.source?.sameAs(config.cloud)) {
       this.source?.close();
-      this.source = CloudPackageSource.fromConfig(config.cloud);
+      this.source = config.packages.length > 0 ? CloudPackageSource.fromConfig(config.cloud) : undefined;
     }
     this.listed ||= config.packages.length > 0;
     const installed = new Map<string, InstalledPackage>();
     const errors = new Map<string, string>();
+    const unreachable = new Set<string>();
     await Promise.all(
       config.packages.map(async (entry) => {
         try {
@@ -49,12 +56,24 @@ export class MachinePackages {
         } catch (err) {
           const message = err instanceof PackageError ? err.message : `package ${entry.name} (${entry.package}@${entry.version}): ${(err as Error).message}`;
           errors.set(entry.name, message);
+          if (err instanceof PackageError && err.reason === 'offline') unreachable.add(entry.name);
           this.log.error('package not installed', { package: entry.name, error: message });
         }
       }),
     );
+    const changed =
+      installed.size !== this.installed.size ||
+      [...installed].some(([name, p]) => this.installed.get(name)?.folder !== p.folder) ||
+      errors.size !== this.errors.size;
     this.installed = installed;
     this.errors = errors;
+    this.unreachable = unreachable;
+    return changed;
+  }
+
+  /** Whether a package is missing only because the cloud was unreachable (install again later). */
+  get waitingForCloud(): boolean {
+    return this.unreachable.size > 0;
   }
 
   /**

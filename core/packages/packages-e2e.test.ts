@@ -199,5 +199,22 @@ test.serial('a new version replaces the old one, which is then removed; offline,
   const offline = await spawnRuntime({ cloud: { id: rover.part_id, secret: rover.part_secret, app_address: `127.0.0.1:${port}` } }, { env });
   runtimes.push(offline);
   t.deepEqual(await waitFor('the installed model offline', () => inputShape(offline, 'shapes-model').catch(() => undefined), 120_000), [-1, 3, 6, 6]);
+
+  // A local full config with `cloud` installs the same way. Started while the cloud is down, with nothing
+  // installed, its resource names the package and the reason, and it installs once the cloud is back.
+  const local = await spawnRuntime(
+    {
+      cloud: { id: rover.part_id, secret: rover.part_secret, app_address: `127.0.0.1:${port}` },
+      packages: [{ name: 'shapes', package: `${orgA}/shapes`, version: 'v2', type: 'ml_model' }],
+      services: [mlmodel('shapes-model', 'shapes')],
+    },
+    { env: { ...env, PLATFORM_PACKAGES_DIR: join(work, 'local-packages'), PLATFORM_PACKAGES_RETRY_MS: '500' } },
+  );
+  runtimes.push(local);
+  t.regex(
+    await waitFor('the offline error', async () => (await resourceError(local, 'shapes-model')) || undefined, 60_000),
+    new RegExp(`^services\\[0\\]\\.attributes: package shapes \\(${orgA}/shapes@v2\\): not installed and cannot be downloaded`),
+  );
   cloud = await spawnCloud(dataDir, ['--port', port]);
+  t.deepEqual(await waitFor('installed once the cloud is back', () => inputShape(local, 'shapes-model').catch(() => undefined), 120_000), [-1, 3, 6, 6]);
 });

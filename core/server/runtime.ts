@@ -26,6 +26,7 @@ import { platformVersion } from '../version.js';
 import { startRuntimeWeb } from '../web/runtime-web.js';
 import type { WebServer } from '../shared/web/web-server.js';
 import { flag, pendingFlags, stringFlag, type Flags } from './flags.js';
+import { envNumber } from '../shared/env.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
 /** The local config file, or the cloud for an online machine. */
@@ -33,6 +34,8 @@ export const CONFIG_FILE: InjectionToken<ConfigSource> = 'ConfigFile';
 
 /** How often a config held back by the maintenance window is tried again. */
 const MAINTENANCE_RETRY_MS = 1000;
+/** How often packages that could not be downloaded (the cloud unreachable) are tried again. */
+const PACKAGES_RETRY_MS = envNumber('PLATFORM_PACKAGES_RETRY_MS', 10_000, 100)!;
 
 @injectable()
 export class Runtime {
@@ -50,6 +53,7 @@ export class Runtime {
   /** A valid saved config that the maintenance window holds back (GetMachineStatus shows it). */
   private pending?: { revision: number; reason: string; since: Date };
   private maintenanceTimer?: NodeJS.Timeout;
+  private packagesTimer?: NodeJS.Timeout;
   private stopping?: Promise<void>;
   private readonly log;
   /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
@@ -130,6 +134,7 @@ export class Runtime {
       await this.packages.install(config);
       await this.machine.apply(config);
       await this.packages.prune();
+      this.retryPackagesLater();
     })();
     // The watcher gets ready while the resources start; a save it reports meanwhile queues behind them.
     this.reloading = initial.catch(() => undefined);
@@ -265,7 +270,32 @@ export class Runtime {
     await this.packages.install(next.config);
     await this.machine.apply(next.config);
     await this.packages.prune();
+    this.retryPackagesLater();
     this.log.info('reconfigured', { ready: this.machine.statuses().filter((s) => s.state === 'ready').length, resources: this.machine.statuses().length });
+  }
+
+  /**
+   * A package the cloud could not be asked for is tried again while the config stays the same (an online
+   * machine that started offline, a cloud that was down); once it is installed, the resources that use it
+   * are rebuilt. Runs in the reload queue, so it never interleaves with a reconfiguration.
+   */
+  private retryPackagesLater(): void {
+    clearTimeout(this.packagesTimer);
+    if (!this.packages.waitingForCloud || this.stopping) return;
+    this.packagesTimer = setTimeout(() => {
+      this.reloading = this.reloading
+        .then(async () => {
+          const config = this.loaded?.config;
+          if (!config || this.stopping) return;
+          if (await this.packages.install(config)) {
+            await this.machine.refresh();
+            await this.packages.prune();
+          }
+          this.retryPackagesLater();
+        })
+        .catch((err) => this.log.error('package retry failed', { error: String(err) }));
+    }, PACKAGES_RETRY_MS);
+    this.packagesTimer.unref();
   }
 
   private async rebind(next: LoadedConfig): Promise<void> {
@@ -284,6 +314,7 @@ export class Runtime {
   shutdown(): Promise<void> {
     this.stopping ??= (async () => {
       clearTimeout(this.maintenanceTimer);
+      clearTimeout(this.packagesTimer);
       this.log.info('shutting down');
       this.sessions.close();
       await this.file.close();
