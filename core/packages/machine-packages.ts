@@ -55,8 +55,17 @@ export class MachinePackages {
           installed.set(entry.name, result);
         } catch (err) {
           const message = err instanceof PackageError ? err.message : `package ${entry.name} (${entry.package}@${entry.version}): ${(err as Error).message}`;
-          errors.set(entry.name, message);
           if (err instanceof PackageError && err.reason === 'offline') unreachable.add(entry.name);
+          // A machine that runs a version of this package keeps running it when the new one cannot be
+          // installed (checksum mismatch, unknown version, disk full): a bad update must not stop a
+          // working model. The error is logged; the resources stay on the running version.
+          const running = this.installed.get(entry.name);
+          if (running && running.package === entry.package) {
+            installed.set(entry.name, running);
+            this.log.error('package update not installed; the running version stays', { package: entry.name, running: running.version, error: message });
+            return;
+          }
+          errors.set(entry.name, message);
           this.log.error('package not installed', { package: entry.name, error: message });
         }
       }),
