@@ -16,7 +16,8 @@ const config = (version: string) =>
 function store(): PackageStore {
   return {
     async install(entry: { name: string; package: string; version: string }): Promise<InstalledPackage> {
-      if (entry.version === 'v9') throw new PackageError(entry.name, 'checksum', `package ${entry.name} (${entry.package}@v9): model.onnx has the wrong sha256`);
+      if (entry.version === 'v9')
+        throw new PackageError(entry.name, 'checksum', `package ${entry.name} (${entry.package}@v9): model.onnx has the wrong sha256`);
       return { name: entry.name, package: entry.package, version: entry.version, folder: `/packages/${entry.package}/${entry.version}` };
     },
     async prune() {
