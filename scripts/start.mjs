@@ -130,6 +130,7 @@ async function stack() {
     PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online'),
     // The runtime's diagnostics (FTDC) stay in this stack's home too.
     PLATFORM_FTDC_DIR: process.env.PLATFORM_FTDC_DIR || join(home, 'diagnostics.data'),
+    PLATFORM_PACKAGES_DIR: process.env.PLATFORM_PACKAGES_DIR || join(home, 'packages'),
   };
   const address = await startProgram('platform-server', [serverMain, '-config', credentialsFile], /platform-server serving on (\S+)/, env);
   const sql = await databaseLogin(cloudAddress, ids);
