@@ -5,7 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
 import { launchChromium } from '../../core/shared/testing/chromium.js';
+import { eventually } from '../../core/shared/testing/eventually.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { noisyPng } from './testing-images.js';
 
@@ -143,4 +145,149 @@ test.serial('an uploaded image appears in the grid with its box and tags, from t
     after.metadata.annotations!.bboxes.map((b) => b.label),
     ['tree'],
   );
+});
+
+async function signedIn(page: Page): Promise<void> {
+  await page.goto(fx.cloud.webUrl);
+  await page.getByLabel('API key id').fill(fx.keys.ownerA.id);
+  await page.getByLabel('API key', { exact: true }).fill(fx.keys.ownerA.key);
+  await page.getByLabel('Organization id').fill(fx.orgA);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('signed-in').waitFor();
+}
+
+test.serial(
+  'filters by component, time, tags, labels and dataset; tags added and removed; datasets created, filled, renamed and deleted — all checked through the API',
+  async (t) => {
+    const owner = fx.client(fx.keys.ownerA).dataClient;
+    const day = await upload('filter-day', 64, 48, 11, ['day']);
+    const dog = await upload('filter-dog', 64, 48, 12);
+    await owner.addBoundingBoxToImageById(dog.id, 'dog', 0, 0, 1, 1);
+    const plain = await upload('filter-plain', 64, 48, 13);
+
+    const browser = await launchChromium();
+    t.teardown(() => browser.close());
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await signedIn(page);
+    const grid = page.getByTestId('image-grid');
+    const tile = (id: string) => grid.locator(`[data-id="${id}"]`);
+    await tile(plain.id).getByRole('img').waitFor();
+    const shown = async () => (await grid.getByTestId('image-tile').evaluateAll((els) => els.map((e) => e.getAttribute('data-id')))).sort();
+    const filters = page.getByRole('form', { name: 'filters' });
+    const apply = async (label: string, value: string) => {
+      await filters.getByRole('button', { name: 'Clear' }).click();
+      await filters.getByLabel(label).fill(value);
+      await filters.getByRole('button', { name: 'Apply filters' }).click();
+    };
+
+    await apply('component name', 'filter-dog');
+    await eventually(shown, (ids) => ids.length === 1);
+    t.deepEqual(await shown(), [dog.id]);
+    await apply('tags (any of)', 'day');
+    await eventually(shown, (ids) => ids.length === 1 && ids[0] === day.id);
+    await apply('box labels (any of)', 'dog');
+    await eventually(shown, (ids) => ids.length === 1 && ids[0] === dog.id);
+    // Captured after a time in the future: nothing.
+    await apply('from', '2999-01-01T00:00');
+    await page.getByText('No images match.').waitFor();
+    // Captured before a time in the future: everything (at least our three).
+    await apply('to', '2999-01-01T00:00');
+    await eventually(shown, (ids) => [day.id, dog.id, plain.id].every((id) => ids.includes(id)));
+
+    // Tag two selected images, then untag one of them.
+    await tile(dog.id).getByRole('checkbox').check();
+    await tile(plain.id).getByRole('checkbox').check();
+    t.is(await page.getByTestId('selected-count').innerText(), '2 selected');
+    const selection = page.getByLabel('selection');
+    await selection.getByLabel('tag').fill('night');
+    await selection.getByRole('button', { name: 'Tag selected', exact: true }).click();
+    await tile(plain.id).getByText('night').waitFor();
+    // The user's tags (dataset membership is also a PLATFORM_DATASET_<id> tag).
+    const tagsOf = async (id: string) =>
+      (await owner.binaryDataByIds([id], { includeBinary: false }))[0].metadata.captureMetadata!.tags.filter((tag) => !tag.startsWith('PLATFORM_DATASET_'));
+    t.deepEqual(await tagsOf(dog.id), ['night']);
+    t.deepEqual(await tagsOf(plain.id), ['night']);
+
+    // A dataset of the two selected images.
+    const datasets = page.getByRole('region', { name: 'datasets' });
+    await datasets.getByLabel('new dataset').fill('picked');
+    await datasets.getByRole('button', { name: 'Create dataset' }).click();
+    await datasets.getByTestId('dataset-picked').getByRole('button', { name: 'Add 2 selected' }).click();
+    const inDataset = async (id: string) =>
+      (await owner.binaryDataByFilter({ datasetId: id }, { includeBinary: false })).data.map((d) => d.metadata.binaryDataId).sort();
+    const [picked] = await eventually(
+      () => owner.listDatasetsByOrganizationID(fx.orgA),
+      (list) => list.length === 1,
+    );
+    t.is(picked.name, 'picked');
+    t.deepEqual(
+      await eventually(
+        () => inDataset(picked.id),
+        (ids) => ids.length === 2,
+      ),
+      [dog.id, plain.id].sort(),
+    );
+    // The grid names the dataset on its images.
+    await tile(dog.id).getByText('picked').waitFor();
+
+    // Untag one from its detail panel; tag another there.
+    await tile(plain.id)
+      .getByRole('button', { name: /^open / })
+      .click();
+    const detail = page.getByTestId('image-detail');
+    await detail.getByRole('button', { name: 'remove tag night' }).click();
+    await detail.getByTestId('detail-tags').getByText('night').waitFor({ state: 'detached' });
+    await detail.getByLabel('new tag').fill('checked');
+    await detail.getByRole('button', { name: 'Add tag' }).click();
+    await detail.getByTestId('detail-tags').getByText('checked').waitFor();
+    t.deepEqual(await tagsOf(plain.id), ['checked']);
+    t.deepEqual(await tagsOf(dog.id), ['night']);
+
+    // Filter by the dataset, then rename it and delete it.
+    await filters.getByRole('button', { name: 'Clear' }).click();
+    await filters.getByLabel('dataset').selectOption({ label: 'picked' });
+    await filters.getByRole('button', { name: 'Apply filters' }).click();
+    await eventually(shown, (ids) => ids.length === 2);
+    t.deepEqual(await shown(), [dog.id, plain.id].sort());
+    await page.screenshot({ path: join(SHOTS, 'cloud-data-dataset.png'), fullPage: true });
+
+    // Untag through the selection.
+    await tile(dog.id).getByRole('checkbox').check();
+    await selection.getByLabel('tag').fill('night');
+    await selection.getByRole('button', { name: 'Untag selected' }).click();
+    await tile(dog.id).getByText('night').waitFor({ state: 'detached' });
+    t.deepEqual(await tagsOf(dog.id), []);
+
+    await datasets.getByLabel('name of dataset picked').fill('chosen');
+    await datasets.getByTestId('dataset-picked').getByRole('button', { name: 'Rename' }).click();
+    await datasets.getByTestId('dataset-chosen').waitFor();
+    t.deepEqual(
+      (await owner.listDatasetsByOrganizationID(fx.orgA)).map((d) => d.name),
+      ['chosen'],
+    );
+    page.once('dialog', (dialog) => void dialog.accept());
+    await datasets.getByTestId('dataset-chosen').getByRole('button', { name: 'Delete' }).click();
+    await datasets.getByTestId('dataset-chosen').waitFor({ state: 'detached' });
+    t.deepEqual(await owner.listDatasetsByOrganizationID(fx.orgA), []);
+    // The images stay.
+    t.is((await owner.binaryDataByIds([dog.id, plain.id], { includeBinary: false })).length, 2);
+  },
+);
+
+test.serial('an operator key sees the images but its writes are refused in the cloud’s words', async (t) => {
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(fx.cloud.webUrl);
+  await page.getByLabel('API key id').fill(fx.keys.operatorA.id);
+  await page.getByLabel('API key', { exact: true }).fill(fx.keys.operatorA.key);
+  await page.getByLabel('Organization id').fill(fx.orgA);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const grid = page.getByTestId('image-grid');
+  await grid.getByTestId('image-tile').first().getByRole('img').waitFor();
+  const datasets = page.getByRole('region', { name: 'datasets' });
+  await datasets.getByLabel('new dataset').fill('not allowed');
+  await datasets.getByRole('button', { name: 'Create dataset' }).click();
+  t.regex(await page.getByRole('alert').innerText(), /is an operator; this call needs the owner role/);
+  t.deepEqual(await fx.client(fx.keys.ownerA).dataClient.listDatasetsByOrganizationID(fx.orgA), []);
 });

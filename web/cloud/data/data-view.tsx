@@ -11,6 +11,7 @@ import type { CloudView, ViewProps } from '../views.js';
 import { DatasetsPanel } from './datasets-panel.js';
 import { emptyFilter, filterOf, FilterForm, type FilterFields } from './filter-form.js';
 import { ImageDetail } from './image-detail.js';
+import { userTags } from './tags.js';
 import { Thumbnail } from './thumbnail.js';
 
 export const GRID_PX = 160;
@@ -59,7 +60,7 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
         api.call(dataApi.boundingBoxLabelsByFilter, { filter: org }),
       ]);
       setDatasets(ds.datasets);
-      setKnownTags(tags.tags);
+      setKnownTags(userTags(tags.tags));
       setKnownLabels(labels.labels);
     } catch (err) {
       showError(err);
@@ -152,9 +153,14 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
                     {meta.captureMetadata?.componentName} · {meta.timeRequested?.toLocaleString()}
                   </label>
                   <div class="tags">
-                    {(meta.captureMetadata?.tags ?? []).map((t) => (
+                    {userTags(meta.captureMetadata?.tags ?? []).map((t) => (
                       <span key={t} class="tag">
                         {t}
+                      </span>
+                    ))}
+                    {meta.datasetIds.map((d) => (
+                      <span key={d} class="tag dataset" title="dataset">
+                        {datasets.find((x) => x.id === d)?.name ?? d}
                       </span>
                     ))}
                   </div>

@@ -4,6 +4,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { BinaryData } from '../../../gen/platform/app/data/v1/data.js';
 import type { CloudApi } from '../api/client.js';
 import { dataApi } from '../api/data.js';
+import { userTags } from './tags.js';
 import { Thumbnail } from './thumbnail.js';
 
 export const DETAIL_PX = 512;
@@ -108,7 +109,7 @@ export function ImageDetail(props: { api: CloudApi; item: BinaryData; onChanged(
       </ul>
       <h3>Tags</h3>
       <ul class="tags" data-testid="detail-tags">
-        {(meta.captureMetadata?.tags ?? []).map((t) => (
+        {userTags(meta.captureMetadata?.tags ?? []).map((t) => (
           <li key={t}>
             {t}{' '}
             <button aria-label={`remove tag ${t}`} onClick={() => act(() => props.api.call(dataApi.removeTagsByIds, { binaryDataIds: [id], tags: [t] }))}>
