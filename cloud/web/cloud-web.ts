@@ -33,14 +33,14 @@ export function defaultWebPort(grpcPort: number): number {
   return grpcPort === 0 || grpcPort === 65535 ? 0 : grpcPort + 1;
 }
 
-export function startCloudWeb(options: CloudWebOptions): Promise<WebServer> {
+export async function startCloudWeb(options: CloudWebOptions): Promise<WebServer> {
   // The cloud's own certificate is trusted for this loopback hop, whatever names it carries.
   const channelCredentials = options.tls ? credentials.createSsl(options.tls.cert, null, null, { checkServerIdentity: () => undefined }) : undefined;
   const forwarder = new GrpcWebForwarder(
     () => ({ address: dialable(options.grpcAddress), credentials: channelCredentials }),
     methodTable(options.services as unknown as Record<string, { path: string; requestStream: boolean; responseStream: boolean }>[]),
   );
-  return startWebServer({
+  const server = await startWebServer({
     bindAddress: options.bindAddress,
     assetsDir: options.assetsDir ?? builtAssetsDir('cloud'),
     profiling: false,
@@ -48,4 +48,11 @@ export function startCloudWeb(options: CloudWebOptions): Promise<WebServer> {
     route: (req, res, url) => options.thumbnails.handle(req, res, url),
     onError: options.onError,
   });
+  return {
+    url: server.url,
+    stop: async () => {
+      options.thumbnails.close();
+      await server.stop();
+    },
+  };
 }

@@ -10,6 +10,10 @@ import { toStatusError } from '../../core/shared/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { BinaryDataStore } from '../data/binary-data.js';
 import type { Store } from '../store/store.js';
+import { ThumbnailError } from './thumbnail-error.js';
+import { ThumbnailProcess } from './thumbnail-process.js';
+
+export { ThumbnailError };
 
 export const THUMBNAIL_PATH = '/thumbnails/';
 export const DEFAULT_THUMBNAIL_PX = 160;
@@ -25,15 +29,6 @@ export interface Rgba {
   data: Uint8Array;
 }
 
-export class ThumbnailError extends Error {
-  constructor(
-    readonly httpStatus: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** PNG (any depth, palette, grey, alpha) or JPEG bytes to RGBA 8-bit. */
 export function decodeImage(bytes: Uint8Array, mimeType: string): Rgba {
   if (mimeType === 'image/jpeg' || mimeType === 'image/jpg') {
@@ -41,6 +36,12 @@ export function decodeImage(bytes: Uint8Array, mimeType: string): Rgba {
     return { width: jpeg.width, height: jpeg.height, data: jpeg.data };
   }
   if (mimeType === 'image/png') {
+    // The size is in the IHDR chunk, right after the signature: refuse a huge image before decoding it.
+    if (bytes.length >= 24) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const [w, h] = [view.getUint32(16), view.getUint32(20)];
+      if (w * h > MAX_SOURCE_MEGAPIXELS * 1e6) throw new Error(`the image is ${w}x${h}, over ${MAX_SOURCE_MEGAPIXELS} megapixels`);
+    }
     const png = decodePng(bytes);
     if (png.width * png.height > MAX_SOURCE_MEGAPIXELS * 1e6)
       throw new Error(`the image is ${png.width}x${png.height}, over ${MAX_SOURCE_MEGAPIXELS} megapixels`);
@@ -192,6 +193,9 @@ export class ThumbnailRoute {
   private readonly binaries: BinaryDataStore;
   readonly cache: ThumbnailCache;
 
+  /** Decoding runs in a child process, never on the cloud's main thread (thumbnail-process.ts). */
+  private readonly maker = new ThumbnailProcess();
+
   constructor(
     private readonly store: Store,
     private readonly authorizer: Authorizer,
@@ -199,6 +203,10 @@ export class ThumbnailRoute {
   ) {
     this.binaries = new BinaryDataStore(store, authorizer);
     this.cache = cache;
+  }
+
+  close(): void {
+    this.maker.close();
   }
 
   /** Answers GET /thumbnails/<id>; false for any other path (the web server serves it). */
@@ -227,7 +235,7 @@ export class ThumbnailRoute {
       if (!thumbnail) {
         const content = await this.store.blobs.get(String(row.blob_key), Number(row.file_size_bytes));
         if (!content) throw new ThumbnailError(404, `the content of binary data ${id} is missing`);
-        thumbnail = thumbnailOf(content, String(row.mime_type), size);
+        thumbnail = await this.maker.make(content, String(row.mime_type), size);
         this.cache.set(key, thumbnail);
       }
       // Private: the answer depends on the caller's key.

@@ -1,0 +1,110 @@
+// Thumbnails are made in one child process with a heap cap, one at a time: decoding runs off the cloud's
+// main thread (other tenants' calls never wait behind a large PNG), and an image that exhausts memory or
+// takes too long ends that child only. The child is replaced for the next request.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ThumbnailError } from './thumbnail-error.js';
+
+/** How long one thumbnail may take before its child is killed. */
+const TIME_LIMIT_MS = 10_000;
+/** The child's V8 heap cap in MiB (decoded pixels live outside it, bounded by the megapixel limit). */
+const HEAP_MB = 256;
+
+interface Job {
+  bytes: Uint8Array;
+  mimeType: string;
+  size: number;
+  resolve(thumbnail: Buffer): void;
+  reject(err: Error): void;
+}
+
+export class ThumbnailProcess {
+  private child?: ChildProcess;
+  private ready?: Promise<void>;
+  private readonly queue: Job[] = [];
+  private busy = false;
+  private nextId = 1;
+  private closed = false;
+
+  /** The thumbnail (JPEG) of an image's content; a ThumbnailError (HTTP status and message) otherwise. */
+  make(bytes: Uint8Array, mimeType: string, size: number): Promise<Buffer> {
+    if (this.closed) return Promise.reject(new ThumbnailError(503, 'the cloud is stopping'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ bytes, mimeType, size, resolve, reject });
+      this.next();
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new ThumbnailError(503, 'the cloud is stopping'));
+    this.child?.kill('SIGKILL');
+    this.child = undefined;
+  }
+
+  private spawn(): ChildProcess {
+    const fromSource = import.meta.url.endsWith('.ts');
+    const path = fileURLToPath(new URL(fromSource ? './thumbnail-child.ts' : './thumbnail-child.js', import.meta.url));
+    // From source (tests), the child needs the same TypeScript loader as this process.
+    const loader = fromSource ? process.execArgv.filter((arg, i, all) => /^--(import|loader)/.test(arg) || /^--(import|loader)$/.test(all[i - 1] ?? '')) : [];
+    const child = fork(path, [], {
+      execArgv: [...loader, `--max-old-space-size=${HEAP_MB}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
+    this.ready = new Promise((resolve) => {
+      const onReady = (m: { ready?: boolean }) => {
+        if (!m?.ready) return;
+        child.off('message', onReady);
+        resolve();
+      };
+      child.on('message', onReady);
+    });
+    child.once('exit', () => {
+      if (this.child === child) this.child = undefined;
+    });
+    return child;
+  }
+
+  private next(): void {
+    if (this.busy) return;
+    const job = this.queue.shift();
+    if (!job) return;
+    this.busy = true;
+    const child = (this.child ??= this.spawn());
+    const id = this.nextId++;
+    let settled = false;
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      this.busy = false;
+      settle();
+      this.next();
+    };
+    const onMessage = (reply: { id: number; thumbnail?: Uint8Array; error?: string; httpStatus?: number }) => {
+      if (reply.id !== id) return;
+      finish(() =>
+        reply.thumbnail ? job.resolve(Buffer.from(reply.thumbnail)) : job.reject(new ThumbnailError(reply.httpStatus ?? 422, reply.error ?? 'no thumbnail')),
+      );
+    };
+    const onExit = () =>
+      finish(() => job.reject(new ThumbnailError(422, `the ${job.mimeType} content cannot be made into a thumbnail: decoding it ran out of memory`)));
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      child.kill('SIGKILL');
+      if (this.child === child) this.child = undefined;
+      finish(() => job.reject(new ThumbnailError(422, `the ${job.mimeType} content took more than ${TIME_LIMIT_MS / 1000} s to decode`)));
+    }, TIME_LIMIT_MS);
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    void this.ready!.then(() => {
+      if (settled) return;
+      child.send({ id, bytes: job.bytes, mimeType: job.mimeType, size: job.size }, (err) => {
+        if (err) onExit();
+      });
+    });
+  }
+}
