@@ -51,7 +51,7 @@ async function signedIn(t: { teardown(fn: () => Promise<void>): void }, view: st
   return page;
 }
 
-test('a SQL query shows its rows as a table and a chart; a refused query shows the cloud’s own words', async (t) => {
+test.serial('a SQL query shows its rows as a table and a chart; a refused query shows the cloud’s own words', async (t) => {
   const times = [0, 1, 2].map((i) => new Date(Date.UTC(2026, 0, 1, 12, 0, i * 10)));
   await fx.owner.dataClient.tabularDataCaptureUpload(
     [21.5, 22, 23.25].map((temperature) => ({ readings: { temperature } })),
@@ -96,7 +96,31 @@ test('a SQL query shows its rows as a table and a chart; a refused query shows t
   t.regex(shown, /gRPC status 3/);
 });
 
-test('an MQL pipeline shows its rows; stages that are not an array are refused naming query', async (t) => {
+test.serial('tabular data shows as a table and a time-series chart, page by page', async (t) => {
+  const page = await signedIn(t, 'Tabular data');
+  await page.getByLabel('Component name').fill('thermo');
+  await page.getByLabel('Per page').fill('2');
+  await page.getByLabel('Order').selectOption('oldest');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  const table = page.getByTestId('tabular-results-table');
+  const temperatures = () => table.locator('tbody tr td:nth-child(5)').allInnerTexts();
+  await table.locator('tbody tr').nth(1).waitFor();
+  t.deepEqual(await table.locator('thead th').allInnerTexts(), ['time_received', 'component_name', 'component_type', 'robot_name', 'readings.temperature']);
+  t.deepEqual(await temperatures(), ['21.5', '22']);
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await page.getByTestId('tabular-page').getByText('page 2').waitFor();
+  await table.getByText('23.25').waitFor();
+  t.deepEqual(await temperatures(), ['23.25']);
+  t.true(await page.getByRole('button', { name: 'Next page' }).isDisabled());
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await table.getByText('21.5').waitFor();
+  await page.getByRole('button', { name: 'Chart' }).click();
+  const chart = page.getByTestId('tabular-results-chart');
+  t.regex(await chart.innerText(), /readings\.temperature \(2\)[\s\S]*against time_received/);
+  await page.screenshot({ path: join(SHOTS, 'cloud-tabular-chart.png'), fullPage: true });
+});
+
+test.serial('an MQL pipeline shows its rows; stages that are not an array are refused naming query', async (t) => {
   const page = await signedIn(t, 'MQL');
   await page.getByLabel(/MQL pipeline/).fill('[{"$match": {"component_name": "thermo"}}, {"$count": "n"}]');
   await page.getByRole('button', { name: 'Run' }).click();
@@ -107,7 +131,7 @@ test('an MQL pipeline shows its rows; stages that are not an array are refused n
   t.regex(await page.getByTestId('mql-error').innerText(), /^query: must be a JSON array of stages/);
 });
 
-test('a training job submitted on the page shows its progress, loss and metric curves and logs, and completes', async (t) => {
+test.serial('a training job submitted on the page shows its progress, loss and metric curves and logs, and completes', async (t) => {
   const { datasetId } = await fx.uploadDataset('shapes', shapeImages(24, { colours: ['red', 'blue'], size: 16 }));
   const page = await signedIn(t, 'Training');
   await page.getByLabel('Dataset').selectOption(datasetId);
@@ -141,78 +165,81 @@ test('a training job submitted on the page shows its progress, loss and metric c
   await page.screenshot({ path: join(SHOTS, 'cloud-training-done.png'), fullPage: true });
 });
 
-test('the config editor saves a config (read back over gRPC) and shows a refused one’s errors with path and rule; parts show online and logs', async (t) => {
-  const owner = await partClients(fx.cloud.address, key);
-  const part = await partClients(fx.cloud.address, { partId: rover.part_id, secret: rover.part_secret });
-  clients.push(owner, part);
-  await call(
-    part.robot.reportStatus.bind(part.robot),
-    { id: rover.part_id, runtimeVersion: '1.2.3', machineState: 'running', configRevision: 0, configError: '', notReady: [], resourceCount: 0 },
-    part.md,
-  );
-  await call(
-    part.robot.log.bind(part.robot),
-    { id: rover.part_id, logs: [{ time: new Date(), level: 'warn', loggerName: 'platform.kernel', message: 'battery low', fields: {} }] },
-    part.md,
-  );
-
-  const page = await signedIn(t, 'Machines');
-  const button = page.getByTestId('machines').locator(`[data-part="${rover.part_id}"]`);
-  await button.waitFor();
-  t.regex(await button.innerText(), /rover-main ● online 1\.2\.3/);
-  await button.click();
-  const editor = page.getByLabel(/^Machine config/);
-  await editor.waitFor();
-  const good = { components: [{ name: 'thermo', api: 'core:component:sensor', model: 'fake' }] };
-  await editor.fill(JSON.stringify(good, null, 2));
-  await page.getByRole('button', { name: 'Save config' }).click();
-  t.is(await page.getByTestId('config-saved').innerText(), 'Saved revision 1.');
-  const stored = await call(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md);
-  t.deepEqual(stored.part?.robotConfig, good);
-  t.is(stored.part?.configRevision, 1);
-  await page.getByTestId('config-history').locator('tbody tr').first().waitFor();
-  t.regex(await page.getByTestId('config-history').innerText(), new RegExp(`1\\s+\\S+ \\S+\\s+API key ${key.id}`));
-
-  await editor.fill(
-    JSON.stringify({
-      components: [
-        ...good.components,
-        { name: 'thermo', api: 'core:component:sensor', model: 'fake' },
-        { name: 'gauge', api: 'core:component:sensor', model: 'nosuch' },
-      ],
-    }),
-  );
-  await page.getByRole('button', { name: 'Save config' }).click();
-  const errors = page.getByTestId('config-errors');
-  await errors.waitFor();
-  const text = await errors.innerText();
-  t.regex(text, /components\[1\]\.name "thermo": duplicate name, already used by components\[0\]/);
-  t.regex(text, /components\[2\]\.model "nosuch": unknown model for core:component:sensor/);
-  await page.screenshot({ path: join(SHOTS, 'cloud-config-editor.png'), fullPage: true });
-  t.is((await call(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md)).part?.configRevision, 1, 'nothing saved');
-
-  await page.getByRole('button', { name: 'Logs', exact: true }).click();
-  await page
-    .getByTestId('part-logs')
-    .getByText(/battery low/)
-    .waitFor();
-  // Following: an entry logged now arrives through TailRobotPartLogs.
-  // The stream may not be open yet when the first entry is logged: log again until one arrives.
-  await page.getByLabel('Follow new entries').check();
-  const logs = page.getByTestId('part-logs');
-  for (let attempt = 1; !(await logs.innerText()).includes('motor stalled'); attempt++) {
-    if (attempt > 30) t.fail('no tailed entry arrived');
+test.serial(
+  'the config editor saves a config (read back over gRPC) and shows a refused one’s errors with path and rule; parts show online and logs',
+  async (t) => {
+    const owner = await partClients(fx.cloud.address, key);
+    const part = await partClients(fx.cloud.address, { partId: rover.part_id, secret: rover.part_secret });
+    clients.push(owner, part);
     await call(
-      part.robot.log.bind(part.robot),
-      { id: rover.part_id, logs: [{ time: new Date(), level: 'error', loggerName: 'platform.kernel', message: `motor stalled ${attempt}`, fields: {} }] },
+      part.robot.reportStatus.bind(part.robot),
+      { id: rover.part_id, runtimeVersion: '1.2.3', machineState: 'running', configRevision: 0, configError: '', notReady: [], resourceCount: 0 },
       part.md,
     );
-    await logs
-      .getByText(/motor stalled/)
-      .first()
-      .waitFor({ timeout: 2000 })
-      .catch(() => undefined);
-  }
-  t.regex(await page.getByTestId('part-logs').innerText(), /ERROR platform\.kernel motor stalled[\s\S]*WARN {2}platform\.kernel battery low/);
-  await page.screenshot({ path: join(SHOTS, 'cloud-part-logs.png'), fullPage: true });
-});
+    await call(
+      part.robot.log.bind(part.robot),
+      { id: rover.part_id, logs: [{ time: new Date(), level: 'warn', loggerName: 'platform.kernel', message: 'battery low', fields: {} }] },
+      part.md,
+    );
+
+    const page = await signedIn(t, 'Machines');
+    const button = page.getByTestId('machines').locator(`[data-part="${rover.part_id}"]`);
+    await button.waitFor();
+    t.regex(await button.innerText(), /rover-main ● online 1\.2\.3/);
+    await button.click();
+    const editor = page.getByLabel(/^Machine config/);
+    await editor.waitFor();
+    const good = { components: [{ name: 'thermo', api: 'core:component:sensor', model: 'fake' }] };
+    await editor.fill(JSON.stringify(good, null, 2));
+    await page.getByRole('button', { name: 'Save config' }).click();
+    t.is(await page.getByTestId('config-saved').innerText(), 'Saved revision 1.');
+    const stored = await call(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md);
+    t.deepEqual(stored.part?.robotConfig, good);
+    t.is(stored.part?.configRevision, 1);
+    await page.getByTestId('config-history').locator('tbody tr').first().waitFor();
+    t.regex(await page.getByTestId('config-history').innerText(), new RegExp(`1\\s+\\S+ \\S+\\s+API key ${key.id}`));
+
+    await editor.fill(
+      JSON.stringify({
+        components: [
+          ...good.components,
+          { name: 'thermo', api: 'core:component:sensor', model: 'fake' },
+          { name: 'gauge', api: 'core:component:sensor', model: 'nosuch' },
+        ],
+      }),
+    );
+    await page.getByRole('button', { name: 'Save config' }).click();
+    const errors = page.getByTestId('config-errors');
+    await errors.waitFor();
+    const text = await errors.innerText();
+    t.regex(text, /components\[1\]\.name "thermo": duplicate name, already used by components\[0\]/);
+    t.regex(text, /components\[2\]\.model "nosuch": unknown model for core:component:sensor/);
+    await page.screenshot({ path: join(SHOTS, 'cloud-config-editor.png'), fullPage: true });
+    t.is((await call(owner.app.getRobotPart.bind(owner.app), { id: rover.part_id }, owner.md)).part?.configRevision, 1, 'nothing saved');
+
+    await page.getByRole('button', { name: 'Logs', exact: true }).click();
+    await page
+      .getByTestId('part-logs')
+      .getByText(/battery low/)
+      .waitFor();
+    // Following: an entry logged now arrives through TailRobotPartLogs.
+    // The stream may not be open yet when the first entry is logged: log again until one arrives.
+    await page.getByLabel('Follow new entries').check();
+    const logs = page.getByTestId('part-logs');
+    for (let attempt = 1; !(await logs.innerText()).includes('motor stalled'); attempt++) {
+      if (attempt > 30) t.fail('no tailed entry arrived');
+      await call(
+        part.robot.log.bind(part.robot),
+        { id: rover.part_id, logs: [{ time: new Date(), level: 'error', loggerName: 'platform.kernel', message: `motor stalled ${attempt}`, fields: {} }] },
+        part.md,
+      );
+      await logs
+        .getByText(/motor stalled/)
+        .first()
+        .waitFor({ timeout: 2000 })
+        .catch(() => undefined);
+    }
+    t.regex(await page.getByTestId('part-logs').innerText(), /ERROR platform\.kernel motor stalled[\s\S]*WARN {2}platform\.kernel battery low/);
+    await page.screenshot({ path: join(SHOTS, 'cloud-part-logs.png'), fullPage: true });
+  },
+);
