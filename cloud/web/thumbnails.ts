@@ -44,24 +44,34 @@ export function decodeImage(bytes: Uint8Array, mimeType: string): Rgba {
     const png = decodePng(bytes);
     if (png.width * png.height > MAX_SOURCE_MEGAPIXELS * 1e6)
       throw new Error(`the image is ${png.width}x${png.height}, over ${MAX_SOURCE_MEGAPIXELS} megapixels`);
-    const out = new Uint8Array(png.width * png.height * 4);
+    const pixels = png.width * png.height;
+    const out = new Uint8Array(pixels * 4);
+    const src = png.data;
     const shift = png.depth === 16 ? 8 : 0;
-    for (let i = 0, p = 0; i < png.width * png.height; i++, p += png.channels) {
-      let r: number, g: number, b: number, a: number;
-      if (png.palette) {
-        const entry = png.palette[png.data[i]] ?? [0, 0, 0];
-        [r, g, b] = entry;
-        a = entry[3] ?? 255;
-      } else if (png.channels <= 2) {
-        r = g = b = png.data[p] >> shift;
-        a = png.channels === 2 ? png.data[p + 1] >> shift : 255;
-      } else {
-        r = png.data[p] >> shift;
-        g = png.data[p + 1] >> shift;
-        b = png.data[p + 2] >> shift;
-        a = png.channels === 4 ? png.data[p + 3] >> shift : 255;
+    const c = png.channels;
+    if (png.palette) {
+      for (let i = 0; i < pixels; i++) {
+        const entry = png.palette[src[i]] ?? [0, 0, 0];
+        out[i * 4] = entry[0];
+        out[i * 4 + 1] = entry[1];
+        out[i * 4 + 2] = entry[2];
+        out[i * 4 + 3] = entry[3] ?? 255;
       }
-      out.set([r, g, b, a], i * 4);
+    } else if (c === 4 && shift === 0) {
+      out.set(src);
+    } else {
+      // Plain loops, no per-pixel allocation: this runs for every pixel of a camera image.
+      for (let i = 0, p = 0, q = 0; i < pixels; i++, p += c, q += 4) {
+        if (c <= 2) {
+          out[q] = out[q + 1] = out[q + 2] = src[p] >> shift;
+          out[q + 3] = c === 2 ? src[p + 1] >> shift : 255;
+        } else {
+          out[q] = src[p] >> shift;
+          out[q + 1] = src[p + 1] >> shift;
+          out[q + 2] = src[p + 2] >> shift;
+          out[q + 3] = c === 4 ? src[p + 3] >> shift : 255;
+        }
+      }
     }
     // Sub-8-bit grey comes unpacked to one value per pixel but scaled to its depth: stretch it to 0..255.
     if (!png.palette && png.depth < 8) {

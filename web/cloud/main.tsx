@@ -4,6 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { CloudApi } from './api/client.js';
+import { markInteractive } from './ready.js';
 import { clearSession, loadSession, renewSession, signIn, type Session } from './session.js';
 import { views } from './view-registry.js';
 
@@ -13,6 +14,7 @@ function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
   const [orgId, setOrgId] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  useEffect(markInteractive, []);
   const submit = (event: Event) => {
     event.preventDefault();
     setError('');

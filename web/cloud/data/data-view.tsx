@@ -1,11 +1,12 @@
 // The data view: a grid of the organization's images (thumbnails with their boxes and tags), filters,
 // tagging of the selected images, one image in detail (boxes, tags) and the datasets. The grid asks for
 // metadata only (include_binary false) and thumbnails; it never downloads full content.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { BinaryData } from '../../../gen/platform/app/data/v1/data.js';
 import type { Dataset } from '../../../gen/platform/app/dataset/v1/dataset.js';
 import { dataApi } from '../api/data.js';
 import { datasetApi } from '../api/dataset.js';
+import { markInteractive } from '../ready.js';
 import type { CloudView, ViewProps } from '../views.js';
 import { DatasetsPanel } from './datasets-panel.js';
 import { emptyFilter, filterOf, FilterForm, type FilterFields } from './filter-form.js';
@@ -26,6 +27,11 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
   const [knownTags, setKnownTags] = useState<string[]>([]);
   const [knownLabels, setKnownLabels] = useState<string[]>([]);
   const [tag, setTag] = useState('');
+  // Thumbnails of the first page still loading (-1: the page itself is not there yet).
+  const firstPending = useRef(-1);
+  const settled = () => {
+    if (--firstPending.current === 0) markInteractive();
+  };
 
   const loadPage = async (f: FilterFields, after: string) => {
     setLoading(true);
@@ -33,6 +39,10 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
       const filter = filterOf(orgId, f);
       const page = await api.call(dataApi.binaryDataByFilter, { dataRequest: { filter, limit: PAGE, last: after }, includeBinary: false });
       setItems((old) => (after ? [...old, ...page.data] : page.data));
+      if (firstPending.current === -1) {
+        firstPending.current = page.data.length;
+        if (page.data.length === 0) markInteractive();
+      }
       setLast(page.data.length < PAGE ? '' : page.last);
     } catch (err) {
       showError(err);
@@ -128,7 +138,14 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
               return (
                 <li key={id} class={id === focus ? 'focused' : ''} data-testid="image-tile" data-id={id}>
                   <button class="tile" aria-label={`open ${meta.fileName || id}`} onClick={() => setFocus(id)}>
-                    <Thumbnail api={api} id={id} size={GRID_PX} boxes={meta.annotations?.bboxes ?? []} alt={`thumbnail ${meta.fileName || id}`} />
+                    <Thumbnail
+                      api={api}
+                      id={id}
+                      size={GRID_PX}
+                      boxes={meta.annotations?.bboxes ?? []}
+                      alt={`thumbnail ${meta.fileName || id}`}
+                      onSettled={settled}
+                    />
                   </button>
                   <label class="pick">
                     <input type="checkbox" checked={selected.has(id)} onChange={() => toggle(id)} aria-label={`select ${meta.fileName || id}`} />

@@ -37,6 +37,8 @@ export function Thumbnail(props: {
   /** Drawn over the image (the box being drawn). */
   children?: ComponentChildren;
   onImage?(image: HTMLImageElement | null): void;
+  /** The image is shown (or failed to load). */
+  onSettled?(): void;
 }) {
   const [url, setUrl] = useState('');
   const [error, setError] = useState('');
@@ -49,7 +51,11 @@ export function Thumbnail(props: {
         if (live) setUrl(u);
         else URL.revokeObjectURL(u);
       },
-      (err: Error) => live && setError(err.message),
+      (err: Error) => {
+        if (!live) return;
+        setError(err.message);
+        props.onSettled?.();
+      },
     );
     return () => {
       live = false;
@@ -58,7 +64,11 @@ export function Thumbnail(props: {
   }, [props.id, props.size]);
   return (
     <div class="thumb" style={{ minWidth: '4em', minHeight: '3em' }}>
-      {url ? <img src={url} alt={props.alt} ref={props.onImage} draggable={false} /> : <span class="placeholder">{error || '…'}</span>}
+      {url ? (
+        <img src={url} alt={props.alt} ref={props.onImage} draggable={false} onLoad={props.onSettled} onError={props.onSettled} />
+      ) : (
+        <span class="placeholder">{error || '…'}</span>
+      )}
       {url && <Boxes boxes={props.boxes} />}
       {props.children}
     </div>
