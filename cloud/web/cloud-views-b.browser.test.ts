@@ -5,6 +5,7 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -162,6 +163,17 @@ test.serial('a training job submitted on the page shows its progress, loss and m
     .getByTestId('artefact')
     .getByRole('button', { name: /Download model\.onnx/ })
     .waitFor();
+  // A model file comes through the streamed DownloadModelArtefact, byte for byte what the client gets.
+  const downloading = page.waitForEvent('download');
+  await detail
+    .getByTestId('artefact')
+    .getByRole('button', { name: /Download labels\.txt/ })
+    .click();
+  const downloaded = await downloading;
+  t.is(downloaded.suggestedFilename(), 'labels.txt');
+  const onPage = await readFile((await downloaded.path())!);
+  t.deepEqual(new Uint8Array(onPage), new Uint8Array(await fx.training.downloadModelArtefact(fx.orgId, 'shapes', 'v1', 'labels.txt')));
+  t.regex(onPage.toString(), /red|blue/);
   await page.screenshot({ path: join(SHOTS, 'cloud-training-done.png'), fullPage: true });
 });
 
