@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the web pages (web/<page>/) into dist/web/<page>/ with esbuild: one minified ES module per
-// page plus its index.html and style.css. Everything the page loads is served by the program itself;
+// page (plus chunks for views it loads on demand) and its index.html and style.css. Everything the page loads is served by the program itself;
 // nothing comes from a CDN. @grpc/grpc-js, which the generated protos import for Node's client classes,
 // is replaced by a stub: the page calls through its own gRPC-Web client; Buffer by Uint8Array.
 import { build } from 'esbuild';
@@ -20,7 +20,12 @@ for (const page of pages) {
   mkdirSync(to, { recursive: true });
   await build({
     entryPoints: [join(from, page.entry)],
-    outfile: join(to, 'app.js'),
+    // ESM with splitting: views loaded with import() become chunks of their own (chunks/), so the first
+    // view's JavaScript stays small; app.js is the entry.
+    outdir: to,
+    entryNames: 'app',
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
     bundle: true,
     format: 'esm',
     platform: 'browser',
