@@ -150,3 +150,22 @@ test('the cache is bounded by bytes and drops the least recently used first', (t
   t.falsy(cache.get('huge'), 'an entry larger than the whole cache is not kept');
   t.is(cache.size, 2);
 });
+
+test('a PNG whose header claims more than the megapixel limit is refused before decoding, in the thumbnail process, which then serves the next image', async (t) => {
+  const { ThumbnailProcess } = await import('./thumbnail-process.js');
+  const maker = new ThumbnailProcess();
+  t.teardown(() => maker.close());
+  // Signature, then IHDR: length 13, "IHDR", width 100000, height 100000 (10^10 pixels), and nothing else.
+  const huge = Buffer.alloc(33);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(huge, 0);
+  huge.writeUInt32BE(13, 8);
+  huge.write('IHDR', 12, 'latin1');
+  huge.writeUInt32BE(100_000, 16);
+  huge.writeUInt32BE(100_000, 20);
+  const refused = await t.throwsAsync(maker.make(huge, 'image/png', 160));
+  t.regex(refused?.message ?? '', /100000x100000, over 40 megapixels/);
+  t.is((refused as { httpStatus?: number }).httpStatus, 422);
+  const png = encodePng({ width: 4, height: 4, data: new Uint8Array(64).fill(200), channels: 4, depth: 8 });
+  const thumbnail = await maker.make(png, 'image/png', 16);
+  t.deepEqual([...thumbnail.subarray(0, 2)], [0xff, 0xd8], 'a JPEG');
+});
