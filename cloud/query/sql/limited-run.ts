@@ -5,6 +5,7 @@ import { calculateObjectSize } from 'bson';
 import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
+import { interruptOn, overMemoryMessage, type StopReason } from '../interrupt.js';
 
 export interface LimitedResult {
   columns: readonly string[];
@@ -62,32 +63,12 @@ export async function interruptible<T>(
   field: string,
   body: () => Promise<T>,
 ): Promise<T> {
-  let stopped: 'time' | 'memory' | undefined;
-  const timer = setTimeout(() => {
-    stopped ??= 'time';
-    conn.interrupt();
-  }, limits.timeoutMs);
-  const unwatch = limits.memory?.watch(() => {
-    stopped ??= 'memory';
-    conn.interrupt();
-  });
-  const stopError = () =>
-    stopped === 'time'
-      ? timeoutError(limits, field)
-      : resourceExhausted(
-          `${field}: the service's memory passed its ${Math.round(limits.memory!.limitBytes / 2 ** 20)} MiB limit ` +
-            '(PLATFORM_QUERY_RSS_LIMIT_MB) while this query ran, and it was interrupted; make it build smaller values',
-        );
+  const stopped = (reason: StopReason) =>
+    reason === 'memory' ? resourceExhausted(`${field}: ${overMemoryMessage(limits.memory!, 'query')}`) : timeoutError(limits, field);
   try {
-    const value = await body();
-    if (stopped) throw stopError();
-    return value;
+    return await interruptOn(conn, { deadline: Date.now() + limits.timeoutMs, memory: limits.memory }, body, stopped);
   } catch (err) {
-    if (stopped) throw stopError();
     throw toStatusError(err, field);
-  } finally {
-    clearTimeout(timer);
-    unwatch?.();
   }
 }
 
