@@ -99,6 +99,8 @@ export const CATALOG_FUNCTIONS = [
   'pg_get_indexdef',
   'pg_get_constraintdef',
   'pg_get_viewdef',
+  'pg_get_function_arguments',
+  'pg_get_function_sqlbody',
   'pg_encoding_to_char',
   'has_table_privilege',
   'has_schema_privilege',
@@ -365,6 +367,10 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     'CREATE MACRO pgc.pg_get_ruledef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_triggerdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_partkeydef(o) AS NULL::VARCHAR',
+    // pg_proc is empty (an organisation defines no functions), so psql's \df and pgcli's function list
+    // never call these with a row; they exist so those queries bind.
+    'CREATE MACRO pgc.pg_get_function_arguments(o) AS NULL::VARCHAR',
+    'CREATE MACRO pgc.pg_get_function_sqlbody(o) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_serial_sequence(t, c) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_function_identity_arguments(o) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_function_result(o) AS NULL::VARCHAR',
