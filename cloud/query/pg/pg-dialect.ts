@@ -194,6 +194,10 @@ export function toCatalogSchemas(sql: string): string {
     code
       // Functions resolve through the catalog instance's search path (pgc first), so only drop the prefix.
       .replace(/\b(?:pg_catalog|information_schema)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*\s*\()/gi, '$1')
+      // An OID array as text (pgcli's function list: `proargtypes::regtype[]`). The only OID arrays are
+      // pg_proc's, which is empty, so the elements are left as numbers (format_type's subquery cannot run
+      // per element inside a lambda).
+      .replace(/\b([A-Za-z_][\w.]*)\s*::\s*regtype\s*\[\s*\]/gi, 'CAST($1 AS VARCHAR[])')
       .replace(/\b([A-Za-z_][\w.]*)\s*::\s*regtype\b/gi, 'format_type($1, NULL)')
       .replace(/\bpg_catalog\s*\.\s*/gi, 'pgc.')
       .replace(/\binformation_schema\s*\.\s*/gi, 'isc.'),
