@@ -99,6 +99,8 @@ export const CATALOG_FUNCTIONS = [
   'pg_get_indexdef',
   'pg_get_constraintdef',
   'pg_get_viewdef',
+  'pg_get_function_arguments',
+  'pg_get_function_sqlbody',
   'pg_encoding_to_char',
   'has_table_privilege',
   'has_schema_privilege',
@@ -308,7 +310,7 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     'CREATE TABLE pgc.pg_inherits (inhrelid INTEGER, inhparent INTEGER, inhseqno INTEGER, inhdetachpending BOOLEAN)',
     `CREATE TABLE pgc.pg_settings (name VARCHAR, setting VARCHAR, unit VARCHAR, category VARCHAR, short_desc VARCHAR, extra_desc VARCHAR, context VARCHAR, vartype VARCHAR, source VARCHAR, min_val VARCHAR, max_val VARCHAR, enumvals VARCHAR[], boot_val VARCHAR, reset_val VARCHAR, sourcefile VARCHAR, sourceline INTEGER, pending_restart BOOLEAN)`,
     settings.length ? `INSERT INTO pgc.pg_settings VALUES ${settings.join(', ')}` : '',
-    'CREATE TABLE pgc.pg_proc (oid INTEGER, proname VARCHAR, pronamespace INTEGER, proowner INTEGER, prolang INTEGER, procost REAL, prorows REAL, provariadic INTEGER, prosupport VARCHAR, prokind VARCHAR, prosecdef BOOLEAN, proleakproof BOOLEAN, proisstrict BOOLEAN, proretset BOOLEAN, provolatile VARCHAR, proparallel VARCHAR, pronargs SMALLINT, pronargdefaults SMALLINT, prorettype INTEGER, proargtypes INTEGER[], proallargtypes INTEGER[], proargmodes VARCHAR[], proargnames VARCHAR[], prosrc VARCHAR, probin VARCHAR, proconfig VARCHAR[], proacl VARCHAR[])',
+    'CREATE TABLE pgc.pg_proc (oid INTEGER, proname VARCHAR, pronamespace INTEGER, proowner INTEGER, prolang INTEGER, procost REAL, prorows REAL, provariadic INTEGER, prosupport VARCHAR, prokind VARCHAR, prosecdef BOOLEAN, proleakproof BOOLEAN, proisstrict BOOLEAN, proretset BOOLEAN, provolatile VARCHAR, proparallel VARCHAR, pronargs SMALLINT, pronargdefaults SMALLINT, prorettype INTEGER, proargtypes INTEGER[], proallargtypes INTEGER[], proargdefaults VARCHAR, proargmodes VARCHAR[], proargnames VARCHAR[], prosrc VARCHAR, probin VARCHAR, proconfig VARCHAR[], proacl VARCHAR[])',
     'CREATE TABLE pgc.pg_extension (oid INTEGER, extname VARCHAR, extowner INTEGER, extnamespace INTEGER, extrelocatable BOOLEAN, extversion VARCHAR, extconfig INTEGER[], extcondition VARCHAR[])',
     `CREATE TABLE pgc.pg_collation AS SELECT * FROM (VALUES (100, 'default', ${NS.pg_catalog}, ${ROLE_OID}, 'd', true, -1, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR, NULL::VARCHAR)) t(oid, collname, collnamespace, collowner, collprovider, collisdeterministic, collencoding, collcollate, collctype, colliculocale, collversion)`,
     'CREATE TABLE pgc.pg_policy (oid INTEGER, polname VARCHAR, polrelid INTEGER, polcmd VARCHAR, polpermissive BOOLEAN, polroles INTEGER[], polqual VARCHAR, polwithcheck VARCHAR)',
@@ -365,6 +367,10 @@ export async function openCatalog(relations: readonly CatalogRelation[], who: Ca
     'CREATE MACRO pgc.pg_get_ruledef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_triggerdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_partkeydef(o) AS NULL::VARCHAR',
+    // pg_proc is empty (an organisation defines no functions), so psql's \df and pgcli's function list
+    // never call these with a row; they exist so those queries bind.
+    'CREATE MACRO pgc.pg_get_function_arguments(o) AS NULL::VARCHAR',
+    'CREATE MACRO pgc.pg_get_function_sqlbody(o) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_serial_sequence(t, c) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_function_identity_arguments(o) AS NULL::VARCHAR',
     'CREATE MACRO pgc.pg_get_function_result(o) AS NULL::VARCHAR',

@@ -154,8 +154,13 @@ function rewriteCalls(sql: string, pattern: RegExp, replace: (m: RegExpExecArray
 function arrayForms(sql: string): string {
   sql = rewriteCalls(sql, /(=\s*ANY|<>\s*ALL|!=\s*ALL)\s*\(/i, (m, arg) => {
     if (/^\s*(SELECT|WITH|VALUES)\b/i.test(arg)) return undefined;
-    return [`${/ANY/i.test(m[1]) ? 'IN' : 'NOT IN'} (SELECT unnest(${arg}))`, 0];
+    // DuckDB cannot unnest a parameter of unknown type: a bare `$n` is taken as text[] (pgcli's
+    // `relkind = ANY($1)` style); cast it (`$1::BIGINT[]`) for other element types.
+    const list = /^\s*\$\d+\s*$/.test(arg) ? `${arg.trim()}::VARCHAR[]` : arg;
+    return [`${/ANY/i.test(m[1]) ? 'IN' : 'NOT IN'} (SELECT unnest(${list}))`, 0];
   });
+  // The same for a subquery that unnests a bare parameter, as pgcli writes `IN (SELECT unnest($1))`.
+  sql = sql.replace(/\(\s*SELECT\s+unnest\s*\(\s*(\$\d+)\s*\)\s*\)/gi, '(SELECT unnest($1::VARCHAR[]))');
   // PostgreSQL names a one-column function's output after its alias (`generate_series(..) s` has column s).
   sql = rewriteCalls(sql, /(?<=(?:,|\bFROM|\bJOIN)\s*(?:pg_catalog\s*\.\s*)?)generate_series\s*\(/i, (_m, arg, after) => {
     if (/^\s+(?:AS\s+)?[A-Za-z_]\w*\s*\(/i.test(after)) return undefined; // already names its column
@@ -189,6 +194,10 @@ export function toCatalogSchemas(sql: string): string {
     code
       // Functions resolve through the catalog instance's search path (pgc first), so only drop the prefix.
       .replace(/\b(?:pg_catalog|information_schema)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*\s*\()/gi, '$1')
+      // An OID array as text (pgcli's function list: `proargtypes::regtype[]`). The only OID arrays are
+      // pg_proc's, which is empty, so the elements are left as numbers (format_type's subquery cannot run
+      // per element inside a lambda).
+      .replace(/\b([A-Za-z_][\w.]*)\s*::\s*regtype\s*\[\s*\]/gi, 'CAST($1 AS VARCHAR[])')
       .replace(/\b([A-Za-z_][\w.]*)\s*::\s*regtype\b/gi, 'format_type($1, NULL)')
       .replace(/\bpg_catalog\s*\.\s*/gi, 'pgc.')
       .replace(/\binformation_schema\s*\.\s*/gi, 'isc.'),

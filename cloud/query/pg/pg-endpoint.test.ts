@@ -112,6 +112,15 @@ test.serial("psql \\dt, \\dn and \\l list exactly the organisation's relation, s
   t.regex(l.out, new RegExp(`^sensorData\\|${user}\\|UTF8\\|`));
 });
 
+test.serial('psql \\df and \\df+ answer with no functions (the organisation defines none), and \\df pg_catalog.* shows none of the engine', async (t) => {
+  const user = databaseUsername('org-a');
+  for (const cmd of ['\\df', '\\df+', '\\df pg_catalog.*', '\\df read*']) {
+    const r = await psql(user, 'correct horse battery', cmd);
+    t.true(r.ok, `${cmd}: ${r.out}`);
+    t.is(r.out, '', cmd);
+  }
+});
+
 test.serial('psql \\d readings describes its columns with PostgreSQL type names', async (t) => {
   const r = await psql(databaseUsername('org-a'), 'correct horse battery', '\\d readings');
   t.true(r.ok, r.out);

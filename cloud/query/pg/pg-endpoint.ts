@@ -282,13 +282,15 @@ const toArrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b
 
 /**
  * pg-gateway treats a message whose handler produced nothing as unhandled and answers it itself with an
- * error; Flush, and messages skipped until Sync after an error, rightly produce nothing, so say so.
+ * error; Flush, messages skipped until Sync after an error, and replies the session holds back until Sync
+ * rightly produce nothing. A generator that returns a value (not bytes) counts as handled and writes
+ * nothing, which spares the socket an empty write per message.
  */
-async function* answered(messages: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array> {
+async function* answered(messages: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array, boolean> {
   let any = false;
   for await (const m of messages) {
     any = true;
     yield m;
   }
-  if (!any) yield new Uint8Array(0);
+  return !any;
 }

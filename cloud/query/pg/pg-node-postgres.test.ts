@@ -150,3 +150,15 @@ test.serial('a portal suspended by a row limit resumes where it stopped; a state
   const gone = (await t.throwsAsync(client.query('FETCH ALL FROM d'))) as Error & { code?: string };
   t.regex(gone.message, /cursor "d" does not exist/);
 });
+
+test.serial('array parameters: text[] and int8[] bind with = ANY and in a list function', async (t) => {
+  const r = await client.query('SELECT count(*) AS n FROM readings WHERE component_name = ANY($1::TEXT[])', [['thermo', 'hygro', 'x y']]);
+  t.deepEqual(r.rows, [{ n: '3' }]);
+  const typed = await client.query({ name: 'by-names', text: 'SELECT count(*) AS n FROM readings WHERE component_name = ANY($1)', values: [['hygro']] });
+  t.deepEqual(typed.rows, [{ n: '1' }]);
+  const ints = await client.query('SELECT list_sum($1::BIGINT[]) AS s, len($1::BIGINT[]) AS l', [[9007199254740993n.toString(), '-3', null]]);
+  t.deepEqual(ints.rows, [{ s: '9007199254740990', l: '3' }]);
+  // Another organisation's rows stay out of reach whatever the array holds.
+  const other = await client.query('SELECT count(*) AS n FROM readings WHERE component_name = ANY($1::TEXT[])', [[SECRET_OF_B]]);
+  t.deepEqual(other.rows, [{ n: '0' }]);
+});

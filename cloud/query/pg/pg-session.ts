@@ -9,6 +9,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError, invalidArgument } from '../../../core/shared/status-error.js';
 import { inspectStatement, type Tree } from '../sql/statement-inspector.js';
 import { toStatusError } from '../sql/limited-run.js';
+import { interruptOn, overMemoryMessage, type StopReason } from '../interrupt.js';
 import { checkTextSize, type SqlSandbox } from '../sql/sql-sandbox.js';
 import { READINGS_COLUMNS, sqlString } from '../sql/readings-view.js';
 import { CATALOG_FUNCTIONS, CATALOG_RELATIONS, openCatalog } from './catalog.js';
@@ -92,6 +93,8 @@ interface Portal {
 }
 
 const BATCH_BYTES = 256 * 1024;
+/** Held-back replies are written once they reach this size, so a large result streams. */
+const OUTPUT_BYTES = 64 * 1024;
 
 export class PgSession {
   private dataConn?: DuckDBConnection;
@@ -102,13 +105,18 @@ export class PgSession {
   private readonly settings: SessionSettings;
   private tx: 'I' | 'T' | 'E' = 'I';
   private skipToSync = false;
-  private running?: DuckDBConnection;
-  private cancelled = false;
+  /** Aborting it interrupts the DuckDB work running now (CancelRequest, close). */
+  private cancelRun?: AbortController;
+  /** Gives back the admission turn of the DuckDB work running now. */
+  private releaseTurn?: () => void;
   private closed = false;
   /** The portal currently streaming on each connection; a new statement there invalidates it. */
   private readonly streaming = new Map<DuckDBConnection, Portal>();
   private readonly sinkNames = new Set<string>();
   private readonly sinks: SinkRelation[] = [];
+  /** Replies not yet handed to the socket (see handle). */
+  private outbox: Uint8Array[] = [];
+  private outboxBytes = 0;
 
   constructor(private readonly o: SessionOptions) {
     this.settings = new SessionSettings(o.startupParams);
@@ -135,15 +143,14 @@ export class PgSession {
 
   /** Interrupts the running statement (CancelRequest). */
   cancel(): void {
-    if (!this.running) return;
-    this.cancelled = true;
-    this.running.interrupt();
+    this.cancelRun?.abort();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.running?.interrupt();
+    this.cancelRun?.abort();
+    this.releaseTurn?.(); // a turn is never left held by a connection that went away
     for (const s of this.statements.values()) s.prepared?.destroySync();
     this.statements.clear();
     this.portals.clear();
@@ -157,8 +164,30 @@ export class PgSession {
     }
   }
 
-  /** Answers one frontend message (type byte, length, body). */
+  /**
+   * Answers one frontend message (type byte, length, body). Replies are held back until Sync, Flush or the
+   * end of a simple query, as PostgreSQL's own output buffer does, and leave as one write: a driver's
+   * Bind/Describe/Execute/Sync then costs one socket write and one wake-up of the client instead of four.
+   * A large result still streams: the buffer is handed out whenever it passes OUTPUT_BYTES.
+   */
   async *handle(msg: Buffer): AsyncGenerator<Uint8Array> {
+    for await (const m of this.answer(msg)) {
+      this.outbox.push(m);
+      this.outboxBytes += m.length;
+      if (this.outboxBytes >= OUTPUT_BYTES) yield this.takeOutbox();
+    }
+    const type = msg[0];
+    if ((type === 0x53 || type === 0x48 || type === 0x51) && this.outboxBytes > 0) yield this.takeOutbox(); // S, H, Q
+  }
+
+  private takeOutbox(): Uint8Array {
+    const out = this.outbox.length === 1 ? this.outbox[0] : Buffer.concat(this.outbox, this.outboxBytes);
+    this.outbox = [];
+    this.outboxBytes = 0;
+    return out;
+  }
+
+  private async *answer(msg: Buffer): AsyncGenerator<Uint8Array> {
     if (this.closed) return;
     const type = String.fromCharCode(msg[0]);
     const body = new MessageReader(msg.subarray(5));
@@ -438,46 +467,32 @@ export class PgSession {
     return c.names.map((name, i) => ({ name, typeOid: c.oids[i], typeSize: typeSize(c.oids[i]), format: formatOf(portal.formats, i) }));
   }
 
-  /** Runs DuckDB work under the statement timeout and CancelRequest; both interrupt DuckDB itself. */
+  /**
+   * Runs one piece of DuckDB work (a parse, a prepare, the start of a result, one chunk) once the query
+   * admission (cloud/query/admission.ts, shared with TabularDataBySQL) gives this organisation a turn, then
+   * under the statement timeout, the memory guard and CancelRequest, which all interrupt DuckDB itself.
+   * The turn is held only while DuckDB works, never while rows wait for the client, so a client that stops
+   * reading cannot hold a slot. A wait longer than the admission allows is `53000` naming the limit.
+   */
   private async guarded<T>(conn: DuckDBConnection, body: () => Promise<T>, deadline = Date.now() + this.o.timeoutMs): Promise<T> {
-    let timedOut = false;
-    let overMemory = false;
-    this.cancelled = false;
-    this.running = conn;
-    // The service-wide memory guard (cloud/query/memory-guard.ts) interrupts this statement too, as it
-    // does TabularDataBySQL: DuckDB's memory_limit does not count every allocation (a 1 GiB string).
+    const release = await this.o.sandbox.admit(this.o.organizationId);
+    this.releaseTurn = release;
+    const cancel = new AbortController();
+    this.cancelRun = cancel;
     const memory = this.o.sandbox.limits.memory;
-    const unwatch = memory?.watch(() => {
-      overMemory = true;
-      conn.interrupt();
-    });
-    const timer = setTimeout(
-      () => {
-        timedOut = true;
-        conn.interrupt();
-      },
-      Math.max(1, deadline - Date.now()),
-    );
+    const stopped = (reason: StopReason) => {
+      if (reason === 'cancel') return new PgError('57014', 'canceling statement due to user request');
+      if (reason === 'memory') return new PgError('53200', `out of memory: ${overMemoryMessage(memory!, 'statement')}`);
+      return new PgError('57014', `canceling statement due to statement timeout (the ${this.o.timeoutMs} ms time limit, PLATFORM_QUERY_TIMEOUT_MS)`);
+    };
     try {
-      const value = await body();
-      if (timedOut || this.cancelled || overMemory) throw new Error('interrupted');
-      return value;
+      return await interruptOn(conn, { deadline, memory, cancel: cancel.signal }, body, stopped);
     } catch (err) {
-      if (this.cancelled) throw new PgError('57014', 'canceling statement due to user request');
-      if (overMemory) {
-        throw new PgError(
-          '53200',
-          `out of memory: the service's memory passed its ${Math.round(memory!.limitBytes / 2 ** 20)} MiB limit (PLATFORM_QUERY_RSS_LIMIT_MB) while this statement ran, and it was interrupted; make it build smaller values`,
-        );
-      }
-      if (timedOut)
-        throw new PgError('57014', `canceling statement due to statement timeout (the ${this.o.timeoutMs} ms time limit, PLATFORM_QUERY_TIMEOUT_MS)`);
-      throw toStatusError(err);
+      throw err instanceof PgError ? err : toStatusError(err);
     } finally {
-      clearTimeout(timer);
-      unwatch?.();
-      this.running = undefined;
-      this.cancelled = false;
+      this.cancelRun = undefined;
+      this.releaseTurn = undefined;
+      release();
     }
   }
 

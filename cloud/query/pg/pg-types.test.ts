@@ -1,6 +1,6 @@
 // Text and binary encodings of result values and decoding of Bind parameters, against PostgreSQL's own forms.
 import test from 'ava';
-import { DuckDBInstance, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
+import { DuckDBInstance, listValue, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
 import { StatusError } from '../../../core/shared/status-error.js';
 import { binaryOf, decodeParameter, Oid, oidOf, textOf } from './pg-types.js';
 
@@ -105,4 +105,39 @@ test('parameters: text by declared type, binary by type, and bad values name the
   t.is(short!.message, 'parameter $1: binary value must be 8 bytes, got 3');
   const unknown = t.throws(() => decodeParameter(Buffer.alloc(3), 600, true, 0), { instanceOf: StatusError });
   t.regex(unknown!.message, /binary format for type OID 600 is not supported; send it as text/);
+});
+
+test('array parameters: text[] and int8[] in text and binary form bind as lists; bad ones name the rule', (t) => {
+  t.deepEqual(decodeParameter(Buffer.from('{a,"b c",NULL,"x\\"y",""}'), Oid.textArray, false, 0).value, listValue(['a', 'b c', null, 'x"y', '']));
+  t.deepEqual(decodeParameter(Buffer.from('{1, -2,NULL}'), Oid.int8Array, false, 0).value, listValue([1n, -2n, null]));
+  t.deepEqual(decodeParameter(Buffer.from('{}'), Oid.int8Array, false, 0).value, listValue([]));
+  // array_send: ndim 1, has nulls, element oid, length 3, lower bound 1, then (length, bytes) per element.
+  const head = Buffer.alloc(20);
+  head.writeInt32BE(1, 0);
+  head.writeInt32BE(1, 4);
+  head.writeInt32BE(Oid.int8, 8);
+  head.writeInt32BE(3, 12);
+  head.writeInt32BE(1, 16);
+  const el = (n: bigint) => {
+    const b = Buffer.alloc(12);
+    b.writeInt32BE(8, 0);
+    b.writeBigInt64BE(n, 4);
+    return b;
+  };
+  const nul = Buffer.alloc(4);
+  nul.writeInt32BE(-1);
+  t.deepEqual(
+    decodeParameter(Buffer.concat([head, el(9007199254740993n), nul, el(-1n)]), Oid.int8Array, true, 0).value,
+    listValue([9007199254740993n, null, -1n]),
+  );
+  const textHead = Buffer.from(head);
+  textHead.writeInt32BE(0, 4);
+  textHead.writeInt32BE(Oid.text, 8);
+  textHead.writeInt32BE(1, 12);
+  const word = Buffer.concat([Buffer.from([0, 0, 0, 3]), Buffer.from('abc')]);
+  t.deepEqual(decodeParameter(Buffer.concat([textHead, word]), Oid.textArray, true, 0).value, listValue(['abc']));
+  t.is(t.throws(() => decodeParameter(Buffer.from('{1,x}'), Oid.int8Array, false, 1))!.message, 'parameter $2: "x" is not an integer');
+  t.regex(t.throws(() => decodeParameter(Buffer.from('1,2'), Oid.int8Array, false, 0))!.message, /parameter \$1: "1,2" is not an array/);
+  t.regex(t.throws(() => decodeParameter(Buffer.from('{{1},{2}}'), Oid.int8Array, false, 0))!.message, /one-dimensional/);
+  t.regex(t.throws(() => decodeParameter(Buffer.concat([head, el(1n)]), Oid.int8Array, true, 0))!.message, /binary array ends before element 2 of 3/);
 });

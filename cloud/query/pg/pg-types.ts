@@ -29,6 +29,8 @@ import {
   UUID,
   VARCHAR,
   INTERVAL,
+  LIST,
+  listValue,
 } from '@duckdb/node-api';
 import { invalidArgument } from '../../../core/shared/status-error.js';
 
@@ -429,6 +431,8 @@ export function decodeParameter(raw: Buffer | null, oid: number, binary: boolean
   if (raw === null) return { value: null };
   const field = `parameter $${index + 1}`;
   const bad = (rule: string) => invalidArgument(`${field}: ${rule}`);
+  const element = ELEMENT_OF[oid];
+  if (element !== undefined) return decodeArray(raw, element, binary, index, bad);
   if (!binary) {
     const s = raw.toString('utf8');
     switch (oid) {
@@ -505,4 +509,105 @@ export function decodeParameter(raw: Buffer | null, oid: number, binary: boolean
     default:
       throw bad(`binary format for type OID ${oid} is not supported; send it as text`);
   }
+}
+
+/** The element type of each array type the endpoint knows (the inverse of ARRAY_OF). */
+const ELEMENT_OF: Record<number, number> = Object.fromEntries(Object.entries(ARRAY_OF).map(([e, a]) => [a, Number(e)]));
+
+/**
+ * A one-dimensional array parameter (text `{a,"b c",NULL}` or array_send's binary form) as a DuckDB list of
+ * the element type, each element decoded as a parameter of that type would be.
+ */
+function decodeArray(raw: Buffer, element: number, binary: boolean, index: number, bad: (rule: string) => Error): BoundParameter {
+  const items: (Buffer | null)[] = [];
+  if (binary) {
+    if (raw.length < 12) throw bad('binary array must have at least a 12-byte header');
+    const ndim = raw.readInt32BE(0);
+    if (ndim > 1) throw bad(`only one-dimensional arrays are supported, got ${ndim} dimensions`);
+    if (ndim === 1) {
+      if (raw.length < 20) throw bad('binary array header is cut short');
+      const count = raw.readInt32BE(12);
+      let at = 20;
+      for (let i = 0; i < count; i++) {
+        if (at + 4 > raw.length) throw bad(`binary array ends before element ${i + 1} of ${count}`);
+        const len = raw.readInt32BE(at);
+        at += 4;
+        if (len < 0) items.push(null);
+        else {
+          if (at + len > raw.length) throw bad(`binary array ends inside element ${i + 1}`);
+          items.push(raw.subarray(at, at + len));
+          at += len;
+        }
+      }
+    }
+  } else {
+    for (const item of parseArrayText(raw.toString('utf8'), bad)) items.push(item === null ? null : Buffer.from(item, 'utf8'));
+  }
+  const decoded = items.map((item) => decodeParameter(item, element, binary, index));
+  // Elements bind as their decoding typed them (binary int4 as INTEGER, text as BIGINT); an all-NULL array by the element type.
+  const typed = decoded.find((d) => d.type !== undefined)?.type;
+  return { value: listValue(decoded.map((d) => d.value)), type: LIST(typed ?? elementType(element)) };
+}
+
+/** The DuckDB type an element of `oid` binds as (what decodeParameter gives a value of that type). */
+function elementType(oid: number): DuckDBType {
+  switch (oid) {
+    case Oid.bool:
+      return BOOLEAN;
+    case Oid.int2:
+    case Oid.int4:
+    case Oid.int8:
+      return BIGINT;
+    case Oid.float4:
+    case Oid.float8:
+      return DOUBLE;
+    case Oid.bytea:
+      return BLOB;
+    case Oid.date:
+      return DATE;
+    case Oid.timestamp:
+      return TIMESTAMP;
+    case Oid.timestamptz:
+      return TIMESTAMPTZ;
+    default:
+      return VARCHAR;
+  }
+}
+
+/** array_in for one dimension: `{a,"b \"c\"",NULL}`; elements stay text for their own type's decoding. */
+function parseArrayText(s: string, bad: (rule: string) => Error): (string | null)[] {
+  const text = s.trim();
+  if (!text.startsWith('{') || !text.endsWith('}')) throw bad(`"${s}" is not an array (write it as {a,b,c})`);
+  const body = text.slice(1, -1);
+  const out: (string | null)[] = [];
+  if (body.trim() === '') return out;
+  let i = 0;
+  while (i <= body.length) {
+    while (body[i] === ' ') i++;
+    if (body[i] === '{') throw bad('only one-dimensional arrays are supported');
+    if (body[i] === '"') {
+      let v = '';
+      i++;
+      while (i < body.length && body[i] !== '"') {
+        if (body[i] === '\\') i++;
+        v += body[i++] ?? '';
+      }
+      if (body[i] !== '"') throw bad(`"${s}" has an unterminated quoted element`);
+      i++;
+      out.push(v);
+    } else {
+      let v = '';
+      while (i < body.length && body[i] !== ',') {
+        if (body[i] === '\\') i++;
+        v += body[i++] ?? '';
+      }
+      v = v.trim();
+      out.push(/^null$/i.test(v) ? null : v);
+    }
+    while (body[i] === ' ') i++;
+    if (i >= body.length) break;
+    if (body[i] !== ',') throw bad(`"${s}" is not an array: expected a comma at position ${i + 2}`);
+    i++;
+  }
+  return out;
 }

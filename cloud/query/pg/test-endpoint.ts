@@ -3,6 +3,7 @@
 import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
 import { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { QueryLimits } from '../sql/limits.js';
+import type { QueryAdmission } from '../admission.js';
 import { DatabaseUsers, databaseUsername } from './database-users.js';
 import { PgEndpoint, type PgEndpointOptions } from './pg-endpoint.js';
 
@@ -24,6 +25,7 @@ export interface TestEndpoint {
 export async function startTestEndpoint(
   options: Partial<Omit<PgEndpointOptions, 'users' | 'sandbox'>> = {},
   limits: Partial<QueryLimits> = {},
+  admission?: QueryAdmission,
 ): Promise<TestEndpoint> {
   const fx = await createTabularFixture();
   const t0 = Date.parse('2026-01-01T00:00:00Z');
@@ -37,7 +39,7 @@ export async function startTestEndpoint(
   await users.init();
   await users.configure('org-a', PASSWORD_A);
   await users.configure('org-b', PASSWORD_B);
-  const endpoint = new PgEndpoint({ users, sandbox: new SqlSandbox(fx.connect, limits), host: '127.0.0.1', port: 0, ...options });
+  const endpoint = new PgEndpoint({ users, sandbox: new SqlSandbox(fx.connect, limits, admission), host: '127.0.0.1', port: 0, ...options });
   const port = (await endpoint.listen()).port;
   return {
     fx,

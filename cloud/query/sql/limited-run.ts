@@ -5,6 +5,7 @@ import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted,
 import { documentSize, resultTooLarge } from '../result-size.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';
+import { interruptOn, overMemoryMessage, type StopReason } from '../interrupt.js';
 
 export interface LimitedResult {
   columns: readonly string[];
@@ -77,36 +78,12 @@ export async function interruptible<T>(
   body: () => Promise<T>,
   held?: () => number,
 ): Promise<T> {
-  let stopped: 'time' | 'memory' | undefined;
-  // DuckDB's interrupt only reaches the statement running at that instant: one that lands between the
-  // body's statements (after the inspection, before the query) would be lost and the query would run
-  // on unbounded. So once stopped, the connection is interrupted again every few ms until the body ends.
-  let repeat: NodeJS.Timeout | undefined;
-  const stop = (why: 'time' | 'memory') => {
-    stopped ??= why;
-    conn.interrupt();
-    repeat ??= setInterval(() => conn.interrupt(), 20);
-  };
-  const timer = setTimeout(() => stop('time'), limits.timeoutMs);
-  const unwatch = limits.memory?.watch(() => stop('memory'), { held });
-  const stopError = () =>
-    stopped === 'time'
-      ? timeoutError(limits, field)
-      : resourceExhausted(
-          `${field}: the service's memory passed its ${Math.round(limits.memory!.limitBytes / 2 ** 20)} MiB limit ` +
-            '(PLATFORM_QUERY_RSS_LIMIT_MB) while this query ran, and it was the largest running query, so it was interrupted; make it build smaller values',
-        );
+  const stopped = (reason: StopReason) =>
+    reason === 'memory' ? resourceExhausted(`${field}: ${overMemoryMessage(limits.memory!, 'query')}`) : timeoutError(limits, field);
   try {
-    const value = await body();
-    if (stopped) throw stopError();
-    return value;
+    return await interruptOn(conn, { deadline: Date.now() + limits.timeoutMs, memory: limits.memory, held }, body, stopped);
   } catch (err) {
-    if (stopped) throw stopError();
     throw toStatusError(err, field);
-  } finally {
-    clearTimeout(timer);
-    clearInterval(repeat);
-    unwatch?.();
   }
 }
 

@@ -21,6 +21,8 @@ export function checkTextSize(text: string, limits: Pick<QueryLimits, 'maxTextBy
   }
 }
 
+const noTurn = () => {};
+
 export class SqlSandbox {
   readonly limits: QueryLimits;
 
@@ -30,6 +32,14 @@ export class SqlSandbox {
     private readonly admission?: QueryAdmission,
   ) {
     this.limits = { ...DEFAULT_QUERY_LIMITS, ...limits };
+  }
+
+  /**
+   * A turn among the running user queries for `organizationId` (the same admission as queryTable); call the
+   * returned function when the work is done. Without an admission, a turn is always free.
+   */
+  admit(organizationId: string): Promise<() => void> {
+    return this.admission ? this.admission.acquire(organizationId) : Promise.resolve(noTurn);
   }
 
   /** Runs `sql` as `organizationId`. Throws INVALID_ARGUMENT or PERMISSION_DENIED naming the broken rule. */
