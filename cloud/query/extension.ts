@@ -8,7 +8,7 @@
 //   PLATFORM_QUERY_MAX_ROWS         result row limit (default 100000)
 //   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000, at most 64 MiB)
 //   PLATFORM_QUERY_MAX_TEXT_BYTES   query text limit (default 65536)
-//   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which running user queries are interrupted (default 1280)
+//   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which the largest running user query is interrupted (default 1280)
 //   PLATFORM_QUERY_CONCURRENCY      user queries running at once in total (default 3)
 //   PLATFORM_QUERY_CONCURRENCY_PER_ORG  ... of one organization (default 2)
 //   PLATFORM_QUERY_MAX_WAIT_MS      longest wait for a turn before RESOURCE_EXHAUSTED (default 10000)

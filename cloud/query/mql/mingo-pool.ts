@@ -56,6 +56,7 @@ export class MingoPool {
   private readonly queue: Job[] = [];
   private nextId = 1;
   private closed = false;
+  private started = 0;
 
   constructor(options: MingoPoolOptions = {}) {
     this.maxHeapMb = options.maxHeapMb ?? 512;
@@ -63,6 +64,11 @@ export class MingoPool {
     // Children are started ahead of need and replaced as soon as one ends: starting Node and loading
     // mingo takes a while (seconds under the tsx loader), and that must not eat into a query's time limit.
     this.slots = Array.from({ length: n }, () => ({ busy: false, child: this.spawn() }));
+  }
+
+  /** Child processes started so far (replacements included). */
+  get childrenStarted(): number {
+    return this.started;
   }
 
   run(task: MingoTask, signal: AbortSignal): Promise<Record<string, unknown>[]> {
@@ -100,6 +106,7 @@ export class MingoPool {
 
   private spawn(): ChildProcess {
     const { path, execArgv } = childLocation();
+    this.started++;
     const child = fork(path, [], {
       execArgv: [...execArgv, `--max-old-space-size=${this.maxHeapMb}`],
       serialization: 'advanced',
@@ -164,9 +171,13 @@ export class MingoPool {
         ),
       );
     };
+    // Whether the task went to the child: until then the child is only starting, and killing it on a
+    // timeout would make the next query wait for yet another start. On a loaded machine a start under
+    // the tsx loader can outlast a whole time limit, so every retry would kill the child it waited for.
+    let sent = false;
     const onAbort = () => {
       child.off('exit', onExit);
-      void this.kill(slot);
+      if (sent) void this.kill(slot);
       finish(() => job.reject(job.signal.reason));
     };
     child.on('message', onMessage);
@@ -174,6 +185,7 @@ export class MingoPool {
     job.signal.addEventListener('abort', onAbort, { once: true });
     void readiness.get(child)!.then(() => {
       if (done || child.exitCode !== null || child.signalCode !== null) return;
+      sent = true;
       child.send({ id, task: job.task }, (err) => {
         if (err && !done) onExit(null, null);
       });
