@@ -45,7 +45,6 @@ async function signedIn(t: { teardown(fn: () => Promise<void>): void }, view: st
   await page.goto(fx.cloud.webUrl);
   await page.getByLabel('API key id').fill(key.id);
   await page.getByLabel('API key', { exact: true }).fill(key.key);
-  await page.getByLabel('Organization id').fill(fx.orgId);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByTestId('signed-in').waitFor();
   await page.getByRole('navigation').getByRole('link', { name: view, exact: true }).click();

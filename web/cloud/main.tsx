@@ -11,7 +11,6 @@ import { views } from './view-registry.js';
 function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
   const [keyId, setKeyId] = useState('');
   const [key, setKey] = useState('');
-  const [orgId, setOrgId] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   useEffect(markInteractive, []);
@@ -19,7 +18,7 @@ function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
     event.preventDefault();
     setError('');
     setBusy(true);
-    signIn(keyId.trim(), key.trim(), orgId.trim()).then(onSignedIn, (err: Error) => {
+    signIn(keyId.trim(), key.trim()).then(onSignedIn, (err: Error) => {
       setError(err.message);
       setBusy(false);
     });
@@ -34,10 +33,6 @@ function SignIn({ onSignedIn }: { onSignedIn(session: Session): void }) {
       <label>
         API key
         <input type="password" value={key} onInput={(e) => setKey(e.currentTarget.value)} required autocomplete="current-password" />
-      </label>
-      <label>
-        Organization id
-        <input value={orgId} onInput={(e) => setOrgId(e.currentTarget.value)} required />
       </label>
       <button type="submit" disabled={busy}>
         Sign in

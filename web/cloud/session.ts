@@ -1,6 +1,6 @@
 // The signed-in key: its id, key, token and organization, kept only in this tab's sessionStorage (gone
 // when the tab closes; never localStorage, never a cookie).
-import { authenticateApiKey } from './api/auth.js';
+import { authenticateApiKey, organizationOfKey } from './api/auth.js';
 
 export interface Session {
   keyId: string;
@@ -28,15 +28,21 @@ export function clearSession(): void {
   sessionStorage.removeItem(STORAGE_KEY);
 }
 
-/** Authenticates the key (AuthService/Authenticate) and stores the new session. */
-export async function signIn(keyId: string, key: string, orgId: string): Promise<Session> {
+/**
+ * Authenticates the key (AuthService/Authenticate), finds its organization (a key belongs to exactly one,
+ * so the form does not ask for it) and stores the new session.
+ */
+export async function signIn(keyId: string, key: string): Promise<Session> {
   const reply = await authenticateApiKey(keyId, key);
-  const session = { keyId, key, token: reply.accessToken, orgId };
+  const session = { keyId, key, token: reply.accessToken, orgId: await organizationOfKey(reply.accessToken) };
   saveSession(session);
   return session;
 }
 
-/** A new token for the stored key (its previous one expired). */
-export function renewSession(session: Session): Promise<Session> {
-  return signIn(session.keyId, session.key, session.orgId);
+/** A new token for the stored key (its previous one expired); the organization stays. */
+export async function renewSession(session: Session): Promise<Session> {
+  const reply = await authenticateApiKey(session.keyId, session.key);
+  const renewed = { ...session, token: reply.accessToken };
+  saveSession(renewed);
+  return renewed;
 }
