@@ -5,7 +5,7 @@ import test from 'ava';
 import { BSON } from 'bson';
 import { TabularDataByFilterResponse } from '../../gen/platform/app/data/v1/data.js';
 import { parseConfig } from '../../web/cloud/machines/config-text.js';
-import { FrameReader, trailerStatus } from '../../web/cloud/api/grpc-web-frames.js';
+import { FrameReader, trailerStatus } from '../../web/shared/grpc-web-client.js';
 import { parseStages } from '../../web/cloud/query/mql-stages.js';
 import { numericColumns, seriesOf, tableOf, timeColumn, formatCell } from '../../web/cloud/query/rows.js';
 import { pageTable } from '../../web/cloud/query/tabular-page.js';

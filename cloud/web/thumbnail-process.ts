@@ -2,7 +2,7 @@
 // main thread (other tenants' calls never wait behind a large PNG), and an image that exhausts memory or
 // takes too long ends that child only. The child is replaced for the next request.
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { childEntry } from '../server/child-entry.js';
 import { ThumbnailError } from './thumbnail-error.js';
 
 /** How long one thumbnail may take before its child is killed. */
@@ -43,12 +43,9 @@ export class ThumbnailProcess {
   }
 
   private spawn(): ChildProcess {
-    const fromSource = import.meta.url.endsWith('.ts');
-    const path = fileURLToPath(new URL(fromSource ? './thumbnail-child.ts' : './thumbnail-child.js', import.meta.url));
-    // From source (tests), the child needs the same TypeScript loader as this process.
-    const loader = fromSource ? process.execArgv.filter((arg, i, all) => /^--(import|loader)/.test(arg) || /^--(import|loader)$/.test(all[i - 1] ?? '')) : [];
+    const { path, execArgv } = childEntry(import.meta.url, 'thumbnail-child');
     const child = fork(path, [], {
-      execArgv: [...loader, `--max-old-space-size=${HEAP_MB}`],
+      execArgv: [...execArgv, `--max-old-space-size=${HEAP_MB}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });

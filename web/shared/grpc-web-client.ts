@@ -33,8 +33,30 @@ function frames(bytes: Uint8Array): { flag: number; payload: Uint8Array }[] {
   return out;
 }
 
+/** Reads length-prefixed gRPC-Web frames from a byte stream that arrives in arbitrary pieces. */
+export class FrameReader {
+  private buffered = new Uint8Array(0);
+
+  /** Adds bytes; returns the frames completed by them (a frame can straddle network chunks). */
+  push(bytes: Uint8Array): { flag: number; payload: Uint8Array }[] {
+    const joined = new Uint8Array(this.buffered.length + bytes.length);
+    joined.set(this.buffered);
+    joined.set(bytes, this.buffered.length);
+    const out = [];
+    let at = 0;
+    while (at + 5 <= joined.length) {
+      const length = new DataView(joined.buffer, at + 1, 4).getUint32(0);
+      if (at + 5 + length > joined.length) break;
+      out.push({ flag: joined[at], payload: joined.slice(at + 5, at + 5 + length) });
+      at += 5 + length;
+    }
+    this.buffered = joined.slice(at);
+    return out;
+  }
+}
+
 /** The status carried by a trailer frame. */
-function trailerStatus(payload: Uint8Array): { code: number; detail: string } {
+export function trailerStatus(payload: Uint8Array): { code: number; detail: string } {
   let code = 2;
   let detail = 'the reply had no status';
   for (const line of new TextDecoder().decode(payload).split('\r\n')) {
@@ -80,7 +102,7 @@ export async function unary<Req, Res>(
 /**
  * A server-streaming call: `onMessage` gets each message as its frame arrives. Resolves when the stream
  * ends with status OK; rejects with an RpcError otherwise (a dropped connection is UNAVAILABLE, 14).
- * Aborting `signal` cancels the call, on the runtime too.
+ * Aborting `signal` cancels the call, on the server too, and rejects with the AbortError itself.
  */
 export async function serverStream<Req, Res>(
   path: string,
@@ -95,37 +117,30 @@ export async function serverStream<Req, Res>(
   try {
     response = await post(path, req, message, signal, extraHeaders);
   } catch (err) {
+    if (signal?.aborted) throw err;
     throw new RpcError(14, path, `no connection (${(err as Error).message})`);
   }
   if (!response.ok || !response.body) throw new RpcError(14, path, `HTTP ${response.status}`);
   const reader = response.body.getReader();
-  // Frames can straddle network chunks: keep the unread tail.
-  let pending = new Uint8Array(0);
+  const frames = new FrameReader();
   for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
     try {
       chunk = await reader.read();
     } catch (err) {
+      if (signal?.aborted) throw err;
       throw new RpcError(14, path, `the stream broke (${(err as Error).message})`);
     }
     if (chunk.done) throw new RpcError(14, path, 'the stream ended without a status');
-    const joined = new Uint8Array(pending.length + chunk.value.length);
-    joined.set(pending);
-    joined.set(chunk.value, pending.length);
-    let at = 0;
-    while (at + 5 <= joined.length) {
-      const length = new DataView(joined.buffer, at + 1, 4).getUint32(0);
-      if (at + 5 + length > joined.length) break;
-      const payload = joined.subarray(at + 5, at + 5 + length);
-      if (joined[at] === 0) onMessage(res.decode(payload));
-      else {
-        const status = trailerStatus(payload);
-        await reader.cancel();
-        if (status.code !== 0) throw new RpcError(status.code, path, status.detail);
-        return;
+    for (const f of frames.push(chunk.value)) {
+      if (f.flag === 0) {
+        onMessage(res.decode(f.payload));
+        continue;
       }
-      at += 5 + length;
+      const status = trailerStatus(f.payload);
+      await reader.cancel();
+      if (status.code !== 0) throw new RpcError(status.code, path, status.detail);
+      return;
     }
-    pending = joined.slice(at);
   }
 }

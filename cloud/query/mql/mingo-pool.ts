@@ -5,26 +5,9 @@
 // A task that outlives its deadline is stopped by killing its child, the only way to stop a synchronous
 // runaway aggregation.
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { childEntry } from '../../server/child-entry.js';
 import type { MingoTask } from './mingo-worker.js';
-
-function childLocation(): { path: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  return {
-    path: fileURLToPath(new URL(fromSource ? './mingo-child.ts' : './mingo-child.js', import.meta.url)),
-    execArgv: fromSource ? loaderFlags(process.execArgv) : [],
-  };
-}
-
-function loaderFlags(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    if ((argv[i] === '--import' || argv[i] === '--loader') && i + 1 < argv.length) out.push(argv[i], argv[++i]);
-    else if (/^--(import|loader)=/.test(argv[i])) out.push(argv[i]);
-  }
-  return out;
-}
 
 export interface MingoPoolOptions {
   /** Child processes evaluating at once. Default 2. */
@@ -105,7 +88,7 @@ export class MingoPool {
   }
 
   private spawn(): ChildProcess {
-    const { path, execArgv } = childLocation();
+    const { path, execArgv } = childEntry(import.meta.url, 'mingo-child');
     this.started++;
     const child = fork(path, [], {
       execArgv: [...execArgv, `--max-old-space-size=${this.maxHeapMb}`],
