@@ -78,6 +78,17 @@ test('batches are stored in order; a file closes once it reaches the size limit,
   t.is(l.capture.stats.lateness.length, 100);
 });
 
+test("the status' lateness covers the ticks of the last 10 s, not those since the start", async (t) => {
+  const l = loop(256 * 1024);
+  const at = (i: number, ms: number, lateMs: number) => ({ ...sampleAt(i), requested: 1_764_000_000_000 + ms, lateMs });
+  // A busy start (late ticks), then 10 s later steady ticks.
+  l.deliver({ samples: [at(0, 0, 40), at(1, 50, 30), at(2, 10_000, 1), at(3, 10_050, 2), at(4, 12_000, 3)], skipped: 0 });
+  await l.capture.stop();
+  t.deepEqual(l.capture.recentLateness(1_764_000_000_000 + 12_000), [1, 2, 3]);
+  t.deepEqual(l.capture.recentLateness(1_764_000_000_000 + 21_000), [3]);
+  t.deepEqual(l.capture.recentLateness(1_764_000_000_000 + 30_000), []);
+});
+
 test('a failed capture is counted and reported once per distinct message, and nothing is stored for it', async (t) => {
   const l = loop(256 * 1024);
   const failed = { requested: 5, received: 6, lateMs: 0, error: { code: 'UNAVAILABLE' as const, message: 'sensor unplugged', resource: 'thermo' } };

@@ -13,6 +13,11 @@ import type { CaptureCall, Captured } from '../shared/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
 
 const LATENESS_SAMPLES = 4096;
+/**
+ * The status' lateness percentiles cover the ticks of the last 10 s: how the method ticks now, not since
+ * the runtime started (a start-up's busy seconds would otherwise stay in a 20 Hz method's p99 for minutes).
+ */
+export const LATENESS_WINDOW_MS = 10_000;
 /** How long captures wait in the captured resource's worker before they travel here together. */
 export const CAPTURE_BATCH_MS = 50;
 
@@ -23,6 +28,8 @@ export interface CaptureStatistics {
   last_error: string | null;
   /** Lateness of ticks against their schedule, in ms (most recent 4096). */
   lateness: number[];
+  /** When each of those ticks was taken (epoch ms), at the same index. */
+  latenessTimes: number[];
 }
 
 export interface CaptureLoopOptions {
@@ -49,7 +56,7 @@ export class CaptureLoop {
   private writer?: CaptureFileWriter;
   private latenessAt = 0;
   readonly dir: string;
-  readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [] };
+  readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [], latenessTimes: [] };
 
   constructor(private readonly options: CaptureLoopOptions) {
     // <capture_dir>/<subtype>/<resource>/<method>: a method's files sort by time in their own folder.
@@ -59,6 +66,12 @@ export class CaptureLoop {
 
   get key(): string {
     return `${this.options.resource}/${this.options.spec.method}`;
+  }
+
+  /** The lateness (ms) of the ticks taken in the LATENESS_WINDOW_MS before `now` (epoch ms). */
+  recentLateness(now = Date.now()): number[] {
+    const since = now - LATENESS_WINDOW_MS;
+    return this.stats.lateness.filter((_late, i) => this.stats.latenessTimes[i] >= since);
   }
 
   run(): void {
@@ -96,7 +109,8 @@ export class CaptureLoop {
     };
     for (const sample of batch.samples) {
       // A ring of the last LATENESS_SAMPLES values: no shifting of the array on every tick.
-      this.stats.lateness[this.latenessAt++ % LATENESS_SAMPLES] = sample.lateMs;
+      this.stats.lateness[this.latenessAt % LATENESS_SAMPLES] = sample.lateMs;
+      this.stats.latenessTimes[this.latenessAt++ % LATENESS_SAMPLES] = sample.requested;
       if (sample.error) {
         this.fail(`capture ${this.key}: ${sample.error.message}`);
         continue;

@@ -175,13 +175,14 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
     const capture: Record<string, unknown> = {};
     for (const loop of loops) {
       const s = loop.stats;
+      const recent = loop.recentLateness();
       capture[loop.key] = {
         records: s.records,
         skipped: s.skipped,
         errors: s.errors,
         last_error: s.last_error,
-        lateness_p50_ms: percentile(s.lateness, 0.5),
-        lateness_p99_ms: percentile(s.lateness, 0.99),
+        lateness_p50_ms: percentile(recent, 0.5),
+        lateness_p99_ms: percentile(recent, 0.99),
         open_file_bytes: loop.openBytes,
       };
     }

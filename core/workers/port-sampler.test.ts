@@ -55,6 +55,22 @@ test('a sampler makes its calls in order in the dependency, posts them in batche
   close();
 });
 
+test('a slow sampler (50 Hz or less) never takes a sample before it is due', async (t) => {
+  // The event loop's timers are whole milliseconds and fire up to 1 ms early; the futex wait makes up the rest.
+  const { channel, close } = connect({ read: () => 1 });
+  const got = collect();
+  const handle = channel.sample({ calls: [{ method: 'read', args: [] }], frequencyHz: 50, flushMs: 0 }, got.onBatch);
+  while (got.samples().length < 25) await sleep(20);
+  await handle.stop();
+  const early = got.samples().filter((s) => s.lateMs < 0);
+  t.deepEqual(
+    early.map((s) => s.lateMs),
+    [],
+    'samples taken before their tick',
+  );
+  close();
+});
+
 test('a failing call is a sample with the error; the sampler keeps going', async (t) => {
   let calls = 0;
   const { channel, close } = connect({

@@ -9,10 +9,30 @@
 // taken is skipped and counted rather than queued; after a long pause the missed ticks are skipped
 // rather than fired in a burst. Times are whole milliseconds and a sampler takes at most one sample per
 // millisecond, so `requested` is unique and increasing per sampler.
+//
+// The event loop's timers are whole milliseconds (a tick may fire up to 1 ms early) and its wake-up is
+// late whenever the thread is not scheduled in time. A slow sampler (period >= PRECISE_MIN_PERIOD_MS)
+// is therefore woken a little early by the event loop and waits out the rest of the period on a futex
+// (Atomics.wait), which is precise to microseconds and already awake when the tick is due: never early,
+// and a late wake-up of up to that margin costs nothing. The worker's event loop pauses for at most the
+// margin (3 ms, at most a tenth of the period); fast samplers keep plain timers, whose extra wake-up per
+// tick would cost more CPU than their lateness does.
 import type { MessagePort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { serializeError, type SerializedError } from '../../plugins/errors.js';
 import { unwrapTransfer } from '../../plugins/transfer.js';
+
+/** Samplers with a period at least this long (50 Hz or slower) wait out each tick on a futex. */
+export const PRECISE_MIN_PERIOD_MS = 20;
+/** The most a tick is woken early for its futex wait; also bounded by a tenth of the period. */
+const PRECISE_MARGIN_MS = 3;
+/** Nobody ever notifies it: Atomics.wait on it is a precise sleep. */
+const preciseClock = new Int32Array(new SharedArrayBuffer(4));
+
+/** Blocks this thread until performance.now() reaches `due` (a no-op when it has). */
+function waitUntil(due: number): void {
+  for (let rest = due - performance.now(); rest > 0; rest = due - performance.now()) Atomics.wait(preciseClock, 0, 0, rest);
+}
 
 /** The property of a dependency's proxy that holds its sampler (a symbol shared across bundles). */
 export const SAMPLE = Symbol.for('platform.sample');
@@ -77,6 +97,8 @@ export function isSampleMessage(message: object): message is SampleStartMessage 
 /** The dependency's side: one running sampler, calling the driver that `target()` returns. */
 class SourceSampler {
   private readonly period: number;
+  /** How early the event loop wakes a tick that then waits on the futex (0: plain timer). */
+  private readonly margin: number;
   private readonly start = performance.now();
   private tick = 0;
   private timer?: NodeJS.Timeout;
@@ -96,6 +118,7 @@ class SourceSampler {
     private readonly resource: string | undefined,
   ) {
     this.period = 1000 / spec.frequencyHz;
+    this.margin = this.period >= PRECISE_MIN_PERIOD_MS ? Math.min(PRECISE_MARGIN_MS, this.period / 10) : 0;
     this.schedule();
   }
 
@@ -110,10 +133,11 @@ class SourceSampler {
       this.tick += missed;
       due = this.start + this.tick * this.period;
     }
-    this.timer = setTimeout(() => this.fire(due), Math.max(0, due - now));
+    this.timer = setTimeout(() => this.fire(due), Math.max(0, due - now - this.margin));
   }
 
   private fire(due: number): void {
+    if (this.margin > 0) waitUntil(due);
     const lateMs = performance.now() - due;
     if (this.inFlight) this.skipped++;
     else this.inFlight = this.take(lateMs).finally(() => (this.inFlight = undefined));

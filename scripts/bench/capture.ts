@@ -9,7 +9,8 @@
 //              SENSORS bare worker threads, each waking on a drift-corrected timer at its share of 5,000/s
 //              and doing nothing else, in this process.
 //   jitter     lateness of a 20 Hz capture against its schedule (p50/p99) and its achieved frequency, at
-//              rest and while the machine captures 5,000 readings/s.
+//              rest and while the machine captures 5,000 readings/s. Anchor: a bare worker ticking at 20 Hz on
+//              a plain timer beside the floor's threads (the jitter floor at that wake-up load).
 //   latency    GetReadings p50/p99 of a sensor that is not captured, over gRPC, without capture and while
 //              the machine captures (capture must not change the latency of other calls).
 //   sync       points/s from closed capture files into platform-cloud (Syncer with 4 threads, the part's
@@ -183,27 +184,43 @@ function plainAppend(n: number): { perSecond: number; cpuUsPerRecord: number } {
   return { perSecond: (n * 1000) / wall, cpuUsPerRecord: (cpu.user + cpu.system) / n };
 }
 
-/** The wake-up floor: `threads` idle worker threads, each ticking at `hz` on a drift-corrected timer. */
-async function timerFloor(threads: number, hz: number): Promise<number> {
-  const source = `
+/**
+ * The wake-up floor: `threads` idle worker threads, each ticking at `hz` on a drift-corrected timer, and
+ * beside them one bare worker ticking at 20 Hz on a plain timer, whose lateness is the jitter floor of a
+ * machine with that many wake-ups.
+ */
+async function timerFloor(threads: number, hz: number): Promise<{ cpuPct: number; p50: number; p99: number }> {
+  const source = (tickHz: number, report: boolean) => `
+    const { parentPort } = require('node:worker_threads');
     const { performance } = require('node:perf_hooks');
     const start = performance.now();
+    const late = [];
     let k = 0;
     const tick = () => {
-      const due = start + ++k * ${1000 / hz};
-      setTimeout(async () => { await Promise.resolve(); tick(); }, Math.max(0, due - performance.now()));
+      const due = start + ++k * ${1000 / tickHz};
+      setTimeout(async () => {
+        if (${report}) late.push(performance.now() - due);
+        await Promise.resolve();
+        tick();
+      }, Math.max(0, due - performance.now()));
     };
+    parentPort.on('message', () => parentPort.postMessage(late.splice(0)));
     tick();`;
-  const workers = Array.from({ length: threads }, () => new Worker(source, { eval: true }));
+  const workers = Array.from({ length: threads }, () => new Worker(source(hz, false), { eval: true }));
+  const probe = new Worker(source(20, true), { eval: true });
+  const lateness = () => new Promise<number[]>((resolve) => (probe.once('message', resolve), probe.postMessage('report')));
   try {
     await sleep(2000);
+    await lateness(); // the warm-up's ticks do not count
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await sleep(WINDOW_MS);
     const cpu = process.cpuUsage(cpu0);
-    return ((cpu.user + cpu.system) / 1000 / (performance.now() - t0)) * 100;
+    const late = (await lateness()).sort((a, b) => a - b);
+    const q = (x: number) => late[Math.min(late.length - 1, Math.floor(x * late.length))];
+    return { cpuPct: ((cpu.user + cpu.system) / 1000 / (performance.now() - t0)) * 100, p50: q(0.5), p99: q(0.99) };
   } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+    await Promise.all([...workers, probe].map((w) => w.terminate()));
   }
 }
 
@@ -299,9 +316,13 @@ async function main(): Promise<void> {
     `anchor: plain file append (encode + frame + write, fsync per 100): ${plain.perSecond.toFixed(0)} records/s, ${plain.cpuUsPerRecord.toFixed(1)} us CPU per record`,
   );
 
-  const floorPct = await timerFloor(SENSORS, 5000 / SENSORS);
+  const floor = await timerFloor(SENSORS, 5000 / SENSORS);
+  const floorPct = floor.cpuPct;
   console.log(
     `anchor: ${SENSORS} bare worker threads ticking at ${5000 / SENSORS} Hz each (the wake-ups of 5,000 readings/s taken in their resources' own workers): ${floorPct.toFixed(1)} % of a core`,
+  );
+  console.log(
+    `anchor: beside them, a bare worker ticking at 20 Hz on a plain timer (the jitter floor at that wake-up load): lateness p50 ${floor.p50.toFixed(2)} ms, p99 ${floor.p99.toFixed(2)} ms`,
   );
 
   const idle = await captureRun(0);
