@@ -2,8 +2,11 @@
 // the trainer's pre-processing, onnx_cpu in its own worker, post-processing, gRPC), against the same ONNX
 // model run by onnxruntime-web in this bare Node process on a ready tensor, and against PyTorch eval, in
 // the same run. All one thread, gRPC and bare in alternating rounds. Target: p50 over gRPC <= 1.3 x bare + 1 ms.
-import { execFileSync, spawn } from 'node:child_process';
-import { credentials } from '@grpc/grpc-js';
+// A third anchor, in the same rounds, is the floor of that shape on this machine (inference-floor.ts): the
+// same gRPC call through a main thread and two worker hops, with a worker busy for the bare run's p50 in
+// place of the model and no decode or pre-processing.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
 import { encode } from 'fast-png';
 import * as ort from 'onnxruntime-web';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetClassificationsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
+import { floorService } from './inference-floor.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
 const PYTHON = process.env.PYTHON ?? '/usr/bin/python3';
@@ -44,7 +48,29 @@ async function bare(modelPath: string): Promise<Timed> {
   return () => session.run({ image: input });
 }
 
-async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): Promise<{ grpc: number[]; bare: number[] }> {
+/** Starts a program and resolves with the address it prints after `ready`. */
+function startProgram(args: string[], ready: RegExp, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; address: string }> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  let text = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const match = ready.exec(text);
+      if (match) resolve({ child, address: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
+  });
+}
+
+interface Rounds {
+  grpc: number[];
+  bare: number[];
+  floor: number[];
+  /** How long the floor's model worker stayed busy per call (the bare p50 before the rounds). */
+  floorBusyMs: number;
+}
+
+async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): Promise<Rounds> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-inference-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(
@@ -59,17 +85,13 @@ async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): P
   );
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
-  const child = spawn(process.execPath, [main, '-config', configPath], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const children: ChildProcess[] = [];
   try {
-    let text = '';
-    const address = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => {
-        text += d.toString();
-        const match = /platform-server serving on (\S+)/.exec(text);
-        if (match) resolve(match[1]);
-      });
-      child.once('exit', (code) => reject(new Error(`platform-server exited ${code}`)));
-    });
+    const runtime = await startProgram([main, '-config', configPath], /platform-server serving on (\S+)/, env);
+    children.push(runtime.child);
+    const floorServer = await startProgram([fileURLToPath(new URL('./inference-floor.js', import.meta.url))], /floor serving on (\S+)/, env);
+    children.push(floorServer.child);
+    const address = runtime.address;
     const vision = new VisionServiceClient(address, credentials.createInsecure());
     const pixels = Uint8Array.from({ length: SIZE * SIZE * 3 }, () => Math.floor(Math.random() * 256));
     const request = GetClassificationsRequest.fromPartial({
@@ -90,16 +112,28 @@ async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): P
       }
     }
     for (let i = 0; i < 20; i++) await classify();
-    // Alternate rounds of both, so that load from other processes on a shared machine hits both alike.
-    const grpc: number[] = [];
-    const bareTimes: number[] = [];
+    // The floor's model worker is busy for as long as the bare run takes (its p50 over a first 50 runs).
+    const first: number[] = [];
+    await timeRuns(bareRun, 50, first);
+    const floorBusyMs = summary(first).p50;
+    const Floor = makeGenericClientConstructor(floorService, 'Floor');
+    const floorClient = new Floor(floorServer.address, credentials.createInsecure());
+    const busy = new Metadata();
+    busy.set('busy-ms', String(floorBusyMs));
+    const floorCall = () =>
+      new Promise<void>((resolve, reject) => floorClient.classify(request.image, busy, (err: Error | null) => (err ? reject(err) : resolve())));
+    for (let i = 0; i < 20; i++) await floorCall();
+    // Alternate rounds of all three, so that load from other processes on a shared machine hits them alike.
+    const rounds: Rounds = { grpc: [], bare: [], floor: [], floorBusyMs };
     for (let round = 0; round < 10; round++) {
-      await timeRuns(classify, RUNS / 10, grpc);
-      await timeRuns(bareRun, RUNS / 10, bareTimes);
+      await timeRuns(classify, RUNS / 10, rounds.grpc);
+      await timeRuns(bareRun, RUNS / 10, rounds.bare);
+      await timeRuns(floorCall, RUNS / 10, rounds.floor);
     }
-    return { grpc, bare: bareTimes };
+    floorClient.close();
+    return rounds;
   } finally {
-    child.kill('SIGTERM');
+    for (const child of children) child.kill('SIGTERM');
   }
 }
 
@@ -118,6 +152,7 @@ async function main() {
   const runs = await overGrpc(modelPath, labelPath, await bare(modelPath));
   const bareRun = summary(runs.bare);
   const grpc = summary(runs.grpc);
+  const floor = summary(runs.floor);
   const fmt = (s: { p50: number; p99: number }) => `p50 ${s.p50.toFixed(2)} ms, p99 ${s.p99.toFixed(2)} ms`;
   console.log(`model: the built-in trainer's classifier (2 labels), input 1x3x${SIZE}x${SIZE}, ${RUNS} runs each, one thread`);
   console.log(`  GetClassifications over gRPC (PNG decode, pre-processing, onnx_cpu worker, post-processing): ${fmt(grpc)}`);
@@ -125,10 +160,15 @@ async function main() {
   console.log(
     `  PyTorch eval (python3-torch), ready tensor:                                            p50 ${torch.p50_ms.toFixed(2)} ms, p99 ${torch.p99_ms.toFixed(2)} ms`,
   );
+  console.log(`  floor of this shape, no work (gRPC, main thread, two worker hops, a worker busy ${runs.floorBusyMs.toFixed(2)} ms): ${fmt(floor)}`);
   const target = 1.3 * bareRun.p50 + 1;
   console.log(
     `ratio gRPC / bare: p50 ${(grpc.p50 / bareRun.p50).toFixed(2)}x, p99 ${(grpc.p99 / bareRun.p99).toFixed(2)}x; ` +
       `target p50 <= 1.3 x bare + 1 ms = ${target.toFixed(2)} ms: ${grpc.p50 <= target ? 'met' : 'NOT met'}`,
+  );
+  console.log(
+    `time around the model, p50: GetClassifications ${(grpc.p50 - bareRun.p50).toFixed(2)} ms; the floor ${(floor.p50 - runs.floorBusyMs).toFixed(2)} ms ` +
+      `(the target allows ${(target - bareRun.p50).toFixed(2)} ms; the floor alone ${floor.p50 <= target ? 'fits' : 'does NOT fit'} the target)`,
   );
 }
 
