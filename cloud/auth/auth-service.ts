@@ -5,6 +5,7 @@
 import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, type AuthenticateResponse } from '../../gen/platform/rpc/v1/auth.js';
 import type { Server, ServiceError } from '@grpc/grpc-js';
 import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/shared/status-error.js';
+import { callerAddress } from '../../core/shared/web/forwarded-for.js';
 import type { Store } from '../store/store.js';
 import { LoginBackoff, peerAddress, type LoginGate } from './login-backoff.js';
 import { verifySecret } from './secret-hash.js';
@@ -78,7 +79,8 @@ export function addAuthService(server: Server, store: Store, tokens: TokenSigner
   const deps: AuthDeps = { store, tokens, gate, hashes: new HashSlots() };
   const impl: AuthServiceServer = {
     authenticate: (call, callback) => {
-      authenticate(deps, call.request, peerAddress(call.getPeer())).then(
+      // A login through the cloud's web page counts against the browser's address, not the loopback hop's.
+      authenticate(deps, call.request, callerAddress(peerAddress(call.getPeer()), call.metadata)).then(
         (response) => callback(null, response),
         (err) => callback(toServiceError(err) as ServiceError),
       );

@@ -26,9 +26,11 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'platform-cloud-test-'));
 }
 
-export async function spawnCloud(dataDir = tempDataDir(), extraArgs: string[] = []): Promise<SpawnedCloud> {
+/** `env` is added to this process' environment for the cloud (settings such as PLATFORM_LOGIN_*). */
+export async function spawnCloud(dataDir = tempDataDir(), extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<SpawnedCloud> {
   const program = await spawnServing(main, ['serve', '--data-dir', dataDir, '--port', '0', ...extraArgs], {
     name: 'platform-cloud',
+    env: { ...process.env, ...env },
     nodeFlags: ['--import', 'tsx'],
     timeoutMs: 180_000,
   });

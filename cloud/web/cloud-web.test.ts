@@ -2,10 +2,14 @@
 // extensions alike) as gRPC clients, authorized by the caller's own bearer token.
 import test from 'ava';
 import { execFile, execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { credentials as grpcCredentials, Metadata } from '@grpc/grpc-js';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { GetRobotPartRequest, GetRobotPartResponse } from '../../gen/platform/app/v1/robot_part.js';
 import { ListDatasetsByOrganizationIDRequest, ListDatasetsByOrganizationIDResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
+import { AuthenticateRequest, AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
+import { FORWARDED_FOR } from '../../core/shared/web/forwarded-for.js';
 import { removeDataDir, spawnCloud, tempDataDir } from '../testing/spawn-cloud.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { defaultWebPort } from './cloud-web.js';
@@ -104,4 +108,53 @@ test('--web-port: the default is the gRPC port + 1 (a free port for port 0), a g
   const page = await fetch(cloud.webUrl);
   t.is(page.status, 200);
   t.regex(await page.text(), /<title>platform-cloud<\/title>/);
+});
+
+/** A gRPC-Web Authenticate with a wrong key, sent from `localAddress` (any 127.x address reaches loopback). */
+function wrongLoginFrom(webUrl: string, localAddress: string, keyId: string): Promise<number> {
+  const message = AuthenticateRequest.encode({ entity: keyId, credentials: { type: 'api-key', payload: 'not the key' } }).finish();
+  const body = Buffer.alloc(5 + message.length);
+  body.writeUInt32BE(message.length, 1);
+  body.set(message, 5);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL('/platform.rpc.v1.AuthService/Authenticate', webUrl),
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/grpc-web+proto' } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Number(/grpc-status: (\d+)/.exec(Buffer.concat(chunks).toString('latin1'))?.[1])));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+test("logins through the web page back off per browser address, not for the loopback hop: one visitor's wrong keys do not lock out the others", async (t) => {
+  const dir = tempDataDir();
+  const cloud = await spawnCloud(dir, [], { PLATFORM_LOGIN_MAX_ADDRESS_FAILURES: '3', PLATFORM_LOGIN_MAX_FAILURES: '100' });
+  t.teardown(async () => {
+    await cloud.stop();
+    removeDataDir(dir);
+  });
+  // Three failures from one browser address (each with another key id, so only the address counts) ...
+  for (let i = 0; i < 3; i++) t.is(await wrongLoginFrom(cloud.webUrl, '127.0.0.2', `key-${i}`), 16);
+  // ... back that address off,
+  t.is(await wrongLoginFrom(cloud.webUrl, '127.0.0.2', 'key-3'), 8, 'the same browser is refused before any hash');
+  // while another browser, through the same page and the same loopback hop, is still heard.
+  t.is(await wrongLoginFrom(cloud.webUrl, '127.0.0.3', 'key-4'), 16, 'another browser is not backed off');
+
+  // A gRPC client cannot claim a browser's address: without the web port's proof its own address counts.
+  const auth = new AuthServiceClient(cloud.address, grpcCredentials.createInsecure());
+  t.teardown(() => auth.close());
+  const claim = new Metadata();
+  claim.set(FORWARDED_FOR, '198.51.100.1');
+  const direct = (keyId: string) =>
+    new Promise<number>((resolve) =>
+      auth.authenticate({ entity: keyId, credentials: { type: 'api-key', payload: 'not the key' } }, claim, (err) => resolve(err?.code ?? 0)),
+    );
+  for (let i = 0; i < 3; i++) t.is(await direct(`direct-${i}`), 16);
+  t.is(await direct('direct-3'), 8, "the claimed address was ignored: the client's own address backed off");
+  t.is(await wrongLoginFrom(cloud.webUrl, '127.0.0.4', 'key-5'), 16, 'browsers through the page are still heard');
 });

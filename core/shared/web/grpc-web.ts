@@ -4,6 +4,7 @@
 // cannot read HTTP/2 trailers).
 import { Client, Metadata, credentials, status, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { markForwarded } from './forwarded-for.js';
 
 /** Which methods exist and whether they stream their responses, from the services the runtime serves. */
 export type MethodTable = ReadonlyMap<string, { responseStream: boolean; requestStream: boolean }>;
@@ -95,6 +96,8 @@ export class GrpcWebForwarder {
       const value = req.headers[name];
       if (typeof value === 'string') metadata.set(name, value);
     }
+    // The browser's own address, so that per-address limits behind this hop count each browser apart.
+    markForwarded(metadata, req.socket.remoteAddress);
     const client = this.channel();
     const fail = (err: ServiceError) => res.end(trailers(err.code ?? status.UNKNOWN, err.details ?? err.message, err.metadata));
     if (!method.responseStream) {
