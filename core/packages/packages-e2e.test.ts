@@ -16,6 +16,7 @@ import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.
 import { PackageServiceClient } from '../../gen/platform/app/packages/v1/packages.js';
 import { MLModelServiceClient } from '../../gen/platform/service/mlmodel/v1/mlmodel.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
 import { waitFor } from '../shared/testing/eventually.js';
@@ -29,6 +30,7 @@ let orgA: string;
 let orgB: string;
 let rover: Machine;
 let drone: Machine;
+let crane: Machine;
 let intruder: Machine;
 let owner: PartClients;
 const work = mkdtempSync(join(tmpdir(), 'packages-e2e-'));
@@ -100,8 +102,10 @@ test.before(async () => {
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'rover']);
   intruder = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgB, '--name', 'intruder']);
   drone = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'drone']);
+  crane = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'crane']);
   await storeArtefact(orgA, 'shapes', 'v1', 4);
   await storeArtefact(orgA, 'retrained', 'v1', 4);
+  await storeArtefact(orgA, 'gated', 'v1', 4);
   await storeArtefact(orgA, 'tampered', 'v1', 4);
   await storeArtefact(orgB, 'secret', 'v1', 4);
   cloud = await spawnCloud(dataDir);
@@ -270,4 +274,44 @@ test.serial('a machine that follows "latest" installs the version the cloud trai
       [`${orgA}/retrained`, 'v2', join(packages, orgA, 'retrained', 'v2')],
     ],
   );
+});
+
+test.serial('the maintenance window holds a newer "latest" version back until it allows a reconfiguration', async (t) => {
+  const packages = join(work, 'crane-packages');
+  await setPartConfig(
+    {
+      packages: [{ name: 'gated', package: `${orgA}/gated`, type: 'ml_model' }],
+      components: [{ name: 'gate', api: 'core:component:sensor', model: 'fake', attributes: { readings: { allowed: true } } }],
+      services: [mlmodel('gated-model', 'gated')],
+      maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' },
+      // Each deferred check is a debug line of the runtime's own logger: it shows a check ran and waited.
+      log: [{ pattern: 'platform.server', level: 'debug' }],
+    },
+    crane,
+  );
+  const runtime = await spawnRuntime(
+    { cloud: { id: crane.part_id, secret: crane.part_secret, app_address: `127.0.0.1:${port}` } },
+    { env: { ...env, PLATFORM_PACKAGES_DIR: packages, PLATFORM_PACKAGES_LATEST_MS: '1000' } },
+  );
+  runtimes.push(runtime);
+  t.deepEqual(await waitFor('v1 running', () => inputShape(runtime, 'gated-model').catch(() => undefined), 120_000), [-1, 3, 4, 4]);
+  const sensors = new SensorServiceClient(runtime.address, insecure());
+  t.teardown(() => sensors.close());
+  await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: false } } });
+
+  await cloud.stop();
+  await storeArtefact(orgA, 'gated', 'v2', 6);
+  cloud = await spawnCloud(dataDir, ['--port', port]);
+  const deferred = () => runtime.logs().filter((l) => l.msg === 'package check deferred by the maintenance window');
+  const before = deferred().length;
+  await waitFor('a check deferred after v2 was stored', () => deferred().length > before || undefined, 60_000);
+  t.deepEqual(await inputShape(runtime, 'gated-model'), [-1, 3, 4, 4], 'the running version stays while the window is closed');
+  t.deepEqual(await readdir(join(packages, orgA, 'gated')), ['v1'], 'nothing is downloaded while the window is closed');
+  t.is(deferred().filter((l) => l.level === 30).length, 1, 'the wait is logged once at info');
+  t.is(deferred()[0].reason, 'maintenance sensor reading allowed is false');
+
+  await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: true } } });
+  t.true(await waitFor('v2 running', async () => (await inputShape(runtime, 'gated-model').catch(() => [])).at(-1) === 6 || undefined, 120_000));
+  await waitFor('v1 removed', () => !existsSync(join(packages, orgA, 'gated', 'v1')) || undefined, 30_000);
+  t.deepEqual(await readdir(join(packages, orgA, 'gated')), ['v2']);
 });

@@ -9,7 +9,7 @@ import { LogRing } from '../logging/log-ring.js';
 import type * as pb from '../../gen/platform/robot/v1/robot.js';
 import { StatusError } from '../shared/status-error.js';
 import { status } from '@grpc/grpc-js';
-import { InvalidConfigError } from '../shared/machine-config.js';
+import { InvalidConfigError, type Maintenance } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
@@ -56,6 +56,8 @@ export class Runtime {
   private pending?: { revision: number; reason: string; since: Date };
   private maintenanceTimer?: NodeJS.Timeout;
   private packagesTimer?: NodeJS.Timeout;
+  /** Why the maintenance window holds back the package checks, while it does (logged when it changes). */
+  private packagesDeferred?: string;
   private stopping?: Promise<void>;
   private readonly log;
   /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
@@ -283,7 +285,8 @@ export class Runtime {
    * PACKAGES_LATEST_MS (a model trained again). One timer serves both: the sooner is due. A changed folder
    * rebuilds the resources that use it, in the order of a config change (install, reconfigure, prune), so
    * the running version keeps running until the new one is ready; a check that cannot reach the cloud
-   * keeps what is installed. Runs in the reload queue, so it never interleaves with a reconfiguration.
+   * keeps what is installed. Runs in the reload queue, so it never interleaves with a reconfiguration,
+   * and waits for the maintenance window as a config change does.
    */
   private checkPackagesLater(): void {
     clearTimeout(this.packagesTimer);
@@ -294,6 +297,7 @@ export class Runtime {
         .then(async () => {
           const config = this.loaded?.config;
           if (!config || this.stopping) return;
+          if (config.maintenance && !(await this.packagesAllowed(config.maintenance))) return;
           if (await this.packages.install(config)) {
             await this.machine.refresh();
             await this.packages.prune();
@@ -304,6 +308,23 @@ export class Runtime {
         .finally(() => this.checkPackagesLater());
     }, delay);
     this.packagesTimer.unref();
+  }
+
+  /**
+   * A new package version rebuilds resources, so the maintenance window gates it as it gates a config
+   * change: while the sensor says no, nothing is downloaded or rebuilt and the next check asks again.
+   * The wait is logged when it begins or its reason changes; each deferred check only at debug level.
+   */
+  private async packagesAllowed(maintenance: Maintenance): Promise<boolean> {
+    const verdict = await checkMaintenance(this.machine, maintenance);
+    if (verdict.allowed) {
+      this.packagesDeferred = undefined;
+      return true;
+    }
+    if (this.packagesDeferred !== verdict.reason) this.log.info('package check deferred by the maintenance window', { reason: verdict.reason });
+    else this.log.debug('package check deferred by the maintenance window', { reason: verdict.reason });
+    this.packagesDeferred = verdict.reason;
+    return false;
   }
 
   private async rebind(next: LoadedConfig): Promise<void> {
