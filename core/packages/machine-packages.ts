@@ -25,6 +25,8 @@ export class MachinePackages {
   private unreachable = new Set<string>();
   /** Whether any config of this runtime listed packages: a machine that never did leaves the folder alone. */
   private listed = false;
+  /** Whether the running config has an entry at "latest": the cloud may publish a newer version at any time. */
+  private followsLatest = false;
 
   constructor(
     private readonly store: PackageStore,
@@ -42,6 +44,7 @@ export class MachinePackages {
       this.source = config.packages.length > 0 ? CloudPackageSource.fromConfig(config.cloud) : undefined;
     }
     this.listed ||= config.packages.length > 0;
+    this.followsLatest = config.packages.some((entry) => entry.version === 'latest');
     const installed = new Map<string, InstalledPackage>();
     const errors = new Map<string, string>();
     const unreachable = new Set<string>();
@@ -80,9 +83,16 @@ export class MachinePackages {
     return changed;
   }
 
-  /** Whether a package is missing only because the cloud was unreachable (install again later). */
-  get waitingForCloud(): boolean {
-    return this.unreachable.size > 0;
+  /**
+   * When to install the running config's packages again, in ms, or undefined for never: after `retryMs`
+   * when a package is missing only because the cloud was unreachable, after `latestMs` when an entry
+   * follows "latest" (a model trained again is published without a config change). An installed pinned
+   * version never changes, so a config of pinned versions that all installed is not checked again.
+   */
+  nextCheckMs(intervals: { retryMs: number; latestMs: number }): number | undefined {
+    const due = [this.unreachable.size > 0 ? intervals.retryMs : undefined, this.followsLatest ? intervals.latestMs : undefined];
+    const delays = due.filter((ms): ms is number => ms !== undefined);
+    return delays.length ? Math.min(...delays) : undefined;
   }
 
   /**

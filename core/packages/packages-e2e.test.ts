@@ -1,7 +1,7 @@
 // Packages end to end: the real platform-cloud serves its stored model artefacts as ml_model packages,
 // and the real platform-server, online from a credentials file, installs the packages its cloud config
-// lists, runs the resources that say ${packages.NAME}, follows a new version, removes the old one, and
-// runs offline from what is installed. Errors name the package and the reason on the resource.
+// lists, runs the resources that say ${packages.NAME}, follows a new version (a config change, or a model
+// trained again under "latest"), removes the old one, and runs offline from what is installed. Errors name the package and the reason on the resource.
 import test from 'ava';
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
@@ -16,6 +16,7 @@ import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.
 import { PackageServiceClient } from '../../gen/platform/app/packages/v1/packages.js';
 import { MLModelServiceClient } from '../../gen/platform/service/mlmodel/v1/mlmodel.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
 import { waitFor } from '../shared/testing/eventually.js';
@@ -28,6 +29,8 @@ let port: string;
 let orgA: string;
 let orgB: string;
 let rover: Machine;
+let drone: Machine;
+let crane: Machine;
 let intruder: Machine;
 let owner: PartClients;
 const work = mkdtempSync(join(tmpdir(), 'packages-e2e-'));
@@ -57,8 +60,8 @@ const mlmodel = (name: string, pkg: string) => ({
   attributes: { model_path: `\${packages.${pkg}}/model.onnx`, label_path: `\${packages.${pkg}}/labels.txt` },
 });
 
-async function setPartConfig(config: Record<string, unknown>): Promise<void> {
-  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: rover.part_id, robotConfig: config }, owner.md);
+async function setPartConfig(config: Record<string, unknown>, part: Machine = rover): Promise<void> {
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: part.part_id, robotConfig: config }, owner.md);
 }
 
 async function resourceError(runtime: SpawnedRuntime, name: string): Promise<string> {
@@ -66,6 +69,16 @@ async function resourceError(runtime: SpawnedRuntime, name: string): Promise<str
   try {
     const { resources } = await call(client, 'getMachineStatus', {});
     return (resources as { name?: { name: string }; error: string }[]).find((r) => r.name?.name === name)?.error ?? '';
+  } finally {
+    client.close();
+  }
+}
+
+/** The revision of the config the runtime runs: 1 at start, +1 for each config change it applied. */
+async function configRevision(runtime: SpawnedRuntime): Promise<number> {
+  const client = new RobotServiceClient(runtime.address, insecure());
+  try {
+    return (await call(client, 'getConfig', {})).revision as number;
   } finally {
     client.close();
   }
@@ -88,7 +101,11 @@ test.before(async () => {
   orgB = (await adminJson(dataDir, ['org', 'create', 'rival'])).id;
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'rover']);
   intruder = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgB, '--name', 'intruder']);
+  drone = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'drone']);
+  crane = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgA, '--name', 'crane']);
   await storeArtefact(orgA, 'shapes', 'v1', 4);
+  await storeArtefact(orgA, 'retrained', 'v1', 4);
+  await storeArtefact(orgA, 'gated', 'v1', 4);
   await storeArtefact(orgA, 'tampered', 'v1', 4);
   await storeArtefact(orgB, 'secret', 'v1', 4);
   cloud = await spawnCloud(dataDir);
@@ -217,4 +234,84 @@ test.serial('a new version replaces the old one, which is then removed; offline,
   );
   cloud = await spawnCloud(dataDir, ['--port', port]);
   t.deepEqual(await waitFor('installed once the cloud is back', () => inputShape(local, 'shapes-model').catch(() => undefined), 120_000), [-1, 3, 6, 6]);
+});
+
+test.serial('a machine that follows "latest" installs the version the cloud trains next, with no config change, and removes the old one', async (t) => {
+  const packages = join(work, 'drone-packages');
+  await setPartConfig(
+    {
+      packages: [{ name: 'retrained', package: `${orgA}/retrained`, version: 'latest', type: 'ml_model' }],
+      services: [mlmodel('retrained-model', 'retrained')],
+    },
+    drone,
+  );
+  const runtime = await spawnRuntime(
+    { cloud: { id: drone.part_id, secret: drone.part_secret, app_address: `127.0.0.1:${port}` } },
+    { env: { ...env, PLATFORM_PACKAGES_DIR: packages, PLATFORM_PACKAGES_LATEST_MS: '1000' } },
+  );
+  runtimes.push(runtime);
+  t.deepEqual(await waitFor('v1 running', () => inputShape(runtime, 'retrained-model').catch(() => undefined), 120_000), [-1, 3, 4, 4]);
+  const revision = await configRevision(runtime);
+
+  // A training job finishes v2 in the cloud. The cloud reads its artefacts when it starts, so the new one is
+  // stored while it is down; it comes back on the same address, and the part's config is not touched.
+  await cloud.stop();
+  await storeArtefact(orgA, 'retrained', 'v2', 6);
+  cloud = await spawnCloud(dataDir, ['--port', port]);
+  t.true(
+    await waitFor('v2 running', async () => (await inputShape(runtime, 'retrained-model').catch(() => [])).at(-1) === 6 || undefined, 120_000),
+    'the mlmodel resource runs the new version',
+  );
+  await waitFor('v1 removed', () => !existsSync(join(packages, orgA, 'retrained', 'v1')) || undefined, 30_000);
+  t.deepEqual(await readdir(join(packages, orgA, 'retrained')), ['v2']);
+  t.deepEqual(await inputShape(runtime, 'retrained-model'), [-1, 3, 6, 6]);
+  t.is(await configRevision(runtime), revision, 'no config change was applied: the check found the new version');
+  const installed = runtime.logs().filter((l) => l.msg === 'package installed' && l.package === 'retrained');
+  t.deepEqual(
+    installed.map((l) => [l.id, l.version, l.folder]),
+    [
+      [`${orgA}/retrained`, 'v1', join(packages, orgA, 'retrained', 'v1')],
+      [`${orgA}/retrained`, 'v2', join(packages, orgA, 'retrained', 'v2')],
+    ],
+  );
+});
+
+test.serial('the maintenance window holds a newer "latest" version back until it allows a reconfiguration', async (t) => {
+  const packages = join(work, 'crane-packages');
+  await setPartConfig(
+    {
+      packages: [{ name: 'gated', package: `${orgA}/gated`, type: 'ml_model' }],
+      components: [{ name: 'gate', api: 'core:component:sensor', model: 'fake', attributes: { readings: { allowed: true } } }],
+      services: [mlmodel('gated-model', 'gated')],
+      maintenance: { sensor_name: 'core:component:sensor/gate', maintenance_allowed_key: 'allowed' },
+      // Each deferred check is a debug line of the runtime's own logger: it shows a check ran and waited.
+      log: [{ pattern: 'platform.server', level: 'debug' }],
+    },
+    crane,
+  );
+  const runtime = await spawnRuntime(
+    { cloud: { id: crane.part_id, secret: crane.part_secret, app_address: `127.0.0.1:${port}` } },
+    { env: { ...env, PLATFORM_PACKAGES_DIR: packages, PLATFORM_PACKAGES_LATEST_MS: '1000' } },
+  );
+  runtimes.push(runtime);
+  t.deepEqual(await waitFor('v1 running', () => inputShape(runtime, 'gated-model').catch(() => undefined), 120_000), [-1, 3, 4, 4]);
+  const sensors = new SensorServiceClient(runtime.address, insecure());
+  t.teardown(() => sensors.close());
+  await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: false } } });
+
+  await cloud.stop();
+  await storeArtefact(orgA, 'gated', 'v2', 6);
+  cloud = await spawnCloud(dataDir, ['--port', port]);
+  const deferred = () => runtime.logs().filter((l) => l.msg === 'package check deferred by the maintenance window');
+  const before = deferred().length;
+  await waitFor('a check deferred after v2 was stored', () => deferred().length > before || undefined, 60_000);
+  t.deepEqual(await inputShape(runtime, 'gated-model'), [-1, 3, 4, 4], 'the running version stays while the window is closed');
+  t.deepEqual(await readdir(join(packages, orgA, 'gated')), ['v1'], 'nothing is downloaded while the window is closed');
+  t.is(deferred().filter((l) => l.level === 30).length, 1, 'the wait is logged once at info');
+  t.is(deferred()[0].reason, 'maintenance sensor reading allowed is false');
+
+  await call(sensors, 'doCommand', { name: 'gate', command: { set: { allowed: true } } });
+  t.true(await waitFor('v2 running', async () => (await inputShape(runtime, 'gated-model').catch(() => [])).at(-1) === 6 || undefined, 120_000));
+  await waitFor('v1 removed', () => !existsSync(join(packages, orgA, 'gated', 'v1')) || undefined, 30_000);
+  t.deepEqual(await readdir(join(packages, orgA, 'gated')), ['v2']);
 });

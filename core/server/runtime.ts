@@ -9,7 +9,7 @@ import { LogRing } from '../logging/log-ring.js';
 import type * as pb from '../../gen/platform/robot/v1/robot.js';
 import { StatusError } from '../shared/status-error.js';
 import { status } from '@grpc/grpc-js';
-import { InvalidConfigError } from '../shared/machine-config.js';
+import { InvalidConfigError, type Maintenance } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
@@ -36,6 +36,8 @@ export const CONFIG_FILE: InjectionToken<ConfigSource> = 'ConfigFile';
 const MAINTENANCE_RETRY_MS = 1000;
 /** How often packages that could not be downloaded (the cloud unreachable) are tried again. */
 const PACKAGES_RETRY_MS = envNumber('PLATFORM_PACKAGES_RETRY_MS', 10_000, 100)!;
+/** How often a config with a package at "latest" asks the cloud for a newer version (at least 1 s: each check is a call per package). */
+const PACKAGES_LATEST_MS = envNumber('PLATFORM_PACKAGES_LATEST_MS', 60_000, 1000)!;
 
 @injectable()
 export class Runtime {
@@ -54,6 +56,8 @@ export class Runtime {
   private pending?: { revision: number; reason: string; since: Date };
   private maintenanceTimer?: NodeJS.Timeout;
   private packagesTimer?: NodeJS.Timeout;
+  /** Why the maintenance window holds back the package checks, while it does (logged when it changes). */
+  private packagesDeferred?: string;
   private stopping?: Promise<void>;
   private readonly log;
   /** Outlives a rebind of the server: clients keep their sessions when bind_address changes. */
@@ -134,7 +138,7 @@ export class Runtime {
       await this.packages.install(config);
       await this.machine.apply(config);
       await this.packages.prune();
-      this.retryPackagesLater();
+      this.checkPackagesLater();
     })();
     // The watcher gets ready while the resources start; a save it reports meanwhile queues behind them.
     this.reloading = initial.catch(() => undefined);
@@ -270,32 +274,57 @@ export class Runtime {
     await this.packages.install(next.config);
     await this.machine.apply(next.config);
     await this.packages.prune();
-    this.retryPackagesLater();
+    this.checkPackagesLater();
     this.log.info('reconfigured', { ready: this.machine.statuses().filter((s) => s.state === 'ready').length, resources: this.machine.statuses().length });
   }
 
   /**
-   * A package the cloud could not be asked for is tried again while the config stays the same (an online
-   * machine that started offline, a cloud that was down); once it is installed, the resources that use it
-   * are rebuilt. Runs in the reload queue, so it never interleaves with a reconfiguration.
+   * Installs the running config's packages again while the config stays the same: a package the cloud
+   * could not be asked for (an online machine that started offline, a cloud that was down) is retried
+   * after PACKAGES_RETRY_MS, and a config that follows "latest" asks the cloud for a newer version every
+   * PACKAGES_LATEST_MS (a model trained again). One timer serves both: the sooner is due. A changed folder
+   * rebuilds the resources that use it, in the order of a config change (install, reconfigure, prune), so
+   * the running version keeps running until the new one is ready; a check that cannot reach the cloud
+   * keeps what is installed. Runs in the reload queue, so it never interleaves with a reconfiguration,
+   * and waits for the maintenance window as a config change does.
    */
-  private retryPackagesLater(): void {
+  private checkPackagesLater(): void {
     clearTimeout(this.packagesTimer);
-    if (!this.packages.waitingForCloud || this.stopping) return;
+    const delay = this.packages.nextCheckMs({ retryMs: PACKAGES_RETRY_MS, latestMs: PACKAGES_LATEST_MS });
+    if (delay === undefined || this.stopping) return;
     this.packagesTimer = setTimeout(() => {
       this.reloading = this.reloading
         .then(async () => {
           const config = this.loaded?.config;
           if (!config || this.stopping) return;
+          if (config.maintenance && !(await this.packagesAllowed(config.maintenance))) return;
           if (await this.packages.install(config)) {
             await this.machine.refresh();
             await this.packages.prune();
           }
-          this.retryPackagesLater();
         })
-        .catch((err) => this.log.error('package retry failed', { error: String(err) }));
-    }, PACKAGES_RETRY_MS);
+        .catch((err) => this.log.error('package check failed', { error: String(err) }))
+        // A failed check does not end the checks: the next one is scheduled from the config running now.
+        .finally(() => this.checkPackagesLater());
+    }, delay);
     this.packagesTimer.unref();
+  }
+
+  /**
+   * A new package version rebuilds resources, so the maintenance window gates it as it gates a config
+   * change: while the sensor says no, nothing is downloaded or rebuilt and the next check asks again.
+   * The wait is logged when it begins or its reason changes; each deferred check only at debug level.
+   */
+  private async packagesAllowed(maintenance: Maintenance): Promise<boolean> {
+    const verdict = await checkMaintenance(this.machine, maintenance);
+    if (verdict.allowed) {
+      this.packagesDeferred = undefined;
+      return true;
+    }
+    if (this.packagesDeferred !== verdict.reason) this.log.info('package check deferred by the maintenance window', { reason: verdict.reason });
+    else this.log.debug('package check deferred by the maintenance window', { reason: verdict.reason });
+    this.packagesDeferred = verdict.reason;
+    return false;
   }
 
   private async rebind(next: LoadedConfig): Promise<void> {
