@@ -105,8 +105,8 @@ export class PgSession {
   private readonly settings: SessionSettings;
   private tx: 'I' | 'T' | 'E' = 'I';
   private skipToSync = false;
-  /** Aborting it interrupts the DuckDB work running now (CancelRequest, close). */
-  private cancelRun?: AbortController;
+  /** Its `cancel` interrupts the DuckDB work running now (CancelRequest, close); see interruptOn. */
+  private running?: { cancel?: () => void };
   /** Gives back the admission turn of the DuckDB work running now. */
   private releaseTurn?: () => void;
   private closed = false;
@@ -143,13 +143,13 @@ export class PgSession {
 
   /** Interrupts the running statement (CancelRequest). */
   cancel(): void {
-    this.cancelRun?.abort();
+    this.running?.cancel?.();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.cancelRun?.abort();
+    this.running?.cancel?.();
     this.releaseTurn?.(); // a turn is never left held by a connection that went away
     for (const s of this.statements.values()) s.prepared?.destroySync();
     this.statements.clear();
@@ -477,8 +477,8 @@ export class PgSession {
   private async guarded<T>(conn: DuckDBConnection, body: () => Promise<T>, deadline = Date.now() + this.o.timeoutMs): Promise<T> {
     const release = await this.o.sandbox.admit(this.o.organizationId);
     this.releaseTurn = release;
-    const cancel = new AbortController();
-    this.cancelRun = cancel;
+    const canceller: { cancel?: () => void } = {};
+    this.running = canceller;
     const memory = this.o.sandbox.limits.memory;
     const stopped = (reason: StopReason) => {
       if (reason === 'cancel') return new PgError('57014', 'canceling statement due to user request');
@@ -486,11 +486,11 @@ export class PgSession {
       return new PgError('57014', `canceling statement due to statement timeout (the ${this.o.timeoutMs} ms time limit, PLATFORM_QUERY_TIMEOUT_MS)`);
     };
     try {
-      return await interruptOn(conn, { deadline, memory, cancel: cancel.signal }, body, stopped);
+      return await interruptOn(conn, { deadline, memory, canceller }, body, stopped);
     } catch (err) {
       throw err instanceof PgError ? err : toStatusError(err);
     } finally {
-      this.cancelRun = undefined;
+      this.running = undefined;
       this.releaseTurn = undefined;
       release();
     }
