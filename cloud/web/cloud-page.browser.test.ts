@@ -289,3 +289,52 @@ test.serial('an operator key sees the images but its writes are refused in the c
   t.regex(await page.getByRole('alert').innerText(), /is an operator; this call needs the owner role/);
   t.deepEqual(await fx.client(fx.keys.ownerA).dataClient.listDatasetsByOrganizationID(fx.orgA), []);
 });
+
+test.serial('an answer that comes back late never overwrites a newer one: a tag removed stays removed when an earlier refresh answers after it', async (t) => {
+  const late = await upload('cam-late', 64, 48, 21, ['stale']);
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  // The first re-read of the shown images (after adding a tag) is answered by the cloud at once, but its
+  // answer reaches the page only once released; the next one (after removing a tag) goes straight through.
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held: Promise<void> | undefined;
+  let reads = 0;
+  await page.route('**/platform.app.data.v1.DataService/BinaryDataByIDs', async (route) => {
+    if (++reads > 1) return route.continue();
+    held = (async () => {
+      const response = await route.fetch();
+      await released;
+      await route.fulfill({ response });
+    })();
+    await held;
+  });
+  await page.goto(fx.cloud.webUrl);
+  await page.getByLabel('API key id').fill(fx.keys.ownerA.id);
+  await page.getByLabel('API key', { exact: true }).fill(fx.keys.ownerA.key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const tile = page.getByTestId('image-grid').locator(`[data-id="${late.id}"]`);
+  await tile.getByRole('img').waitFor();
+  await tile.getByRole('button', { name: /^open / }).click();
+  const detail = page.getByTestId('image-detail');
+  const tags = detail.getByTestId('detail-tags');
+
+  await detail.getByLabel('new tag').fill('first');
+  await detail.getByRole('button', { name: 'Add tag' }).click();
+  await eventually(
+    async () => reads,
+    (n) => n === 1,
+  );
+  await detail.getByRole('button', { name: 'remove tag stale' }).click();
+  await tags.getByText('first').waitFor();
+  await tags.getByText('stale').waitFor({ state: 'detached' });
+  // Now the first answer (from before the removal, still saying "stale") arrives.
+  const finished = page.waitForEvent('requestfinished', (r) => r.url().endsWith('/BinaryDataByIDs'));
+  release();
+  await held;
+  await finished;
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
+  t.is(await tags.getByText('stale').count(), 0, 'the late answer did not bring the removed tag back');
+  t.deepEqual((await fx.client(fx.keys.ownerA).dataClient.binaryDataByIds([late.id], { includeBinary: false }))[0].metadata.captureMetadata?.tags, ['first']);
+});

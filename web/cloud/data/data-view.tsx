@@ -33,12 +33,20 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
   const settled = () => {
     if (--firstPending.current === 0) markInteractive();
   };
+  // Answers can come back out of order (a slow refresh after a quicker later one): each kind of load
+  // applies its answer only if no later load of that kind was started meanwhile, so older data never
+  // overwrites newer (a tag just removed coming back, say).
+  const pageGen = useRef(0);
+  const refreshGen = useRef(0);
+  const listsGen = useRef(0);
 
   const loadPage = async (f: FilterFields, after: string) => {
     setLoading(true);
+    const gen = ++pageGen.current;
     try {
       const filter = filterOf(orgId, f);
       const page = await api.call(dataApi.binaryDataByFilter, { dataRequest: { filter, limit: PAGE, last: after }, includeBinary: false });
+      if (gen !== pageGen.current) return;
       setItems((old) => (after ? [...old, ...page.data] : page.data));
       if (firstPending.current === -1) {
         firstPending.current = page.data.length;
@@ -52,6 +60,7 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
     }
   };
   const loadLists = async () => {
+    const gen = ++listsGen.current;
     try {
       const org = { organizationIds: [orgId] };
       const [ds, tags, labels] = await Promise.all([
@@ -59,6 +68,7 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
         api.call(dataApi.tagsByFilter, { filter: org }),
         api.call(dataApi.boundingBoxLabelsByFilter, { filter: org }),
       ]);
+      if (gen !== listsGen.current) return;
       setDatasets(ds.datasets);
       setKnownTags(userTags(tags.tags));
       setKnownLabels(labels.labels);
@@ -68,12 +78,14 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
   };
   /** Re-reads the shown images (metadata only) after a change, keeping the grid's place. */
   const refresh = async () => {
+    const gen = ++refreshGen.current;
     try {
       const ids = items.map((i) => i.metadata!.binaryDataId);
       if (ids.length > 0) {
         const fresh = new Map(
           (await api.call(dataApi.binaryDataByIds, { binaryDataIds: ids, includeBinary: false })).data.map((d) => [d.metadata!.binaryDataId, d]),
         );
+        if (gen !== refreshGen.current) return;
         setItems((old) => old.map((i) => fresh.get(i.metadata!.binaryDataId) ?? i));
       }
     } catch (err) {
