@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { SampleBatch, SamplerFunction } from '../workers/port-sampler.js';
 import { CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile } from './capture-file.js';
-import { CaptureLoop } from './capture-loop.js';
+import { CaptureLoop, captureFileBase } from './capture-loop.js';
 import { builtinCaptureMethods } from '../shared/capture-methods.js';
 
 const readings = builtinCaptureMethods['core:component:sensor'].Readings;
@@ -76,6 +76,12 @@ test('batches are stored in order; a file closes once it reaches the size limit,
   t.is(l.capture.stats.records, 100);
   t.is(l.capture.stats.skipped, 10);
   t.is(l.capture.stats.lateness.length, 100);
+});
+
+test('capture file names sort in creation order, also when many are made within one millisecond', (t) => {
+  const names = Array.from({ length: 500 }, () => captureFileBase('/capture'));
+  t.deepEqual([...names].sort(), names);
+  t.is(new Set(names).size, names.length);
 });
 
 test("the status' lateness covers the ticks of the last 10 s, not those since the start", async (t) => {

@@ -46,9 +46,17 @@ export interface CaptureLoopOptions {
   onError(message: string): void;
 }
 
-/** File names sort in creation order: a fixed-width UTC time, then a random part. */
+/** Files made by this process so far: orders the files made within one millisecond. */
+let fileSequence = 0;
+
+/**
+ * File names sort in creation order: a fixed-width UTC time, then this process' fixed-width file count (a
+ * method closes files faster than one a millisecond at a small maximum_capture_file_size_bytes), then a
+ * random part, so that two runtimes sharing a capture_dir never collide.
+ */
 export function captureFileBase(dir: string): string {
-  return join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}`);
+  const sequence = String(fileSequence++ % 1_000_000).padStart(6, '0');
+  return join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${sequence}-${randomUUID().slice(0, 8)}`);
 }
 
 export class CaptureLoop {
