@@ -36,5 +36,9 @@ test('tcp connects to a listening server and fails on a closed port', async (t) 
 });
 
 test('a probe that never finishes is cut off by its timeout', async (t) => {
+  // withTimeout's timer does not keep a process alive (unref): this one keeps the test's worker alive until
+  // it fires, or AVA, finding nothing else pending, ends the test as "never resolved".
+  const alive = setTimeout(() => undefined, 10_000);
+  t.teardown(() => clearTimeout(alive));
   await t.throwsAsync(withTimeout(new Promise(() => undefined), 10), { instanceOf: ProbeTimeoutError, message: 'timed out after 10 ms' });
 });
