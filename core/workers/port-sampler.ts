@@ -137,7 +137,8 @@ class SourceSampler {
   }
 
   private fire(due: number): void {
-    if (this.margin > 0) waitUntil(due);
+    // A tick that will be skipped (the previous capture still runs) does not hold up that capture's work.
+    if (this.margin > 0 && !this.inFlight) waitUntil(due);
     const lateMs = performance.now() - due;
     if (this.inFlight) this.skipped++;
     else this.inFlight = this.take(lateMs).finally(() => (this.inFlight = undefined));
