@@ -10,6 +10,7 @@ import { GetRobotPartRequest, GetRobotPartResponse } from '../../gen/platform/ap
 import { ListDatasetsByOrganizationIDRequest, ListDatasetsByOrganizationIDResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
 import { AuthenticateRequest, AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
 import { FORWARDED_FOR } from '../../core/shared/web/forwarded-for.js';
+import { frame } from '../../core/shared/web/grpc-web.js';
 import { removeDataDir, spawnCloud, tempDataDir } from '../testing/spawn-cloud.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { defaultWebPort } from './cloud-web.js';
@@ -29,9 +30,7 @@ test.after.always(async () => {
 
 /** One unary gRPC-Web call over fetch: the reply's message bytes, grpc-status and grpc-message. */
 async function grpcWeb(path: string, message: Uint8Array, authorization?: string): Promise<{ status: number; detail: string; reply?: Uint8Array }> {
-  const body = new Uint8Array(5 + message.length);
-  new DataView(body.buffer).setUint32(1, message.length);
-  body.set(message, 5);
+  const body = frame(0, message);
   const headers: Record<string, string> = { 'content-type': 'application/grpc-web+proto' };
   if (authorization) headers.authorization = authorization;
   const response = await fetch(new URL(path, fx.cloud.webUrl), { method: 'POST', headers, body });
@@ -113,9 +112,7 @@ test('--web-port: the default is the gRPC port + 1 (a free port for port 0), a g
 /** A gRPC-Web Authenticate with a wrong key, sent from `localAddress` (any 127.x address reaches loopback). */
 function wrongLoginFrom(webUrl: string, localAddress: string, keyId: string): Promise<number> {
   const message = AuthenticateRequest.encode({ entity: keyId, credentials: { type: 'api-key', payload: 'not the key' } }).finish();
-  const body = Buffer.alloc(5 + message.length);
-  body.writeUInt32BE(message.length, 1);
-  body.set(message, 5);
+  const body = frame(0, message);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       new URL('/platform.rpc.v1.AuthService/Authenticate', webUrl),

@@ -5,7 +5,7 @@
 // A third anchor, in the same rounds, is the floor of that shape on this machine (inference-floor.ts): a
 // gRPC call through a main thread and two worker hops to the same model run as the bare anchor runs it,
 // with none of the runtime's code and no decode, pre- or post-processing.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { credentials, makeGenericClientConstructor } from '@grpc/grpc-js';
 import { encode } from 'fast-png';
 import * as ort from 'onnxruntime-web';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetClassificationsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
+import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
 import { floorService } from './inference-floor.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);
@@ -48,20 +49,6 @@ async function bare(modelPath: string): Promise<Timed> {
   return () => session.run({ image: input });
 }
 
-/** Starts a program and resolves with the address it prints after `ready`. */
-function startProgram(args: string[], ready: RegExp, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; address: string }> {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  let text = '';
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const match = ready.exec(text);
-      if (match) resolve({ child, address: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}`)));
-  });
-}
-
 interface Rounds {
   grpc: number[];
   bare: number[];
@@ -83,12 +70,13 @@ async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): P
   );
   const main = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
   const env = { ...process.env, PLATFORM_FTDC_DIR: mkdtempSync(join(tmpdir(), 'bench-ftdc-')) };
-  const children: ChildProcess[] = [];
+  const programs: ServingProgram[] = [];
   try {
-    const runtime = await startProgram([main, '-config', configPath], /platform-server serving on (\S+)/, env);
-    children.push(runtime.child);
-    const floorServer = await startProgram([fileURLToPath(new URL('./inference-floor.js', import.meta.url)), modelPath], /floor serving on (\S+)/, env);
-    children.push(floorServer.child);
+    const runtime = await spawnServing(main, ['-config', configPath], { name: 'platform-server', env, servingLine: /platform-server serving on (\S+)/ });
+    programs.push(runtime);
+    const floorScript = fileURLToPath(new URL('./inference-floor.js', import.meta.url));
+    const floorServer = await spawnServing(floorScript, [modelPath], { name: 'inference-floor', env, servingLine: /floor serving on (\S+)/ });
+    programs.push(floorServer);
     const address = runtime.address;
     const vision = new VisionServiceClient(address, credentials.createInsecure());
     const pixels = Uint8Array.from({ length: SIZE * SIZE * 3 }, () => Math.floor(Math.random() * 256));
@@ -124,7 +112,7 @@ async function overGrpc(modelPath: string, labelPath: string, bareRun: Timed): P
     floorClient.close();
     return rounds;
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(programs.map((p) => p.stop()));
   }
 }
 
