@@ -186,3 +186,20 @@ test('the statement timeout interrupts DuckDB and answers 57014 naming the limit
     await te.close();
   }
 });
+
+test('a statement that ran small and fast is still interrupted by the statement timeout when it next runs materialized', async (t) => {
+  const te = await startTestEndpoint({}, { timeoutMs: 300 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  const sevens = (upTo: number) => ({ name: 'sevens', text: 'SELECT count(*) AS n FROM range($1::BIGINT) a WHERE a.range % 7 = 0', values: [upTo] });
+  try {
+    await client.connect();
+    t.is((await client.query(sevens(10))).rows[0].n, '2'); // one row: the next run is materialized
+    const err = (await t.throwsAsync(client.query(sevens(1_000_000_000_000)))) as Error & { code?: string };
+    t.is(err.code, '57014');
+    t.regex(err.message, /statement timeout \(the 300 ms time limit, PLATFORM_QUERY_TIMEOUT_MS\)/);
+    t.is((await client.query(sevens(15))).rows[0].n, '3');
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});

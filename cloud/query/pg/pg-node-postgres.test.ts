@@ -151,6 +151,27 @@ test.serial('a portal suspended by a row limit resumes where it stopped; a state
   t.regex(gone.message, /cursor "d" does not exist/);
 });
 
+test.serial('a named statement runs materialized after a small result; results that grow, suspend or shrink stay whole and in order', async (t) => {
+  // The endpoint materializes a statement whose last result had at most 2048 rows (one hop instead of three)
+  // and streams the others: each run here takes the other path from the one before it.
+  const upTo = (n: number, rows?: number) => ({
+    name: 'up-to',
+    text: 'SELECT x FROM range($1::BIGINT) r(x) ORDER BY x',
+    values: [n],
+    ...(rows ? { rows } : {}),
+  });
+  const xs = (r: pg.QueryResult) => r.rows.map((row: { x: string }) => Number(row.x));
+  const inOrder = (n: number) => Array.from({ length: n }, (_, i) => i);
+  t.deepEqual(xs(await client.query(upTo(3))), inOrder(3)); // streamed: the statement has no history yet
+  t.deepEqual(xs(await client.query(upTo(5000))), inOrder(5000)); // materialized (3 chunks), found large
+  t.deepEqual(xs(await client.query(upTo(4))), inOrder(4)); // streamed again, found small
+  // Materialized and read 1000 rows per Execute: the portal suspends and resumes across chunk boundaries.
+  t.deepEqual(xs(await client.query(upTo(4500, 1000))), inOrder(4500));
+  const empty = await client.query(upTo(0)); // streamed (the last was large), and empty
+  t.is(empty.rowCount, 0);
+  t.deepEqual(xs(await client.query(upTo(2))), inOrder(2)); // materialized after an empty result
+});
+
 test.serial('array parameters: text[] and int8[] bind with = ANY and in a list function', async (t) => {
   const r = await client.query('SELECT count(*) AS n FROM readings WHERE component_name = ANY($1::TEXT[])', [['thermo', 'hygro', 'x y']]);
   t.deepEqual(r.rows, [{ n: '3' }]);

@@ -2,9 +2,10 @@
 // sandboxed `readings` (data queries) and its private catalog (catalog queries), plus session statements.
 // Data queries run on one DuckDB connection per session that holds the organisation's TEMP view, through
 // the same statement inspection as TabularDataBySQL; results stream chunk by chunk, so Execute's row limit
-// suspends a portal without materialising the rest.
+// suspends a portal without materialising the rest (a statement whose last result was small is the one
+// exception, see start()).
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult, DuckDBType } from '@duckdb/node-api';
-import { DuckDBTypeId } from '@duckdb/node-api';
+import { DuckDBMaterializedResult, DuckDBTypeId } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
 import { StatusError, invalidArgument } from '../../../core/shared/status-error.js';
 import { inspectStatement, type Tree } from '../sql/statement-inspector.js';
@@ -75,6 +76,8 @@ interface Statement {
   paramOids: number[];
   names: string[];
   node?: Tree;
+  /** How many rows the statement's last complete result had: a small one makes its next run materialized. */
+  lastRows?: number;
 }
 
 interface Portal {
@@ -82,6 +85,8 @@ interface Portal {
   params: BoundParameter[];
   formats: number[];
   result?: DuckDBResult;
+  /** For a materialized result, the index of the next chunk to read (chunks are read without a hop). */
+  nextChunk?: number;
   columns?: { names: string[]; types: DuckDBType[]; oids: number[] };
   chunk?: DuckDBDataChunk;
   writers?: ColumnWriter[];
@@ -93,6 +98,8 @@ interface Portal {
 }
 
 const BATCH_BYTES = 256 * 1024;
+/** A result of at most this many rows (one DuckDB vector) is small: the statement's next run is materialized. */
+export const SMALL_RESULT_ROWS = 2048;
 /** Held-back replies are written once they reach this size, so a large result streams. */
 const OUTPUT_BYTES = 64 * 1024;
 
@@ -443,21 +450,38 @@ export class PgSession {
 
   private invalidateStreaming(conn: DuckDBConnection): void {
     const other = this.streaming.get(conn);
-    if (other && !other.done) other.invalidated = true;
+    if (other && !other.done) {
+      other.invalidated = true;
+      // DuckDB closes a streamed result itself when the connection runs something else; a materialized one
+      // would stay in memory as long as its portal, so it is let go here.
+      other.result = other.chunk = other.writers = undefined;
+    }
     this.streaming.delete(conn);
   }
 
   /** Binds and starts a data or catalog portal's stream (Describe portal may do this before Execute). */
   private async start(portal: Portal): Promise<void> {
-    if (portal.result || portal.done) return;
+    if (portal.result || portal.done || portal.invalidated) return;
     const { prepared, conn } = portal.statement;
     this.invalidateStreaming(conn!);
     prepared!.clearBindings();
     portal.params.forEach((p, i) => (p.value === null ? prepared!.bindNull(i + 1) : prepared!.bindValue(i + 1, p.value, p.type)));
-    portal.result = await this.guarded(conn!, () => prepared!.stream());
-    const types = portal.result.columnTypes();
+    // A statement whose last result was small runs materialized: DuckDB executes it in one task of its thread
+    // pool and the chunks are then read here without more hops. Streamed, the same point query takes three
+    // hops (start, the row, the end), and each costs two thread wake-ups (about 0.1 ms on this kind of virtual
+    // machine). Every other statement streams, so a large result never has to be held whole; a statement
+    // whose result grows is streamed again from its next run on. A materialized run is interrupted by the
+    // statement timeout, CancelRequest and the memory guard like any other DuckDB work.
+    const materialize = portal.statement.lastRows !== undefined && portal.statement.lastRows <= SMALL_RESULT_ROWS;
+    const result = await this.guarded(conn!, () => (materialize ? prepared!.run() : prepared!.stream()));
+    portal.result = result;
+    if (result instanceof DuckDBMaterializedResult) {
+      portal.nextChunk = 0;
+      portal.statement.lastRows = result.rowCount;
+    }
+    const types = result.columnTypes();
     // PostgreSQL allows duplicate column names (`SELECT n.oid, n.*`); DuckDB's deduplicated ones would rename them.
-    const names = postgresColumnNames(portal.statement.node, portal.result.columnNames());
+    const names = postgresColumnNames(portal.statement.node, result.columnNames());
     portal.columns = { names, types, oids: types.map(oidOf) };
     this.streaming.set(conn!, portal);
   }
@@ -527,9 +551,10 @@ export class PgSession {
     const deadline = Date.now() + this.o.timeoutMs;
     while (!portal.done && (maxRows <= 0 || sentNow < maxRows)) {
       if (portal.rowInChunk >= portal.chunkRows) {
-        const chunk = await this.guarded(conn, () => portal.result!.fetchChunk(), deadline);
+        const chunk = portal.nextChunk === undefined ? await this.guarded(conn, () => portal.result!.fetchChunk(), deadline) : materializedChunk(portal);
         if (!chunk || chunk.rowCount === 0) {
           portal.done = true;
+          if (portal.nextChunk === undefined) portal.statement.lastRows = portal.sent + sentNow;
           break;
         }
         // The chunk stays referenced by the portal while its rows are written (a suspended portal included).
@@ -734,4 +759,10 @@ function isCatalogQuery(tree: Tree, sinks: ReadonlySet<string>): boolean {
   };
   visit(tree);
   return catalog && !other;
+}
+
+/** The next chunk of a portal's materialized result, or null after the last. */
+function materializedChunk(portal: Portal): DuckDBDataChunk | null {
+  const result = portal.result as DuckDBMaterializedResult;
+  return portal.nextChunk! < result.chunkCount ? result.getChunk(portal.nextChunk!++) : null;
 }
