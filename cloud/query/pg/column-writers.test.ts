@@ -3,7 +3,7 @@
 import test from 'ava';
 import { DuckDBInstance, type DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
 import { binaryOf, oidOf, textOf } from './pg-types.js';
-import { chunkWriters, fastWriter } from './column-writers.js';
+import { chunkWriters, fastWriter, writeShortDecimal } from './column-writers.js';
 import { DataRowBatch } from './wire-messages.js';
 
 const SQL = `SELECT
@@ -17,6 +17,7 @@ const SQL = `SELECT
     CASE WHEN i % 3 = 0 THEN NULL ELSE json_object('i', i, 's', 'x' || i) END AS j,
     CASE i % 6 WHEN 0 THEN 'NaN'::DOUBLE WHEN 1 THEN 'Infinity'::DOUBLE WHEN 2 THEN '-Infinity'::DOUBLE WHEN 3 THEN NULL ELSE i / 7.0 END AS d,
     (i * 1e18)::DOUBLE AS big_d,
+    ((i % 400) / 10.0)::DOUBLE AS reading, (-(i % 997) * 0.001)::DOUBLE AS neg_d, (i * 1e-7)::DOUBLE AS tiny_d,
     CASE WHEN i % 4 = 0 THEN NULL ELSE (i - 1500)::INTEGER END AS i4,
     (i % 300 - 150)::SMALLINT AS i2,
     CASE WHEN i % 2 = 0 THEN (9007199254740993 + i * 1000000007)::BIGINT ELSE -i::BIGINT END AS i8,
@@ -71,3 +72,26 @@ for (const format of [0, 1]) {
     }
   });
 }
+
+test('short decimals are written exactly as String() prints them, and the rest is left to String()', (t) => {
+  const values = [21.5, -21.5, 0.1, 0.05, 1e-6, 0.000001234, 300, 123456789012345, 999999999999999, 0.1 + 0.2, 1 / 3, 2 ** 52, 1e15, 9.5e-7, 0, -0];
+  // Sensor-like readings, and random doubles of every magnitude and precision.
+  for (let i = 0; i < 20000; i++) values.push(Math.round(Math.random() * 10 ** (i % 12)) / 10 ** (i % 7), (Math.random() - 0.5) * 10 ** ((i % 40) - 20));
+  let written = 0;
+  for (const v of values) {
+    const fast = new DataRowBatch();
+    fast.beginRow(1);
+    const done = writeShortDecimal(fast, v);
+    if (!done) continue;
+    written++;
+    fast.endRow();
+    const reference = new DataRowBatch();
+    reference.beginRow(1);
+    reference.asciiField(String(v));
+    reference.endRow();
+    t.deepEqual(fast.take(), reference.take(), `${v}`);
+  }
+  // Most of the sensor-like values take the fast path; 16-17 digit and exponent-notation ones never do.
+  t.true(written > 15000, `${written} written`);
+  for (const v of [1 / 3, 0.1 + 0.2, 1e15, 9.5e-7, 0, -0, NaN, Infinity]) t.false(writeShortDecimal(new DataRowBatch(), v), `${v}`);
+});

@@ -100,7 +100,8 @@ export function fastWriter(vector: DuckDBVector, type: DuckDBType, oid: number, 
         if (isNull(valid, r)) return b.nullValue();
         const v = items[r];
         if (binary) b.float64Field(v);
-        else b.asciiField(v === v && v !== Infinity && v !== -Infinity ? String(v) : v === v ? (v > 0 ? 'Infinity' : '-Infinity') : 'NaN');
+        else if (!writeShortDecimal(b, v))
+          b.asciiField(v === v && v !== Infinity && v !== -Infinity ? String(v) : v === v ? (v > 0 ? 'Infinity' : '-Infinity') : 'NaN');
       };
     }
     case DuckDBTypeId.INTEGER:
@@ -163,4 +164,29 @@ function writeTimestampText(b: DataRowBatch, micros: number, tz: boolean): boole
   const s = sod - h * 3600 - m * 60;
   b.timestampField(cachedDate, h, m, s, frac, tz);
   return true;
+}
+
+const POW10 = Array.from({ length: 16 }, (_, k) => 10 ** k);
+
+/**
+ * Writes a double of at most 15 significant digits between 1e-6 and 1e15 (sensor readings such as 21.5)
+ * exactly as String(v) prints it, without making the string: String() was a quarter of the endpoint's time
+ * in a large SELECT. It finds the fewest fraction digits k for which the decimal round(|v| * 10^k) / 10^k is
+ * v itself; n / 10^k is correctly rounded (both are exact doubles), so the test is exact, and a decimal of at
+ * most 15 significant digits is the only one of its length that is v, which makes it String's shortest
+ * round-trip digits. Anything else (zero, 16-17 digits, exponent notation, NaN, infinities) returns false
+ * and is written through String.
+ */
+export function writeShortDecimal(b: DataRowBatch, v: number): boolean {
+  const a = v < 0 ? -v : v;
+  if (!(a >= 1e-6 && a < 1e15)) return false;
+  for (let k = 0; k < POW10.length; k++) {
+    const n = Math.round(a * POW10[k]);
+    if (n >= 1e15) return false;
+    if (n / POW10[k] === a) {
+      b.decimalField(v < 0, n, k);
+      return true;
+    }
+  }
+  return false;
 }

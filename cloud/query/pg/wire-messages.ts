@@ -155,6 +155,34 @@ export class DataRowBatch {
     this.int64Words(hi, (n - hi * 4294967296) | 0);
   }
 
+  /** The decimal `[-]n / 10^k` in fixed notation (`0.05`, `21.5`, `300`), n a non-negative integer below 2^53. */
+  decimalField(negative: boolean, n: number, k: number): void {
+    let digits = 1;
+    for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++;
+    const whole = Math.max(digits - k, 1); // digits before the point, "0" when n < 10^k
+    const len = (negative ? 1 : 0) + whole + (k > 0 ? 1 + k : 0);
+    this.ensure(4 + len);
+    const buf = this.buf;
+    buf.writeInt32BE(len, this.used);
+    const start = this.used + 4;
+    if (negative) buf[start] = 0x2d;
+    // Digits from the last one back; the point goes after the k fraction digits, zeros fill up to it.
+    let at = start + len - 1;
+    let x = n;
+    for (let i = 0; i < k; i++) {
+      const q = Math.floor(x / 10);
+      buf[at--] = 0x30 + (x - q * 10);
+      x = q;
+    }
+    if (k > 0) buf[at--] = 0x2e;
+    do {
+      const q = Math.floor(x / 10);
+      buf[at--] = 0x30 + (x - q * 10);
+      x = q;
+    } while (x > 0);
+    this.used = start + len;
+  }
+
   float64Field(v: number): void {
     this.ensure(12);
     this.buf.writeInt32BE(8, this.used);
