@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { MemoryGuard } from '../memory-guard.js';
 import { resourceExhausted } from '../../../core/shared/status-error.js';
 import type { LoginGate } from './pg-endpoint.js';
 import { PASSWORD_A, PASSWORD_B, startTestEndpoint, USER_A, USER_B } from './test-endpoint.js';
@@ -198,6 +199,30 @@ test('a statement that ran small and fast is still interrupted by the statement 
     t.is(err.code, '57014');
     t.regex(err.message, /statement timeout \(the 300 ms time limit, PLATFORM_QUERY_TIMEOUT_MS\)/);
     t.is((await client.query(sevens(15))).rows[0].n, '3');
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});
+
+test('the memory guard interrupts a materialized run that outgrows the service, with 53200 naming the limit', async (t) => {
+  // Set 400 MB above what the process holds now; the statement's second run would materialize 50M rows of
+  // 64-byte strings.
+  const memory = new MemoryGuard(process.memoryUsage.rss() + 400 * 2 ** 20);
+  const te = await startTestEndpoint({}, { memory, timeoutMs: 60_000 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  const wide = (rows: number) => ({
+    name: 'wide',
+    text: 'SELECT md5(a.i::VARCHAR) || md5(b.i::VARCHAR) AS s FROM range($1::BIGINT) a(i), range(1000) b(i)',
+    values: [rows],
+  });
+  try {
+    await client.connect();
+    t.is((await client.query(wide(1))).rowCount, 1000); // small: the next run is materialized
+    const err = (await t.throwsAsync(client.query(wide(50_000)))) as Error & { code?: string };
+    t.is(err.code, '53200');
+    t.regex(err.message, /out of memory: the service's memory passed its \d+ MiB limit \(PLATFORM_QUERY_RSS_LIMIT_MB\) while this statement ran/);
+    t.is(memory.running, 0);
   } finally {
     await client.end().catch(() => undefined);
     await te.close();
