@@ -99,7 +99,7 @@ interface Portal {
 
 const BATCH_BYTES = 256 * 1024;
 /** A result of at most this many rows (one DuckDB vector) is small: the statement's next run is materialized. */
-export const SMALL_RESULT_ROWS = 2048;
+const SMALL_RESULT_ROWS = 2048;
 /** Held-back replies are written once they reach this size, so a large result streams. */
 const OUTPUT_BYTES = 64 * 1024;
 
@@ -459,7 +459,7 @@ export class PgSession {
     this.streaming.delete(conn);
   }
 
-  /** Binds and starts a data or catalog portal's stream (Describe portal may do this before Execute). */
+  /** Binds and starts a data or catalog portal's result, streamed or materialized (Describe portal may do this before Execute). */
   private async start(portal: Portal): Promise<void> {
     if (portal.result || portal.done || portal.invalidated) return;
     const { prepared, conn } = portal.statement;
