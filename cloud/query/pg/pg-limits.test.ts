@@ -205,24 +205,56 @@ test('a statement that ran small and fast is still interrupted by the statement 
   }
 });
 
-test('the memory guard interrupts a materialized run that outgrows the service, with 53200 naming the limit', async (t) => {
-  // Set 400 MB above what the process holds now; the statement's second run would materialize 50M rows of
-  // 64-byte strings.
+test.serial('a statement whose result has grown is never held whole: 3M rows stream under a memory guard 180 MB above the process', async (t) => {
+  // Materialized, these rows would take about 330 MB; streamed, the endpoint holds a chunk at a time. The
+  // statement's last result was small, so its next run is the bounded (LIMIT 2049) materialized one, which
+  // finds the result large and streams it instead. Serial: no other test of this file grows the process.
+  const memory = new MemoryGuard(process.memoryUsage.rss() + 180 * 2 ** 20);
+  const te = await startTestEndpoint({}, { memory, timeoutMs: 120_000 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  // The client counts the rows instead of keeping them, so that only the endpoint's memory grows.
+  class Counting extends pg.Query {
+    rowsSeen = 0;
+    handleDataRow(): void {
+      this.rowsSeen++;
+    }
+  }
+  const wide = (thousands: number) =>
+    new Promise<number>((resolve, reject) => {
+      const q = new Counting({
+        name: 'wide',
+        text: 'SELECT md5(a.i::VARCHAR) || md5(b.i::VARCHAR) AS s FROM range($1::BIGINT) a(i), range(1000) b(i)',
+        values: [thousands],
+      });
+      q.on('end', () => resolve(q.rowsSeen));
+      q.on('error', reject);
+      void client.query(q);
+    });
+  try {
+    await client.connect();
+    t.is(await wide(1), 1000); // small: the next run is materialized
+    t.is(await wide(3000), 3_000_000);
+    t.is(await wide(1), 1000);
+    t.is(memory.running, 0);
+  } finally {
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});
+
+test('the memory guard interrupts a statement that outgrows the service, with 53200 naming the limit', async (t) => {
+  // Sorting 20M rows of 64-byte strings holds them all; the guard is 400 MB above what the process holds now.
   const memory = new MemoryGuard(process.memoryUsage.rss() + 400 * 2 ** 20);
   const te = await startTestEndpoint({}, { memory, timeoutMs: 60_000 });
   const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
-  const wide = (rows: number) => ({
-    name: 'wide',
-    text: 'SELECT md5(a.i::VARCHAR) || md5(b.i::VARCHAR) AS s FROM range($1::BIGINT) a(i), range(1000) b(i)',
-    values: [rows],
-  });
   try {
     await client.connect();
-    t.is((await client.query(wide(1))).rowCount, 1000); // small: the next run is materialized
-    const err = (await t.throwsAsync(client.query(wide(50_000)))) as Error & { code?: string };
+    const sorted = 'SELECT md5(a.i::VARCHAR) || md5(b.i::VARCHAR) AS s FROM range($1::BIGINT) a(i), range(1000) b(i) ORDER BY s';
+    const err = (await t.throwsAsync(client.query(sorted, [20_000]))) as Error & { code?: string };
     t.is(err.code, '53200');
     t.regex(err.message, /out of memory: the service's memory passed its \d+ MiB limit \(PLATFORM_QUERY_RSS_LIMIT_MB\) while this statement ran/);
     t.is(memory.running, 0);
+    t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
   } finally {
     await client.end().catch(() => undefined);
     await te.close();

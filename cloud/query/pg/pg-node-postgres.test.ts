@@ -152,24 +152,45 @@ test.serial('a portal suspended by a row limit resumes where it stopped; a state
 });
 
 test.serial('a named statement runs materialized after a small result; results that grow, suspend or shrink stay whole and in order', async (t) => {
-  // The endpoint materializes a statement whose last result had at most 2048 rows (one hop instead of three)
-  // and streams the others: each run here takes the other path from the one before it.
-  const upTo = (n: number, rows?: number) => ({
-    name: 'up-to',
-    text: 'SELECT x FROM range($1::BIGINT) r(x) ORDER BY x',
+  // The endpoint materializes a statement whose last result had at most 2048 rows (one hop instead of three),
+  // wrapped in LIMIT 2049; a run that finds the extra row streams instead. Each run here follows the other
+  // kind of run before it.
+  const downFrom = (n: number, rows?: number) => ({
+    name: 'down-from',
+    text: 'SELECT x FROM range($1::BIGINT) r(x) ORDER BY x DESC',
     values: [n],
     ...(rows ? { rows } : {}),
   });
   const xs = (r: pg.QueryResult) => r.rows.map((row: { x: string }) => Number(row.x));
-  const inOrder = (n: number) => Array.from({ length: n }, (_, i) => i);
-  t.deepEqual(xs(await client.query(upTo(3))), inOrder(3)); // streamed: the statement has no history yet
-  t.deepEqual(xs(await client.query(upTo(5000))), inOrder(5000)); // materialized (3 chunks), found large
-  t.deepEqual(xs(await client.query(upTo(4))), inOrder(4)); // streamed again, found small
-  // Materialized and read 1000 rows per Execute: the portal suspends and resumes across chunk boundaries.
-  t.deepEqual(xs(await client.query(upTo(4500, 1000))), inOrder(4500));
-  const empty = await client.query(upTo(0)); // streamed (the last was large), and empty
+  const descending = (n: number) => Array.from({ length: n }, (_, i) => n - 1 - i);
+  t.deepEqual(xs(await client.query(downFrom(3))), descending(3)); // streamed: the statement has no history yet
+  t.deepEqual(xs(await client.query(downFrom(5000))), descending(5000)); // the bounded run finds it large: streamed
+  t.deepEqual(xs(await client.query(downFrom(4))), descending(4)); // streamed (the last was large), found small
+  // Materialized, exactly one vector, read 1000 rows per Execute: the portal suspends inside the chunk.
+  t.deepEqual(xs(await client.query(downFrom(2048, 1000))), descending(2048));
+  // One row over: streamed after the bounded run, suspending and resuming across chunk boundaries.
+  t.deepEqual(xs(await client.query(downFrom(2049, 1000))), descending(2049));
+  const empty = await client.query(downFrom(0)); // streamed (the last was large), and empty
   t.is(empty.rowCount, 0);
-  t.deepEqual(xs(await client.query(upTo(2))), inOrder(2)); // materialized after an empty result
+  t.deepEqual(xs(await client.query(downFrom(2))), descending(2)); // materialized after an empty result
+});
+
+test.serial("a materialized run keeps the statement's column names, and a trailing semicolon or comment", async (t) => {
+  for (const text of ['SELECT x, x, x + 1 FROM range($1::BIGINT) r(x) ORDER BY x ;  ', 'SELECT x, x, x + 1 FROM range($1::BIGINT) r(x) ORDER BY x -- twice']) {
+    const name = `names-${text.length}`;
+    for (const n of [2, 3]) {
+      // The first run streams; the second is materialized, through the LIMIT wrapper.
+      const r = await client.query({ name, text, values: [n], rowMode: 'array' });
+      t.deepEqual(
+        r.fields.map((f) => f.name),
+        ['x', 'x', '?column?'],
+      );
+      t.deepEqual(
+        r.rows.map((row: string[]) => row.map(Number)),
+        Array.from({ length: n }, (_, i) => [i, i, i + 1]),
+      );
+    }
+  }
 });
 
 test.serial('array parameters: text[] and int8[] bind with = ANY and in a list function', async (t) => {

@@ -76,8 +76,17 @@ interface Statement {
   paramOids: number[];
   names: string[];
   node?: Tree;
+  /** The SQL that `prepared` was prepared from (dialect-normalized). */
+  sql?: string;
   /** How many rows the statement's last complete result had: a small one makes its next run materialized. */
   lastRows?: number;
+  /** DuckDB's column names of the statement's last streamed result (a wrapped run's are the wrapper's). */
+  resultNames?: string[];
+  /**
+   * The statement wrapped in `LIMIT SMALL_RESULT_ROWS + 1`, prepared at its first materialized run; null
+   * when it cannot be wrapped (it then always streams).
+   */
+  bounded?: DuckDBPreparedStatement | null;
 }
 
 interface Portal {
@@ -158,7 +167,7 @@ export class PgSession {
     this.closed = true;
     this.running?.cancel?.();
     this.releaseTurn?.(); // a turn is never left held by a connection that went away
-    for (const s of this.statements.values()) s.prepared?.destroySync();
+    for (const s of this.statements.values()) destroyStatement(s);
     this.statements.clear();
     this.portals.clear();
     this.cursors.clear();
@@ -247,7 +256,7 @@ export class PgSession {
           yield* this.run(portal, 0, true);
         }
       } finally {
-        statement.prepared?.destroySync();
+        destroyStatement(statement);
       }
     } catch (err) {
       if (this.tx === 'T') this.tx = 'E';
@@ -265,7 +274,7 @@ export class PgSession {
     if (name && this.statements.has(name)) throw new PgError('42P05', `prepared statement "${name}" already exists`);
     const statement = await this.prepare(sql, oids);
     const old = this.statements.get(name);
-    if (old && !name) old.prepared?.destroySync();
+    if (old && !name) destroyStatement(old);
     this.statements.set(name, statement);
     yield parseComplete();
   }
@@ -343,7 +352,7 @@ export class PgSession {
     const what = String.fromCharCode(body.byte());
     const name = body.cstring();
     if (what === 'S') {
-      this.statements.get(name)?.prepared?.destroySync();
+      destroyStatement(this.statements.get(name));
       this.statements.delete(name);
     } else this.portals.delete(name);
     yield closeComplete();
@@ -370,7 +379,7 @@ export class PgSession {
       // The sandbox's own inspection: the same rules and messages as TabularDataBySQL.
       const node = await this.guarded(conn, () => inspectStatement(conn, normalized, { allowParameters: true, relations: this.sinkNames }), deadline);
       const prepared = await this.prepareOn(conn, normalized, deadline);
-      return this.described({ kind: 'data', prepared, conn, paramOids, names: [], node });
+      return this.described({ kind: 'data', prepared, conn, paramOids, names: [], node, sql: normalized });
     }
     const cat = await this.catalogConn();
     const catalogSql = toCatalogSchemas(normalized);
@@ -378,7 +387,7 @@ export class PgSession {
     if (!node) throw new PgError('42601', 'syntax error');
     checkCatalogStatement(node);
     const prepared = await this.prepareOn(cat, catalogSql, deadline);
-    return this.described({ kind: 'catalog', prepared, conn: cat, paramOids, names: [], node });
+    return this.described({ kind: 'catalog', prepared, conn: cat, paramOids, names: [], node, sql: catalogSql });
   }
 
   private async prepareOn(conn: DuckDBConnection, sql: string, deadline: number): Promise<DuckDBPreparedStatement> {
@@ -462,28 +471,57 @@ export class PgSession {
   /** Binds and starts a data or catalog portal's result, streamed or materialized (Describe portal may do this before Execute). */
   private async start(portal: Portal): Promise<void> {
     if (portal.result || portal.done || portal.invalidated) return;
-    const { prepared, conn } = portal.statement;
-    this.invalidateStreaming(conn!);
-    prepared!.clearBindings();
-    portal.params.forEach((p, i) => (p.value === null ? prepared!.bindNull(i + 1) : prepared!.bindValue(i + 1, p.value, p.type)));
+    const statement = portal.statement;
+    const conn = statement.conn!;
+    this.invalidateStreaming(conn);
+    let result: DuckDBResult | undefined;
     // A statement whose last result was small runs materialized: DuckDB executes it in one task of its thread
     // pool and the chunks are then read here without more hops. Streamed, the same point query takes three
     // hops (start, the row, the end), and each costs two thread wake-ups (about 0.1 ms on this kind of virtual
-    // machine). Every other statement streams, so a large result never has to be held whole; a statement
-    // whose result grows is streamed again from its next run on. A materialized run is interrupted by the
-    // statement timeout, CancelRequest and the memory guard like any other DuckDB work.
-    const materialize = portal.statement.lastRows !== undefined && portal.statement.lastRows <= SMALL_RESULT_ROWS;
-    const result = await this.guarded(conn!, () => (materialize ? prepared!.run() : prepared!.stream()));
-    portal.result = result;
-    if (result instanceof DuckDBMaterializedResult) {
-      portal.nextChunk = 0;
-      portal.statement.lastRows = result.rowCount;
+    // machine). The materialized run is of the statement wrapped in LIMIT SMALL_RESULT_ROWS + 1, so it never
+    // holds more than one vector's worth of rows, like a streamed chunk: a result that has grown is seen by
+    // its extra row, let go, and the statement streams from the start. It is interrupted by the statement
+    // timeout, CancelRequest and the memory guard like any other DuckDB work.
+    const lastNames = statement.resultNames;
+    if (lastNames && statement.lastRows !== undefined && statement.lastRows <= SMALL_RESULT_ROWS && statement.bounded !== null) {
+      const bounded = (statement.bounded ??= await this.prepareBounded(statement));
+      if (bounded) {
+        bindParameters(bounded, portal.params);
+        const small = await this.guarded(conn, () => bounded.run());
+        statement.lastRows = small.rowCount;
+        // The wrapper renames duplicate columns (x, x_1), so the names are the last streamed run's.
+        if (small.rowCount <= SMALL_RESULT_ROWS && small.columnCount === lastNames.length) {
+          result = small;
+          portal.nextChunk = 0;
+        }
+      }
     }
+    if (!result) {
+      const prepared = statement.prepared!;
+      bindParameters(prepared, portal.params);
+      result = await this.guarded(conn, () => prepared.stream());
+      statement.resultNames = result.columnNames();
+    }
+    portal.result = result;
     const types = result.columnTypes();
     // PostgreSQL allows duplicate column names (`SELECT n.oid, n.*`); DuckDB's deduplicated ones would rename them.
-    const names = postgresColumnNames(portal.statement.node, result.columnNames());
+    const names = postgresColumnNames(statement.node, statement.resultNames!);
     portal.columns = { names, types, oids: types.map(oidOf) };
-    this.streaming.set(conn!, portal);
+    this.streaming.set(conn, portal);
+  }
+
+  /** Prepares the statement wrapped in a LIMIT for its materialized runs, or null when DuckDB refuses the wrapper. */
+  private async prepareBounded(statement: Statement): Promise<DuckDBPreparedStatement | null> {
+    // The newline ends a trailing `--` comment; a trailing semicolon would end the inner statement.
+    const inner = statement.sql!.replace(/[\s;]+$/, '');
+    try {
+      return await this.guarded(statement.conn!, () => statement.conn!.prepare(`SELECT * FROM (\n${inner}\n) LIMIT ${SMALL_RESULT_ROWS + 1}`));
+    } catch (err) {
+      // DuckDB refusing the wrapper (an invalid argument) only means this statement streams; a timeout, a
+      // cancel or no admission turn is the statement's own error.
+      if (err instanceof StatusError && err.code === status.INVALID_ARGUMENT) return null;
+      throw err;
+    }
   }
 
   private describeColumns(portal: Portal): ColumnDescription[] {
@@ -667,11 +705,11 @@ export class PgSession {
         if (s.name === 'all') {
           for (const [k, v] of this.statements)
             if (k) {
-              v.prepared?.destroySync();
+              destroyStatement(v);
               this.statements.delete(k);
             }
         } else {
-          this.statements.get(s.name)?.prepared?.destroySync();
+          destroyStatement(this.statements.get(s.name));
           this.statements.delete(s.name);
         }
         yield commandComplete('DEALLOCATE');
@@ -765,4 +803,14 @@ function isCatalogQuery(tree: Tree, sinks: ReadonlySet<string>): boolean {
 function materializedChunk(portal: Portal): DuckDBDataChunk | null {
   const result = portal.result as DuckDBMaterializedResult;
   return portal.nextChunk! < result.chunkCount ? result.getChunk(portal.nextChunk!++) : null;
+}
+
+function bindParameters(prepared: DuckDBPreparedStatement, params: readonly BoundParameter[]): void {
+  prepared.clearBindings();
+  params.forEach((p, i) => (p.value === null ? prepared.bindNull(i + 1) : prepared.bindValue(i + 1, p.value, p.type)));
+}
+
+function destroyStatement(statement: Statement | undefined): void {
+  statement?.prepared?.destroySync();
+  statement?.bounded?.destroySync();
 }
