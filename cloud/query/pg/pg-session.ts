@@ -482,12 +482,14 @@ export class PgSession {
     // holds more than one vector's worth of rows, like a streamed chunk: a result that has grown is seen by
     // its extra row, let go, and the statement streams from the start. It is interrupted by the statement
     // timeout, CancelRequest and the memory guard like any other DuckDB work.
+    // One time budget for the whole start, a bounded run that found the result large included.
+    const deadline = Date.now() + this.o.timeoutMs;
     const lastNames = statement.resultNames;
     if (lastNames && statement.lastRows !== undefined && statement.lastRows <= SMALL_RESULT_ROWS && statement.bounded !== null) {
-      const bounded = (statement.bounded ??= await this.prepareBounded(statement));
+      const bounded = (statement.bounded ??= await this.prepareBounded(statement, deadline));
       if (bounded) {
         bindParameters(bounded, portal.params);
-        const small = await this.guarded(conn, () => bounded.run());
+        const small = await this.guarded(conn, () => bounded.run(), deadline);
         statement.lastRows = small.rowCount;
         // The wrapper renames duplicate columns (x, x_1), so the names are the last streamed run's.
         if (small.rowCount <= SMALL_RESULT_ROWS && small.columnCount === lastNames.length) {
@@ -499,7 +501,7 @@ export class PgSession {
     if (!result) {
       const prepared = statement.prepared!;
       bindParameters(prepared, portal.params);
-      result = await this.guarded(conn, () => prepared.stream());
+      result = await this.guarded(conn, () => prepared.stream(), deadline);
       statement.resultNames = result.columnNames();
     }
     portal.result = result;
@@ -511,11 +513,11 @@ export class PgSession {
   }
 
   /** Prepares the statement wrapped in a LIMIT for its materialized runs, or null when DuckDB refuses the wrapper. */
-  private async prepareBounded(statement: Statement): Promise<DuckDBPreparedStatement | null> {
+  private async prepareBounded(statement: Statement, deadline: number): Promise<DuckDBPreparedStatement | null> {
     // The newline ends a trailing `--` comment; a trailing semicolon would end the inner statement.
     const inner = statement.sql!.replace(/[\s;]+$/, '');
     try {
-      return await this.guarded(statement.conn!, () => statement.conn!.prepare(`SELECT * FROM (\n${inner}\n) LIMIT ${SMALL_RESULT_ROWS + 1}`));
+      return await this.guarded(statement.conn!, () => statement.conn!.prepare(`SELECT * FROM (\n${inner}\n) LIMIT ${SMALL_RESULT_ROWS + 1}`), deadline);
     } catch (err) {
       // DuckDB refusing the wrapper (an invalid argument) only means this statement streams; a timeout, a
       // cancel or no admission turn is the statement's own error.
