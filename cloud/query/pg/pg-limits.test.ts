@@ -254,7 +254,9 @@ test('the memory guard interrupts a statement that outgrows the service, with 53
     t.is(err.code, '53200');
     t.regex(err.message, /out of memory: the service's memory passed its \d+ MiB limit \(PLATFORM_QUERY_RSS_LIMIT_MB\) while this statement ran/);
     t.is(memory.running, 0);
-    t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
+    // The connection survives. (A data query now could be stopped too, until the allocator gives the sort's
+    // memory back and RSS is under the limit again; a session statement needs no DuckDB work.)
+    t.is((await client.query('SHOW application_name')).rows.length, 1);
   } finally {
     await client.end().catch(() => undefined);
     await te.close();
