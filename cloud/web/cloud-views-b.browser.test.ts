@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../../core/shared/testing/chromium.js';
+import { eventually } from '../../core/shared/testing/eventually.js';
 import { TrainingStatus } from '../client/ml-training-client.js';
 import { cloudFixture, type CloudFixture } from '../mltraining/testing/training-fixture.js';
 import { shapeImages } from '../mltraining/testing/shapes.js';
@@ -104,9 +105,10 @@ test.serial('tabular data shows as a table and a time-series chart, page by page
   await page.getByRole('button', { name: 'Apply' }).click();
   const table = page.getByTestId('tabular-results-table');
   const temperatures = () => table.locator('tbody tr td:nth-child(5)').allInnerTexts();
-  await table.locator('tbody tr').nth(1).waitFor();
+  // The view's first load (newest first, 50 per page) may still be on show: wait for Apply's own page.
+  const firstPage = await eventually(temperatures, (v) => v.join() === '21.5,22', { what: "Apply's first page" });
   t.deepEqual(await table.locator('thead th').allInnerTexts(), ['time_received', 'component_name', 'component_type', 'robot_name', 'readings.temperature']);
-  t.deepEqual(await temperatures(), ['21.5', '22']);
+  t.deepEqual(firstPage, ['21.5', '22']);
   await page.getByRole('button', { name: 'Next page' }).click();
   await page.getByTestId('tabular-page').getByText('page 2').waitFor();
   await table.getByText('23.25').waitFor();
