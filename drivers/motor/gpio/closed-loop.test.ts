@@ -9,6 +9,7 @@ import { createFakeEncoder } from '../../encoder/fake/driver.js';
 import { createIncrementalEncoder } from '../../encoder/incremental/driver.js';
 import { createSingleEncoder } from '../../encoder/single/driver.js';
 import { inProcess, memoryLogger } from '../testing/in-process.js';
+import { runClosedLoop } from './control.js';
 import { createGpioMotor } from './driver.js';
 import { gpioMotorAttributes } from './model.js';
 
@@ -176,4 +177,24 @@ test('a closed loop that sees no encoder movement at full power, or movement the
   const wrongWay = await t.throwsAsync(async () => flipped.goFor(60, 2));
   t.regex(wrongWay!.message, /the encoder counts against the motor direction; check dir_flip/);
   t.false(await flipped.isMoving());
+});
+
+test('a stall is seen when the power ramp ends just below full power (within the smallest step that is sent)', async (t) => {
+  // Loop periods of 8.145 ms ramp the power from 0.011 in steps of 0.01629 to 0.4997, where the last step
+  // to the 0.5 cap (0.0003) is smaller than what is sent. Seen once under load as a goFor that never ended.
+  let now = 0;
+  const powers: number[] = [];
+  const run = runClosedLoop(
+    {
+      position: async () => 0, // the encoder never moves
+      setPower: async (p) => void powers.push(p),
+      now: () => now,
+      sleep: async () => void (now += 8.145),
+      cancelled: () => now > 20_000, // ends a loop that misses the stall, so the test fails instead of hanging
+    },
+    { rpm: 60, ticksPerRotation: 200, targetTicks: 200, minPower: 0, maxPower: 0.5 },
+  );
+  const err = await t.throwsAsync(run);
+  t.regex(err!.message, /the encoder did not move for 3 s at full power/);
+  t.true(powers.at(-1)! < 0.5 && powers.at(-1)! > 0.4995, `last power sent ${powers.at(-1)}`);
 });
