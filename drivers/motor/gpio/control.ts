@@ -12,7 +12,7 @@ const APPROACH_SECONDS = 0.3;
 const MEASURE_WINDOW_MS = 150;
 /** No encoder movement for this long at full power is a stall. */
 const STALL_MS = 3000;
-/** A change of power smaller than this is not sent to the pins. */
+/** A change of power smaller than this is not sent to the pins (except the step onto the cap, below). */
 const POWER_STEP = 0.0005;
 
 export interface ControlIO {
@@ -63,9 +63,7 @@ export async function runClosedLoop(io: ControlIO, request: RunRequest): Promise
     const measured = span >= MEASURE_WINDOW_MS / 3 ? ((((pos - first.pos) / request.ticksPerRotation) * 60_000) / span) * direction : undefined;
 
     if (pos !== lastMove.pos) lastMove = { t, pos };
-    // Full power within one POWER_STEP: the ramp can end that close below the cap, and the last small step
-    // to the cap is never sent, so an exact comparison would never see a stall (the loop then ran forever).
-    else if (power >= request.maxPower - POWER_STEP && t - lastMove.t > STALL_MS) {
+    else if (power >= request.maxPower && t - lastMove.t > STALL_MS) {
       throw failedPrecondition(`the encoder did not move for ${STALL_MS / 1000} s at full power; is the motor stalled or the encoder not wired to it?`);
     }
     if (measured !== undefined && measured < 0 && (first.pos - pos) * direction > request.ticksPerRotation / 4) {
@@ -86,7 +84,9 @@ export async function runClosedLoop(io: ControlIO, request: RunRequest): Promise
     const wanted = gain ? desired / gain : power + RAMP_PER_SECOND * dt;
     let next = Math.min(wanted, power + RAMP_PER_SECOND * Math.max(dt, LOOP_PERIOD_MS / 1000));
     next = Math.min(Math.max(next, request.minPower, 0.011), request.maxPower);
-    if (Math.abs(next - power) > POWER_STEP) {
+    // The step onto the cap is sent however small: the ramp can end just below it (0.4997 of 0.5), and a
+    // motor left there would never be at full power, so a stall would never be seen (the loop ran forever).
+    if (Math.abs(next - power) > POWER_STEP || (next === request.maxPower && power !== next)) {
       power = next;
       await io.setPower(direction * power);
     }
