@@ -1,0 +1,6 @@
+// Every attack bench:isolation runs, in order. An attack of a hostile-tenant finding lives in its own
+// file beside this one (attack-<name>.ts) and is listed here.
+import { heavySql } from './attack-heavy-sql.js';
+import type { Attack } from './harness.js';
+
+export const attacks: Attack[] = [heavySql];

@@ -1,0 +1,211 @@
+// The bench:isolation harness: one fresh platform-cloud (from dist/) per attack, two organizations, and
+// the quiet organization's calls measured idle and then while the attack runs.
+//
+// Each attack gets its own cloud because RSS does not come back after an attack: a cloud shared by all
+// of them would charge one attack's inflation to the next. The cloud's RSS is sampled every 50 ms from
+// /proc while the attack runs, so the peak printed is this attack's own.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { callAdminChannel } from '../../../cloud/admin/channel.js';
+import { createCloudClient, type CloudClient } from '../../../cloud/client/cloud-client.js';
+
+const main = fileURLToPath(new URL('../../../cloud/server/main.js', import.meta.url));
+const sensor = 'rdk:component:sensor';
+
+/** One organization of the bench: an owner key, a machine part, and a client signed in with the key. */
+export interface Tenant {
+  orgId: string;
+  keyId: string;
+  key: string;
+  partId: string;
+  partSecret: string;
+  client: CloudClient;
+}
+
+/** What an attack may use: the running cloud's addresses and both organizations. */
+export interface AttackContext {
+  /** host:port of the cloud's gRPC port. */
+  address: string;
+  /** http://host:port/ of the cloud's web port (the data browser and its gRPC-Web forwarder). */
+  webUrl: string;
+  /** The PostgreSQL endpoint's port on 127.0.0.1. */
+  pgPort: number;
+  dataDir: string;
+  pid: number;
+  /** The attacking organization. */
+  attacker: Tenant;
+  /** The organization whose calls are measured. */
+  quiet: Tenant;
+  admin<T = Record<string, string>>(action: string, args: Record<string, unknown>): Promise<T>;
+}
+
+/** Stops an attack and returns a one-line summary of what it did (counts, outcomes). */
+export type StopAttack = () => Promise<string>;
+
+export interface Attack {
+  /** Short name, selectable with BENCH_ATTACKS=name,name. */
+  name: string;
+  /** Where the attack was found, for example `issue 27 #2`. */
+  finding: string;
+  /** One line: what the attacker does. */
+  describe: string;
+  /** Settings for the cloud under this attack (env variables), for example a short timeout. */
+  cloudEnv?: Record<string, string>;
+  /** Starts the attack; resolves once it is under way. */
+  start(ctx: AttackContext): Promise<StopAttack>;
+}
+
+export interface Samples {
+  filter: number[];
+  upload: number[];
+}
+
+export interface AttackResult {
+  attack: Attack;
+  idle: Samples;
+  loaded: Samples;
+  summary: string;
+  /** Peak RSS while the attack ran, in MiB. */
+  peakRssMb: number;
+  /** RSS before the attack started, in MiB. */
+  baseRssMb: number;
+  /** The cloud died during the attack (for example OOM-killed). */
+  killed: boolean;
+}
+
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
+export const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]);
+
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0; // the process is gone
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The quiet organization's two calls, one at a time: a 1-row read and a 10-point upload. */
+async function measure(quiet: Tenant, samples: number, deadline = Infinity): Promise<Samples> {
+  const out: Samples = { filter: [], upload: [] };
+  for (let i = 0; i < samples && Date.now() < deadline; i++) {
+    let t = process.hrtime.bigint();
+    await quiet.client.dataClient.tabularDataByFilter({ organizationIds: [quiet.orgId] }, { limit: 1 });
+    out.filter.push(ms(t));
+    const now = Date.now();
+    t = process.hrtime.bigint();
+    await quiet.client.dataClient.tabularDataCaptureUpload(
+      Array.from({ length: 10 }, (_, k) => ({ readings: { v: k } })),
+      quiet.partId,
+      sensor,
+      'thermo',
+      'Readings',
+      Array.from({ length: 10 }, (_, k) => [new Date(now + k), new Date(now + k + 1)] as [Date, Date]),
+    );
+    out.upload.push(ms(t));
+  }
+  return out;
+}
+
+interface RunningCloud {
+  child: ChildProcess;
+  address: string;
+  webUrl: string;
+  exited: Promise<unknown>;
+}
+
+async function spawnCloud(dataDir: string, pgPort: number, env: Record<string, string>): Promise<RunningCloud> {
+  const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, PLATFORM_QUERY_PG_PORT: String(pgPort), ...env },
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const { address, webUrl } = await new Promise<{ address: string; webUrl: string }>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const serving = /platform-cloud serving (\S+)/.exec(out);
+      const web = /platform-cloud web page on (\S+)/.exec(out);
+      if (serving && web) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume(); // keep draining the log so the cloud never blocks on a full pipe
+        resolve({ address: serving[1], webUrl: web[1] });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`platform-cloud exited with ${code} before serving`)));
+  });
+  return { child, address, webUrl, exited };
+}
+
+async function tenant(dataDir: string, address: string, name: string): Promise<Tenant> {
+  const admin = async <T = Record<string, string>>(action: string, args: Record<string, unknown>) =>
+    (await callAdminChannel(dataDir, action, args))!.result as T;
+  const orgId = (await admin('org.create', { name })).id;
+  const key = await admin('key.create', { org: orgId, role: 'owner' });
+  const machine = await admin('machine.create', { org: orgId, name: `${name}-rover` });
+  const client = createCloudClient({ serviceHost: `http://${address}`, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
+  return { orgId, keyId: key.id, key: key.key, partId: machine.part_id, partSecret: machine.part_secret, client };
+}
+
+/** Runs one attack against a fresh cloud and measures the quiet organization idle and under it. */
+export async function runAttack(attack: Attack, samples: number, settleMs = 1000): Promise<AttackResult> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-isolation-'));
+  const pgPort = await freePort();
+  const cloud = await spawnCloud(dataDir, pgPort, attack.cloudEnv ?? {});
+  const pid = cloud.child.pid!;
+  let killed = false;
+  void cloud.exited.then(() => (killed = true));
+  const attacker = await tenant(dataDir, cloud.address, 'attacker');
+  const quiet = await tenant(dataDir, cloud.address, 'quiet');
+  try {
+    await measure(quiet, Math.min(50, samples)); // warm-up: tokens, prepared statements, JIT
+    const idle = await measure(quiet, samples);
+    const baseRssMb = rssMb(pid);
+    let peakRssMb = baseRssMb;
+    const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pid))), 50);
+    const ctx: AttackContext = {
+      address: cloud.address,
+      webUrl: cloud.webUrl,
+      pgPort,
+      dataDir,
+      pid,
+      attacker,
+      quiet,
+      admin: async (action, args) => (await callAdminChannel(dataDir, action, args))!.result as never,
+    };
+    const stop = await attack.start(ctx);
+    await new Promise((r) => setTimeout(r, settleMs));
+    // A killed cloud answers nothing: bound the loaded measurement so the bench still reports it.
+    let loaded: Samples = { filter: [], upload: [] };
+    try {
+      loaded = await measure(quiet, samples, Date.now() + 120_000);
+    } catch (err) {
+      if (!killed) throw err;
+    }
+    const summary = await stop();
+    clearInterval(sampler);
+    peakRssMb = Math.max(peakRssMb, rssMb(pid));
+    return { attack, idle, loaded, summary, peakRssMb, baseRssMb, killed };
+  } finally {
+    attacker.client.close();
+    quiet.client.close();
+    if (!killed) {
+      cloud.child.kill('SIGTERM');
+      await cloud.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
