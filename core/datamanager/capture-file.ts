@@ -17,6 +17,12 @@
 // 50 ms of captures; the data reaches the disk itself at the latest at the next
 // fdatasync, which runs once per second for each open file that has new records, and when a file closes.
 // A power cut therefore loses at most the last second of captures.
+//
+// A failed write (a full disk: ENOSPC, often after part of the batch was written) leaves the file as it
+// was: the bytes of the failed batch are cut again (ftruncate to the last whole record), the caller counts
+// the batch as errors, and later records follow the last whole one, so they stay readable. Writes give
+// their position explicitly, so a cut never leaves a hole before the next record. Should the cut itself
+// fail, the writer is `broken`: it takes no more records and the caller closes it and starts a new file.
 import { closeSync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -55,24 +61,58 @@ export function fsyncFolder(path: string): void {
   }
 }
 
+/** The file calls a writer makes that can fail on a full disk; tests inject failing ones. */
+export interface CaptureFileIo {
+  writeSync(fd: number, buffer: Buffer, offset: number, length: number, position: number): number;
+  ftruncateSync(fd: number, length: number): void;
+}
+
+const realIo: CaptureFileIo = { writeSync, ftruncateSync };
+
 export class CaptureFileWriter {
   private readonly fd: number;
   private dirty = false;
+  /** Bytes of whole frames in the file: where the next record goes. */
   bytes = 0;
   records = 0;
+  /** A failed write could not be cut away again: the file takes no more records (close it). */
+  broken = false;
 
-  /** Creates `<base>.prog` holding the header. */
+  /** Creates `<base>.prog` holding the header; on failure nothing is left behind. */
   constructor(
     readonly base: string,
     readonly header: CaptureFileHeader,
+    private readonly io: CaptureFileIo = realIo,
   ) {
     this.fd = openSync(base + OPEN_SUFFIX, 'wx');
-    this.write(frame(Buffer.from(JSON.stringify(header))));
+    try {
+      this.write(frame(Buffer.from(JSON.stringify(header))));
+    } catch (err) {
+      closeSync(this.fd);
+      try {
+        unlinkSync(base + OPEN_SUFFIX);
+      } catch {
+        // Already gone; a .prog without a header is removed at the next start anyway.
+      }
+      throw err;
+    }
   }
 
+  /** Writes whole frames at the end of the last whole frame; a failure cuts what it wrote and throws. */
   private write(buffer: Buffer): void {
+    if (this.broken) throw new Error(`${this.base}${OPEN_SUFFIX}: an earlier failed write could not be undone; the file takes no more records`);
     let offset = 0;
-    while (offset < buffer.byteLength) offset += writeSync(this.fd, buffer, offset);
+    try {
+      while (offset < buffer.byteLength) offset += this.io.writeSync(this.fd, buffer, offset, buffer.byteLength - offset, this.bytes + offset);
+    } catch (err) {
+      // Always cut, even when nothing seems written: the file must end at its last whole frame.
+      try {
+        this.io.ftruncateSync(this.fd, this.bytes);
+      } catch {
+        this.broken = true;
+      }
+      throw err;
+    }
     this.bytes += buffer.byteLength;
     this.dirty = true;
   }

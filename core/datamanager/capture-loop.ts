@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { SampleBatch, SamplerFunction, SamplerHandle } from '../workers/port-sampler.js';
 import type { CaptureMethodSpec } from '../shared/data-manager-attributes.js';
-import { CaptureFileWriter, frame, type CaptureFileHeader } from './capture-file.js';
+import { CaptureFileWriter, frame, type CaptureFileHeader, type CaptureFileIo } from './capture-file.js';
 import type { CaptureCall, Captured } from '../shared/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
 
@@ -44,6 +44,8 @@ export interface CaptureLoopOptions {
   /** Starts the sampler in the captured resource's worker. */
   sample: SamplerFunction;
   onError(message: string): void;
+  /** The capture files' writes (tests inject a full disk); node:fs by default. */
+  io?: CaptureFileIo;
 }
 
 /** Files made by this process so far: orders the files made within one millisecond. */
@@ -106,8 +108,10 @@ export class CaptureLoop {
         this.stats.records += count;
         return true;
       } catch (err) {
+        // The batch is not stored (capture-file.ts cut its bytes again): each of its readings is an error.
         this.stats.errors += count - 1;
         this.fail(`capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`);
+        if (this.writer?.broken) this.closeFromStore();
         return false;
       } finally {
         frames = [];
@@ -145,7 +149,7 @@ export class CaptureLoop {
         continue;
       }
       if (fileBytes + bytes >= this.options.maxFileBytes) {
-        if (write()) this.rotate();
+        if (write()) this.closeFromStore();
       }
     }
     if (count > 0) write();
@@ -174,7 +178,7 @@ export class CaptureLoop {
         tags: this.options.spec.tags,
         kind: this.options.spec.kind,
       };
-      this.writer = new CaptureFileWriter(captureFileBase(this.dir), header);
+      this.writer = new CaptureFileWriter(captureFileBase(this.dir), header, this.options.io);
     }
     return this.writer;
   }
@@ -189,6 +193,21 @@ export class CaptureLoop {
     const writer = this.writer;
     this.writer = undefined;
     writer?.close();
+  }
+
+  /**
+   * Closes the open file from store(): at the size limit, or when a failed write could not be cut away
+   * (its whole records stay syncable; sync skips the torn tail). The next batch starts a new file. Should
+   * the close fail too, the `.prog` file is recovered at the next start like one left by a crash.
+   */
+  private closeFromStore(): void {
+    try {
+      this.rotate();
+    } catch (err) {
+      const message = `capture ${this.key}: closing a capture file in ${this.dir} failed: ${(err as Error).message}`;
+      if (this.stats.last_error !== message) this.options.onError(message);
+      this.stats.last_error = message;
+    }
   }
 
   get openBytes(): number {
