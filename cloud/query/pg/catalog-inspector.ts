@@ -5,7 +5,7 @@
 import { permissionDenied } from '../../../core/shared/status-error.js';
 import { allowedFunctions, allowedTableFunctions, refusalReason } from '../sql/function-allowlist.js';
 import type { Tree } from '../sql/statement-inspector.js';
-import { CATALOG_FUNCTIONS, CATALOG_RELATIONS } from './catalog.js';
+import { CATALOG_FUNCTIONS, CATALOG_RELATIONS } from './catalog-relations.js';
 
 const catalogFunctions = new Set<string>(CATALOG_FUNCTIONS);
 const relations = { pgc: new Set(CATALOG_RELATIONS.pgc), isc: new Set(CATALOG_RELATIONS.isc) };

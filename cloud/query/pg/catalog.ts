@@ -3,7 +3,8 @@
 // PostgreSQL describes a table, plus the built-in types, its one database, schema and role. A catalog query
 // therefore cannot see another organisation or the cloud's own tables: they do not exist in that instance.
 // The instance has no file or network access and its own memory and thread budget, and every statement is
-// still checked (catalog-inspector.ts) so only the relations and functions listed here can be named.
+// still checked (catalog-inspector.ts) so only the relations and functions listed in catalog-relations.ts can
+// be named.
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { Oid, TYPE_NAMES, typeSize } from './pg-types.js';
 import { SCHEMA } from './session-statements.js';
@@ -30,119 +31,6 @@ const NS = { pg_catalog: 11, public: 2200, information_schema: 13000 } as const;
 const ROLE_OID = 10;
 const DATABASE_OID = 16384;
 const FIRST_RELATION_OID = 16400;
-
-/** The relations a catalog query may read, by schema. */
-export const CATALOG_RELATIONS: Record<'pgc' | 'isc', readonly string[]> = {
-  pgc: [
-    'pg_namespace',
-    'pg_class',
-    'pg_attribute',
-    'pg_type',
-    'pg_database',
-    'pg_roles',
-    'pg_user',
-    'pg_authid',
-    'pg_am',
-    'pg_description',
-    'pg_shdescription',
-    'pg_index',
-    'pg_constraint',
-    'pg_attrdef',
-    'pg_inherits',
-    'pg_tablespace',
-    'pg_settings',
-    'pg_proc',
-    'pg_extension',
-    'pg_collation',
-    'pg_policy',
-    'pg_rewrite',
-    'pg_trigger',
-    'pg_statistic_ext',
-    'pg_publication',
-    'pg_publication_rel',
-    'pg_publication_namespace',
-    'pg_enum',
-    'pg_range',
-    'pg_foreign_table',
-    'pg_foreign_server',
-    'pg_partitioned_table',
-    'pg_sequence',
-    'pg_views',
-    'pg_tables',
-    'pg_matviews',
-    'pg_indexes',
-    'pg_depend',
-    'pg_event_trigger',
-    'pg_language',
-    'pg_operator',
-    'pg_opclass',
-    'pg_aggregate',
-    'pg_cast',
-    'pg_conversion',
-    'pg_stat_user_tables',
-    'pg_locks',
-  ],
-  isc: ['tables', 'columns', 'schemata', 'views', 'key_column_usage', 'table_constraints', 'routines', 'referential_constraints', 'character_sets'],
-};
-
-/** Functions a catalog query may call beyond the sandbox's allow-list (all defined below as macros). */
-export const CATALOG_FUNCTIONS = [
-  'pg_get_userbyid',
-  'pg_table_is_visible',
-  'pg_type_is_visible',
-  'pg_function_is_visible',
-  'format_type',
-  'obj_description',
-  'col_description',
-  'shobj_description',
-  'pg_get_expr',
-  'pg_get_indexdef',
-  'pg_get_constraintdef',
-  'pg_get_viewdef',
-  'pg_get_function_arguments',
-  'pg_get_function_sqlbody',
-  'pg_encoding_to_char',
-  'has_table_privilege',
-  'has_schema_privilege',
-  'has_database_privilege',
-  'has_column_privilege',
-  'has_any_column_privilege',
-  'current_schema',
-  'current_schemas',
-  'current_database',
-  'version',
-  'pg_backend_pid',
-  'pg_is_in_recovery',
-  'array_upper',
-  'array_lower',
-  'quote_ident',
-  '_pg_expandarray',
-  'pg_get_partkeydef',
-  'pg_relation_size',
-  'pg_total_relation_size',
-  'pg_size_pretty',
-  'pg_postmaster_start_time',
-  'txid_current',
-  'pg_get_function_identity_arguments',
-  'pg_get_function_result',
-  'pg_tablespace_location',
-  'inet_server_addr',
-  'inet_server_port',
-  'pg_get_keywords',
-  'current_setting',
-  'pg_is_other_temp_schema',
-  'pg_my_temp_schema',
-  'pg_get_serial_sequence',
-  'pg_get_triggerdef',
-  'array_to_string',
-  'pg_get_statisticsobjdef_columns',
-  'pg_relation_is_publishable',
-  'format_type',
-  'to_regclass',
-  'pg_char_to_encoding',
-  'pg_get_ruledef',
-  'getdatabaseencoding',
-] as const;
 
 const sql = (s: string) => `'${s.replace(/'/g, "''")}'`;
 

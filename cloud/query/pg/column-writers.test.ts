@@ -2,7 +2,8 @@
 // long strings, fractional seconds, dates outside the fast range and huge int8 values included.
 import test from 'ava';
 import { DuckDBInstance, type DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
-import { binaryOf, oidOf, textOf } from './pg-types.js';
+import { oidOf } from './pg-types.js';
+import { binaryOf, textOf } from './value-formats.js';
 import { chunkWriters, fastWriter, writeShortDecimal } from './column-writers.js';
 import { DataRowBatch } from './wire-messages.js';
 

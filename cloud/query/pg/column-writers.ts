@@ -7,7 +7,8 @@
 // compare both on every fast type).
 import type { DuckDBDataChunk, DuckDBType, DuckDBValue, DuckDBVector } from '@duckdb/node-api';
 import { DuckDBTypeId } from '@duckdb/node-api';
-import { binaryOf, Oid, textOf } from './pg-types.js';
+import { Oid } from './pg-types.js';
+import { binaryOf, textOf } from './value-formats.js';
 import type { DataRowBatch } from './wire-messages.js';
 
 /** Writes row `row` of one column (the value, or NULL) into the current DataRow. */

@@ -2,7 +2,9 @@
 import test from 'ava';
 import { DuckDBInstance, listValue, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
 import { StatusError } from '../../../core/shared/status-error.js';
-import { binaryOf, decodeParameter, Oid, oidOf, textOf } from './pg-types.js';
+import { Oid, oidOf } from './pg-types.js';
+import { decodeParameter } from './parameter-decoding.js';
+import { binaryOf, textOf } from './value-formats.js';
 
 async function values(sql: string): Promise<{ v: DuckDBValue; type: DuckDBType; oid: number }[]> {
   const inst = await DuckDBInstance.create(':memory:');
