@@ -7,6 +7,7 @@ import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { StatusError } from '../../core/shared/status-error.js';
+import { decodePath } from '../../core/shared/web/static-files.js';
 import type { Store } from '../store/store.js';
 import type { AdminAction } from './actions.js';
 
@@ -36,11 +37,13 @@ export async function startAdminChannel(dataDir: string, store: Store, actions: 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const name = decodeURIComponent((req.url ?? '').replace(/^\/actions\//, ''));
       const reply = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      // A malformed escape would throw here, in an event handler, and end the whole server.
+      const name = decodePath((req.url ?? '').replace(/^\/actions\//, ''));
+      if (name === undefined) return reply(400, { error: 'admin action name: malformed percent-encoding in the URL path' });
       const action = actions[name];
       if (req.method !== 'POST' || !action) return reply(404, { error: `unknown admin action "${name}"` });
       let args: Record<string, unknown>;

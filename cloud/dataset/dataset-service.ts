@@ -4,10 +4,10 @@
 // dataset_ids plus the tag PLATFORM_DATASET_{id}, in one transaction.
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
-import { alreadyExists, invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/shared/status-error.js';
 import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import type { KeyPrincipal } from '../auth/principal.js';
+import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import { BinaryDataStore, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
 import { unary } from '../server/handlers.js';
@@ -145,8 +145,22 @@ export class Datasets {
       if (dataset.organizationId !== organizationId) throw invalidArgument(`dataset ${id} does not belong to organization ${organizationId}`);
     }
     this.authorizer.checkOrg(p, organizationId, { role: 'owner' });
+    const rows = await this.store.query(
+      `SELECT binary_data_id, organization_id, location_id, robot_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`,
+      datasetIds,
+    );
+    // Merging tags every image of the datasets, so each one must be within the caller's scope, as for
+    // AddBinaryDataToDatasetByIDs; checked before anything is created.
+    const outside = rows.filter(
+      (r) => !this.authorizer.covers(p, { organizationId: String(r.organization_id), locationId: String(r.location_id), machineId: String(r.robot_id) }),
+    );
+    if (outside.length > 0) {
+      throw permissionDenied(
+        `${outside.length} image${outside.length === 1 ? '' : 's'} of dataset_ids ${datasetIds.join(', ')} ${outside.length === 1 ? 'is' : 'are'} outside the scope of ${describePrincipal(p)}` +
+          ` (for example binary data ${String(outside[0].binary_data_id)}); merge with a key whose scope holds all of them`,
+      );
+    }
     const id = await this.create(md, name, organizationId);
-    const rows = await this.store.query(`SELECT binary_data_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`, datasetIds);
     if (rows.length > 0)
       await this.addMembers(
         rows.map((r) => String(r.binary_data_id)),

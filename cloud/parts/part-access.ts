@@ -1,6 +1,9 @@
 // Who may do what with a part. Users (API keys): any role whose scope holds the part may read, owners
 // may update. Machines: a part token may use the machine API for itself only; an API key (the form
-// platform-agent writes) may when its scope holds the part's machine.
+// platform-agent writes) may read the part's config when its scope holds the part's machine. Writing
+// the part's log lines and status is the machine's own act: the part token, a key scoped to exactly
+// the part's machine (the machine's credentials), or an owner key whose scope holds the part (as for
+// data uploads). An operator key elsewhere in the organization reads them but may not forge them.
 import type { Metadata } from '@grpc/grpc-js';
 import { permissionDenied } from '../../core/shared/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
@@ -23,14 +26,30 @@ export async function authorizeUser(
   return { part, principal: principal as KeyPrincipal };
 }
 
-export async function authorizeMachine(store: Store, authorizer: Authorizer, md: Metadata, partId: string): Promise<{ part: PartRow; principal: Principal }> {
+/**
+ * `write`: the call writes the part's log lines or status (see the rules above). `speaksForPart` says
+ * whether the caller may write them, so that only such calls mark the part as seen.
+ */
+export async function authorizeMachine(
+  store: Store,
+  authorizer: Authorizer,
+  md: Metadata,
+  partId: string,
+  access: 'read' | 'write' = 'read',
+): Promise<{ part: PartRow; principal: Principal; speaksForPart: boolean }> {
   const principal = await authorizer.authenticate(md);
   const part = await findPart(store, partId);
   if (principal.kind === 'part') {
     if (principal.partId !== part.id)
       throw permissionDenied(`${describePrincipal(principal)} may only use the machine API for itself, not for part ${part.id}`);
-  } else {
-    authorizer.check(principal, placeOf(part));
+    return { part, principal, speaksForPart: true };
   }
-  return { part, principal };
+  authorizer.check(principal, placeOf(part));
+  const speaksForPart = principal.role === 'owner' || (principal.scope.type === 'machine' && principal.scope.id === part.machineId);
+  if (access === 'write' && !speaksForPart) {
+    throw permissionDenied(
+      `${describePrincipal(principal)} may not write the log lines or status of part ${part.id}: only the part itself, a key scoped to its machine, or an owner key may`,
+    );
+  }
+  return { part, principal, speaksForPart };
 }

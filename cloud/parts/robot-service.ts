@@ -31,9 +31,10 @@ async function configOf(store: Store, partId: string): Promise<ConfigResponse> {
 const LEVELS: readonly string[] = LEVEL_NAMES;
 
 export function addRobotService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
-  const machine = async (md: Metadata, partId: string) => {
-    const { part } = await authorizeMachine(store, authorizer, md, partId);
-    status.touch(part.id);
+  const machine = async (md: Metadata, partId: string, access: 'read' | 'write' = 'read') => {
+    const { part, speaksForPart } = await authorizeMachine(store, authorizer, md, partId, access);
+    // Only the machine's own calls say it is online; a user reading its config does not.
+    if (speaksForPart) status.touch(part.id);
     return part;
   };
   server.addService(RobotServiceService, {
@@ -71,7 +72,7 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
       });
     }),
     log: unary(async (req: LogRequest, md: Metadata) => {
-      const part = await machine(md, req.id);
+      const part = await machine(md, req.id, 'write');
       if (req.logs.length > MAX_LOG_BATCH) throw invalidArgument(`logs: at most ${MAX_LOG_BATCH} entries per call, got ${req.logs.length}`);
       const entries: StoredLogEntry[] = req.logs.map((e, i) => {
         if (!e.time) throw invalidArgument(`logs[${i}].time is required`);
@@ -83,7 +84,7 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
       return {};
     }),
     reportStatus: unary(async (req: ReportStatusRequest, md: Metadata) => {
-      const part = await machine(md, req.id);
+      const part = await machine(md, req.id, 'write');
       await status.report(part.id, req);
       return {};
     }),

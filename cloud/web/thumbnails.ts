@@ -7,6 +7,7 @@ import { decode as decodePng } from 'fast-png';
 import { decode as decodeJpeg, encode as encodeJpeg } from 'jpeg-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toStatusError } from '../../core/shared/status-error.js';
+import { badPercentEncoding, decodePath } from '../../core/shared/web/static-files.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { BinaryDataStore } from '../data/binary-data.js';
 import type { Store } from '../store/store.js';
@@ -218,7 +219,11 @@ export class ThumbnailRoute {
       fail(405, `${req.method}: thumbnails are read with GET`);
       return true;
     }
-    const id = decodeURIComponent(url.pathname.slice(THUMBNAIL_PATH.length));
+    const id = decodePath(url.pathname.slice(THUMBNAIL_PATH.length));
+    if (id === undefined) {
+      badPercentEncoding(res, url.pathname);
+      return true;
+    }
     try {
       if (!id || id.includes('/')) throw new ThumbnailError(400, 'the path must be /thumbnails/<binary_data_id>');
       const size = thumbnailSize(url.searchParams);

@@ -2,10 +2,10 @@
 // (optionally) a CPU-profile endpoint. Plain HTTP/1.1; browsers reach it at http://host:port/. Shared by
 // platform-server's control page (core/web/) and platform-cloud's data browser.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
-import { basename, extname, join, resolve, sep } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrpcWebForwarder } from './grpc-web.js';
+import { serveFile } from './static-files.js';
 import { captureProfile, ProfileRequestError, profileSeconds } from './web-profile.js';
 
 /** A built page (`runtime`, `cloud`): dist/web/<page>, both when running from dist/ and from source (tests, tsx). */
@@ -23,17 +23,6 @@ export function webBindAddress(network: { bind_address: string; web_bind_address
   return `${network.bind_address.slice(0, colon)}:${port === 0 || port === 65535 ? 0 : port + 1}`;
 }
 
-const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.map': 'application/json',
-  '.ico': 'image/x-icon',
-};
-
 export interface WebServerOptions {
   bindAddress: string;
   /** Where the page's files are: -shareddir, or the built-in ones. */
@@ -49,24 +38,6 @@ export interface WebServer {
   /** http://host:port/ actually bound. */
   url: string;
   stop(): Promise<void>;
-}
-
-async function serveFile(dir: string, pathname: string, res: ServerResponse): Promise<void> {
-  const root = resolve(dir);
-  const wanted = resolve(root, '.' + decodeURIComponent(pathname === '/' ? '/index.html' : pathname));
-  // Never outside the assets folder, whatever the path says.
-  if (wanted !== root && !wanted.startsWith(root + sep)) {
-    res.writeHead(403, { 'content-type': 'text/plain' }).end('outside the assets folder\n');
-    return;
-  }
-  const info = await stat(wanted).catch(() => undefined);
-  if (!info?.isFile()) {
-    const hint = pathname === '/' ? ` (the page is not built in ${root}: run npm run build, or give -shareddir)` : '';
-    res.writeHead(404, { 'content-type': 'text/plain' }).end(`${pathname}: not found${hint}\n`);
-    return;
-  }
-  res.writeHead(200, { 'content-type': TYPES[extname(wanted)] ?? 'application/octet-stream', 'content-length': info.size, 'cache-control': 'no-cache' });
-  res.end(await readFile(wanted));
 }
 
 async function serveProfile(url: URL, res: ServerResponse): Promise<void> {
