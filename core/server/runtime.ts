@@ -211,13 +211,19 @@ export class Runtime {
     };
   }
 
-  /** SaveConfig: only a machine run from a local file saves here; the file watcher then reloads as for any save. */
-  private saveConfig(text: string): Promise<pb.SaveConfigResponse> {
+  /**
+   * SaveConfig: only a machine run from a local file saves here. A saved config is reloaded at once (the
+   * file watcher sees the save too, and a reload of an unchanged file changes nothing): an acknowledged
+   * save never waits on the watcher.
+   */
+  private async saveConfig(text: string): Promise<pb.SaveConfigResponse> {
     const origin = this.file.origin();
     if (origin.source !== 'file')
       throw new StatusError(status.FAILED_PRECONDITION, `config_json: cannot be saved on this machine: ${origin.editHint ?? origin.source}`);
     if (this.stopping) throw new StatusError(status.UNAVAILABLE, 'the runtime is shutting down');
-    return saveConfigFile(origin.path, text, this.loaded?.raw);
+    const saved = await saveConfigFile(origin.path, text, this.loaded?.raw);
+    if (saved.saved) void this.reload();
+    return saved;
   }
 
   private reloading: Promise<void> = Promise.resolve();
