@@ -9,6 +9,7 @@ import { BackendError, closeSignal, createScramSha256Data, verifyScramSha256Pass
 import { fromNodeSocket } from 'pg-gateway/node';
 import type { Logger } from 'pino';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
+import { ConnectionSlots, isRefusal } from './connection-slots.js';
 import type { DatabaseUsers } from './database-users.js';
 import { PgSession, type SinkRelation } from './pg-session.js';
 import { backendKeyData, errorResponse, readyForQuery } from './wire-messages.js';
@@ -29,11 +30,22 @@ export interface PgLimits {
   idleTimeoutMs: number;
   /** More open connections than this are refused with 53300. */
   maxConnections: number;
+  /** More connections from one address that have not logged in yet are refused with 53300. */
+  maxStartupsPerAddress: number;
+  /** More logged-in sessions of one organisation are refused with 53300 (keep it under maxConnections). */
+  maxSessionsPerOrganization: number;
   /** A frontend message larger than this closes the connection (54000). */
   maxMessageBytes: number;
 }
 
-export const DEFAULT_PG_LIMITS: PgLimits = { handshakeTimeoutMs: 10_000, idleTimeoutMs: 600_000, maxConnections: 200, maxMessageBytes: 1024 * 1024 };
+export const DEFAULT_PG_LIMITS: PgLimits = {
+  handshakeTimeoutMs: 10_000,
+  idleTimeoutMs: 600_000,
+  maxConnections: 200,
+  maxStartupsPerAddress: 20,
+  maxSessionsPerOrganization: 50,
+  maxMessageBytes: 1024 * 1024,
+};
 
 /** The limits from the environment of `platform-cloud serve` (see README.md beside this file). */
 export function pgLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): PgLimits {
@@ -48,6 +60,8 @@ export function pgLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): PgLimits 
     handshakeTimeoutMs: num('PLATFORM_QUERY_PG_HANDSHAKE_TIMEOUT_MS', DEFAULT_PG_LIMITS.handshakeTimeoutMs, 100),
     idleTimeoutMs: num('PLATFORM_QUERY_PG_IDLE_TIMEOUT_MS', DEFAULT_PG_LIMITS.idleTimeoutMs, 100),
     maxConnections: num('PLATFORM_QUERY_PG_MAX_CONNECTIONS', DEFAULT_PG_LIMITS.maxConnections, 1),
+    maxStartupsPerAddress: num('PLATFORM_QUERY_PG_MAX_STARTUPS_PER_ADDRESS', DEFAULT_PG_LIMITS.maxStartupsPerAddress, 1),
+    maxSessionsPerOrganization: num('PLATFORM_QUERY_PG_MAX_SESSIONS_PER_ORG', DEFAULT_PG_LIMITS.maxSessionsPerOrganization, 1),
     maxMessageBytes: num('PLATFORM_QUERY_PG_MAX_MESSAGE_BYTES', DEFAULT_PG_LIMITS.maxMessageBytes, 1024),
   };
 }
@@ -81,9 +95,12 @@ export class PgEndpoint {
   private readonly sessions = new Map<number, { secret: number; session: PgSession }>();
   private decoy?: ScramSha256Data;
   readonly limits: PgLimits;
+  /** The connection counts: in total, per address before login, per organisation after (connection-slots.ts). */
+  readonly slots: ConnectionSlots;
 
   constructor(private readonly options: PgEndpointOptions) {
     this.limits = { ...pgLimitsFromEnv(), ...options.limits };
+    this.slots = new ConnectionSlots(this.limits);
   }
 
   /** Listens; a busy port falls back to one the OS picks, so the cloud still starts (the URI tells the port). */
@@ -131,15 +148,14 @@ export class PgEndpoint {
     // Replies go out as several small writes (BindComplete, DataRow, CommandComplete, ReadyForQuery);
     // with Nagle on, the client's delayed ACK adds about 40 ms to every round trip.
     socket.setNoDelay(true);
-    if (this.sockets.size >= this.limits.maxConnections) {
+    const slot = this.slots.accept(socket.remoteAddress ?? 'unknown');
+    if (isRefusal(slot)) {
       // Destroyed once the error is flushed: a socket nobody reads would never see the client's FIN.
-      socket.end(errorResponse('53300', `sorry, too many clients already (the ${this.limits.maxConnections}-connection limit)`, 'FATAL'), () =>
-        socket.destroy(),
-      );
+      socket.end(errorResponse(slot.code, slot.message, 'FATAL'), () => socket.destroy());
       return;
     }
     this.sockets.add(socket);
-    const address = socket.remoteAddress ?? 'unknown';
+    const address = slot.address;
     const { users, sandbox, loginGate } = this.options;
     const limits = this.limits;
     let organizationId: string | undefined;
@@ -168,6 +184,7 @@ export class PgEndpoint {
     socket.on('close', () => {
       clearTimeout(handshakeTimer);
       clearTimeout(idleTimer);
+      slot.release();
       this.sockets.delete(socket);
       if (pid) this.sessions.delete(pid);
       void session?.close();
@@ -227,6 +244,15 @@ export class PgEndpoint {
         // full ParameterStatus set and BackendKeyData before the first ReadyForQuery, so that step is ours.
         const conn = connection as unknown as GatewayConnection;
         conn.completeAuthentication = async function* () {
+          // The organisation's session limit, checked once the password has proven which organisation it is.
+          const refused = slot.loggedIn(organizationId!, username);
+          if (refused) {
+            endpoint.options.logger?.warn(
+              { organizationId, limit: endpoint.limits.maxSessionsPerOrganization },
+              'PostgreSQL session refused: organisation at its limit',
+            );
+            throw BackendError.create({ severity: 'FATAL', code: refused.code, message: refused.message });
+          }
           conn.isAuthenticated = true;
           clearTimeout(handshakeTimer);
           yield authenticationOk();

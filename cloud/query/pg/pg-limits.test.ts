@@ -43,7 +43,7 @@ test('connections over the cap are refused with 53300 naming the limit', async (
   try {
     const r = await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1');
     t.false(r.ok);
-    t.regex(r.out, /too many clients already \(the 2-connection limit\)/);
+    t.regex(r.out, /too many clients already \(the 2-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS\)/);
   } finally {
     for (const s of held) s.destroy();
     await te.close();

@@ -1,0 +1,112 @@
+// Who may hold the PostgreSQL endpoint's connections. The endpoint has one global cap, and before this
+// module one tenant could take all of it: 500 sockets that never finish the start-up message, or one
+// organisation's idle sessions, refused every other organisation's psql (issue 27, finding 6). So a
+// connection is counted twice over its life:
+// - until it has logged in, against its source address (a client that has not proven who it is can only
+//   be told apart by where it comes from), bounded by `maxStartupsPerAddress`; the handshake timer in
+//   pg-endpoint.ts closes it if it never logs in;
+// - once logged in, against its organisation, bounded by `maxSessionsPerOrganization`, which is set
+//   below the global cap so that one organisation's sessions leave room for the others.
+// Every refusal is SQLSTATE 53300 (too_many_connections), as PostgreSQL refuses past max_connections or
+// a role's connection limit, and names the limit and the variable that sets it.
+import { sourceAddress } from '../../auth/login-backoff.js';
+
+export interface ConnectionSlotLimits {
+  /** Open connections in total, logged in or not. */
+  maxConnections: number;
+  /** Connections from one source address that have not logged in yet. */
+  maxStartupsPerAddress: number;
+  /** Logged-in sessions of one organisation. */
+  maxSessionsPerOrganization: number;
+}
+
+/** A refusal: the connection gets a FATAL ErrorResponse with this SQLSTATE and message, then is closed. */
+export interface SlotRefusal {
+  code: '53300';
+  message: string;
+}
+
+/** One accepted connection's place in the counts; `release` when the connection closes (more calls are harmless). */
+export interface ConnectionSlot {
+  readonly address: string;
+  /** Moves the connection from its address's start-up count to its organisation's session count, or refuses. */
+  loggedIn(organizationId: string, username: string): SlotRefusal | undefined;
+  release(): void;
+}
+
+export class ConnectionSlots {
+  private open = 0;
+  private readonly startups = new Map<string, number>();
+  private readonly sessions = new Map<string, number>();
+
+  constructor(private readonly limits: ConnectionSlotLimits) {}
+
+  /** Connections open now (for tests and monitoring). */
+  get size(): number {
+    return this.open;
+  }
+
+  /** Connections from `address` that have not logged in yet. */
+  startupsFrom(address: string): number {
+    return this.startups.get(sourceAddress(address)) ?? 0;
+  }
+
+  /** Logged-in sessions of `organizationId`. */
+  sessionsOf(organizationId: string): number {
+    return this.sessions.get(organizationId) ?? 0;
+  }
+
+  /** Takes a slot for a new connection from `remoteAddress`, or says why it is refused. */
+  accept(remoteAddress: string): ConnectionSlot | SlotRefusal {
+    const { maxConnections, maxStartupsPerAddress, maxSessionsPerOrganization } = this.limits;
+    if (this.open >= maxConnections) {
+      return refusal(`sorry, too many clients already (the ${maxConnections}-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS)`);
+    }
+    const address = sourceAddress(remoteAddress);
+    const starting = this.startups.get(address) ?? 0;
+    if (starting >= maxStartupsPerAddress) {
+      return refusal(
+        `too many connections from ${address} that have not logged in yet (the ${maxStartupsPerAddress}-connection limit per address, PLATFORM_QUERY_PG_MAX_STARTUPS_PER_ADDRESS)`,
+      );
+    }
+    this.open++;
+    this.startups.set(address, starting + 1);
+    let state: 'starting' | 'session' | 'released' = 'starting';
+    let organization = '';
+    const leaveStartup = () => decrement(this.startups, address);
+    return {
+      address,
+      loggedIn: (organizationId, username) => {
+        if (state !== 'starting') return undefined;
+        const current = this.sessions.get(organizationId) ?? 0;
+        if (current >= maxSessionsPerOrganization) {
+          return refusal(
+            `too many connections for role "${username}" (the ${maxSessionsPerOrganization}-session limit per organization, PLATFORM_QUERY_PG_MAX_SESSIONS_PER_ORG)`,
+          );
+        }
+        leaveStartup();
+        this.sessions.set(organizationId, current + 1);
+        organization = organizationId;
+        state = 'session';
+        return undefined;
+      },
+      release: () => {
+        if (state === 'released') return;
+        if (state === 'starting') leaveStartup();
+        else decrement(this.sessions, organization);
+        state = 'released';
+        this.open--;
+      },
+    };
+  }
+}
+
+export const isRefusal = (r: ConnectionSlot | SlotRefusal): r is SlotRefusal => 'code' in r;
+
+const refusal = (message: string): SlotRefusal => ({ code: '53300', message });
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const n = (counts.get(key) ?? 0) - 1;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
