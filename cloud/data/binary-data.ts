@@ -9,6 +9,7 @@ import { datasetIdsOfTags, missingDatasets } from '../dataset/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';
+import { checkListSize } from './list-limit.js';
 import { readPage } from './page-query.js';
 import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, type Page } from './rows.js';
 
@@ -29,6 +30,7 @@ export function idsOf(strings: string[], objects: BinaryID[] = [], field = 'bina
 
 export function checkTagList(tags: string[]): string[] {
   if (tags.length === 0) throw invalidArgument('tags must list at least one tag');
+  checkListSize('tags', tags);
   tags.forEach((tag, i) => {
     if (!tag || tag.trim() === '') throw invalidArgument(`tags[${i}] must be a non-empty string`);
   });

@@ -1,10 +1,13 @@
 // Turns a data Filter plus the caller's scope into a SQL WHERE clause over tabular_data or binary_data.
 // Fields combine with AND; the tags of a tags filter and the bbox labels match with OR (FACTS.md).
+// Every list of the filter is bounded (list-limit.ts) and passed as one list parameter, so neither the
+// SQL text nor the parameter list grows with it.
 import { listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { internalTag } from '../store/schema.js';
+import { checkListSize } from './list-limit.js';
 
 export type DataKind = 'tabular' | 'binary';
 
@@ -25,7 +28,8 @@ export function inList(column: string, ids: readonly string[]): Where {
   return { sql: `${column} IN (SELECT unnest(CAST(? AS VARCHAR[])))`, params: [listValue([...ids])] };
 }
 
-const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+/** A list of strings as one parameter: no placeholder (or argument) per item, however many there are. */
+const stringList = (items: readonly string[]): DuckDBValue => listValue([...items]);
 
 /** Restricts rows to what the key may see: its organization, and its location or machine. */
 export function scopeWhere(principal: KeyPrincipal, alias = ''): Where {
@@ -61,6 +65,11 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
   if (!options.includeInternal) add('NOT internal');
   if (!filter) return { sql: clauses.join(' AND '), params };
 
+  checkListSize('filter.organization_ids', filter.organizationIds);
+  checkListSize('filter.location_ids', filter.locationIds);
+  checkListSize('filter.mime_type', filter.mimeType);
+  checkListSize('filter.bbox_labels', filter.bboxLabels);
+  if (filter.tagsFilter) checkListSize('filter.tags_filter.tags', filter.tagsFilter.tags);
   for (const org of filter.organizationIds) {
     if (org !== principal.organizationId) {
       throw permissionDenied(`filter.organization_ids names organization ${org}, which API key ${principal.keyId} does not belong to`);
@@ -76,7 +85,7 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     ['part_id', filter.partId],
   ];
   for (const [column, value] of equal) if (value) add(`${column} = ?`, value);
-  if (filter.locationIds.length > 0) add(`location_id IN (${placeholders(filter.locationIds.length)})`, ...filter.locationIds);
+  if (filter.locationIds.length > 0) add('list_contains(CAST(? AS VARCHAR[]), location_id)', stringList(filter.locationIds));
 
   const { start, end } = filter.interval ?? {};
   if (start && end && start.getTime() > end.getTime()) throw invalidArgument('filter.interval.start must not be after filter.interval.end');
@@ -89,7 +98,7 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     switch (tags.type) {
       case TagsFilterType.TAGS_FILTER_TYPE_UNSPECIFIED:
       case TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR:
-        if (tags.tags.length > 0) add(`list_has_any(tags, [${placeholders(tags.tags.length)}])`, ...tags.tags);
+        if (tags.tags.length > 0) add('list_has_any(tags, CAST(? AS VARCHAR[]))', stringList(tags.tags));
         else if (tags.type === TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR) {
           throw invalidArgument('filter.tags_filter.tags must list at least one tag for TAGS_FILTER_TYPE_MATCH_BY_OR');
         }
@@ -112,9 +121,9 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     if (filter.bboxLabels.length > 0) throw invalidArgument('filter.bbox_labels applies to binary data only, not tabular data');
     if (filter.datasetId) throw invalidArgument('filter.dataset_id applies to binary data only, not tabular data');
   } else {
-    if (filter.mimeType.length > 0) add(`mime_type IN (${placeholders(filter.mimeType.length)})`, ...filter.mimeType);
+    if (filter.mimeType.length > 0) add('list_contains(CAST(? AS VARCHAR[]), mime_type)', stringList(filter.mimeType));
     if (filter.bboxLabels.length > 0) {
-      add(`binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE label IN (${placeholders(filter.bboxLabels.length)}))`, ...filter.bboxLabels);
+      add('binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE list_contains(CAST(? AS VARCHAR[]), label))', stringList(filter.bboxLabels));
     }
     if (filter.datasetId) add('list_contains(dataset_ids, ?)', filter.datasetId);
   }

@@ -54,10 +54,14 @@ function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** The whole token is checked here, ranges too: a forged one is INVALID_ARGUMENT, never INTERNAL. */
 function decodeCursor(token: string): Cursor {
   try {
-    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Cursor;
-    if (typeof c.t === 'number' && typeof c.s === 'string' && /^\d+$/.test(c.s)) return c;
+    const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Partial<Cursor> | null;
+    if (c !== null && typeof c === 'object' && Number.isSafeInteger(c.t) && typeof c.s === 'string' && /^\d{1,19}$/.test(c.s) && BigInt(c.s) <= INT64_MAX)
+      return c as Cursor;
   } catch {
     // reported below
   }
