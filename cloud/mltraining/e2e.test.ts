@@ -3,15 +3,11 @@
 // run a custom script job, cancel a running job, delete a completed job, survive restarts and a crash.
 import { Metadata, status } from '@grpc/grpc-js';
 import test from 'ava';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { MLTrainingClient, ModelFramework, ModelType, TrainingStatus } from '../client/ml-training-client.js';
 import { centroidTraining } from './testing/centroid-script.js';
 import { cloudFixture, type CloudFixture } from './testing/training-fixture.js';
 import { detectionRecall, multiLabelExactMatch, runOnnx, singleLabelAccuracy } from './testing/onnx-check.js';
-import { isRunning } from './testing/processes.js';
+import { isRunning, jobProcesses } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, stubbornScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
@@ -24,11 +20,9 @@ process.env.PLATFORM_TRAINING_THREADS = '1';
 const labels = ['blue', 'green', 'red'];
 let fx: CloudFixture;
 let datasetId: string;
-let scratch: string;
 
 test.before(async () => {
   fx = await cloudFixture();
-  scratch = await mkdtemp(join(tmpdir(), 'mltraining-e2e-'));
   ({ datasetId } = await fx.uploadDataset('shapes', shapeImages(150, { maxObjects: 2, seed: 7 })));
 });
 
@@ -175,10 +169,8 @@ test.serial('cancel, delete, list filters and the errors of the job API', async 
   // This one survives SIGTERM until the SIGKILL 5 s later, so CANCELING is there to be seen.
   const stubborn = await scriptPackage({ 'stubborn.sh': { content: stubbornScript, mode: 0o755 } });
   await fx.training.uploadTrainingScript(fx.orgId, 'stubborn', '1', 'stubborn.sh', stubborn);
-  const pidFile = join(scratch, 'cancel.pid');
-  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'stubborn', '1', 'blocked', 'v1', { pid_file: pidFile });
-  await waitFor('the blocker to start', () => existsSync(pidFile));
-  const child = Number(await readFile(pidFile, 'utf8'));
+  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'stubborn', '1', 'blocked', 'v1');
+  const child = await waitFor('the blocker to start', () => jobProcesses(id, 'sleep')[0]);
   t.is((await fx.training.getTrainingJob(id)).status, TrainingStatus.TRAINING_STATUS_IN_PROGRESS);
   t.is(codeOf(await t.throwsAsync(fx.training.deleteCompletedTrainingJob(id))), status.FAILED_PRECONDITION);
   t.deepEqual(
@@ -218,10 +210,8 @@ test.serial('jobs survive a restart; a job running when the cloud is killed beco
   );
   t.is((await fx.training.downloadModelArtefact(fx.orgId, 'colours', 'v1', 'labels.txt')).toString(), 'blue\ngreen\nred\n');
 
-  const pidFile = join(scratch, 'crash.pid');
-  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'blocker', '1', 'blocked', 'v2', { pid_file: pidFile });
-  await waitFor('the blocker to start', () => existsSync(pidFile));
-  const child = Number(await readFile(pidFile, 'utf8'));
+  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'blocker', '1', 'blocked', 'v2');
+  const child = await waitFor('the blocker to start', () => jobProcesses(id, 'sleep')[0]);
   await fx.restart('kill9');
   const job = await fx.training.getTrainingJob(id);
   t.is(job.status, TrainingStatus.TRAINING_STATUS_FAILED);

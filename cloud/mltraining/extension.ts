@@ -8,6 +8,14 @@
 //   PLATFORM_TRAINING_CUSTOM_CPU_S     CPU-time limit of a custom job (default none)
 //   PLATFORM_TRAINING_CUSTOM_MEMORY_MB address-space limit of a custom job (default 8192)
 //   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default: chosen from the dataset's size)
+//   PLATFORM_TRAINING_MEMORY_MB        address-space limit of a built-in job (default 16384)
+// Confinement (trainer-sandbox.ts, README "Confinement"):
+//   PLATFORM_TRAINING_BWRAP            path of bubblewrap (default /usr/bin/bwrap)
+//   PLATFORM_TRAINING_UNCONFINED       1: built-in jobs run unconfined when bubblewrap is unavailable (custom: never)
+//   PLATFORM_TRAINING_PROCESSES        processes and threads per trainer, RLIMIT_NPROC (default 512)
+//   PLATFORM_TRAINING_FILE_MB          largest file a trainer may write, RLIMIT_FSIZE (default 4096)
+//   PLATFORM_TRAINING_TMP_MB           size of a trainer's private /tmp, a tmpfs (default 256)
+//   PLATFORM_TRAINING_SANDBOX_DIR      job folders when the cloud runs as root (default <tmp>/platform-training-<hash>)
 import { join } from 'node:path';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
@@ -31,7 +39,10 @@ export function createMlTrainingExtension(): CloudExtension {
         concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', 1, 1)!),
         python: process.env.PLATFORM_TRAINING_PYTHON || undefined,
         trainerThreads: process.env.PLATFORM_TRAINING_THREADS ? Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 1, 1)!) : undefined,
-        builtinLimits: { wallSeconds: envNumber('PLATFORM_TRAINING_TIMEOUT_S', 21_600, 1) },
+        builtinLimits: {
+          wallSeconds: envNumber('PLATFORM_TRAINING_TIMEOUT_S', 21_600, 1),
+          memoryBytes: envNumber('PLATFORM_TRAINING_MEMORY_MB', 16_384, 64) * 2 ** 20,
+        },
         customLimits: {
           wallSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_TIMEOUT_S', 7_200, 1),
           cpuSeconds: envNumber('PLATFORM_TRAINING_CUSTOM_CPU_S', undefined, 1),
@@ -39,6 +50,14 @@ export function createMlTrainingExtension(): CloudExtension {
         },
         // Unset, the trainer chooses epochs from the dataset's size (see TRAINING-DEFAULTS.md).
         builtinDefaults: process.env.PLATFORM_TRAINING_EPOCHS ? { epochs: String(Math.floor(envNumber('PLATFORM_TRAINING_EPOCHS', 20, 1)!)) } : {},
+        sandbox: {
+          bwrapPath: process.env.PLATFORM_TRAINING_BWRAP || undefined,
+          processes: Math.floor(envNumber('PLATFORM_TRAINING_PROCESSES', 512, 16)),
+          fileSizeBytes: envNumber('PLATFORM_TRAINING_FILE_MB', 4096, 1) * 2 ** 20,
+          tmpBytes: envNumber('PLATFORM_TRAINING_TMP_MB', 256, 1) * 2 ** 20,
+          rootJobsFolder: process.env.PLATFORM_TRAINING_SANDBOX_DIR || undefined,
+        },
+        allowUnconfinedBuiltins: process.env.PLATFORM_TRAINING_UNCONFINED === '1',
         logger: ctx.logger.child({ extension: 'mltraining' }),
       });
       await training.start();

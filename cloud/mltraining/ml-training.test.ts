@@ -1,12 +1,11 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MLTraining, type MLTrainingOptions } from './ml-training.js';
 import { MemoryDataSource } from './testing/memory-data-source.js';
-import { isRunning } from './testing/processes.js';
+import { isRunning, jobProcesses } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, failingScript, lazyScript, writerScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
@@ -87,11 +86,10 @@ test('a reused model_version for the same model gives ALREADY_EXISTS; another mo
 });
 
 test('cancel kills the whole process tree: CANCELING, then CANCELED', async (t) => {
-  const { training, datasetId, upload, root } = await setup(t);
+  const { training, datasetId, upload } = await setup(t);
   await upload('blocker', blockerScript);
-  const pidFile = join(root, 'grandchild.pid');
-  const id = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile }));
-  const grandchild = Number(await waitFor('the script to start its child', async () => existsSync(pidFile) && readFile(pidFile, 'utf8')));
+  const id = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
+  const grandchild = await waitFor('the script to start its child', () => jobProcesses(id, 'sleep')[0]);
   const trainer = training.getTrainingJob(id).pid!;
   t.true(isRunning(grandchild));
   await training.cancelTrainingJob(id);
@@ -106,14 +104,13 @@ test('cancel kills the whole process tree: CANCELING, then CANCELED', async (t) 
 });
 
 test('the queue respects its concurrency; a pending job cancels at once', async (t) => {
-  const { training, datasetId, upload, root } = await setup(t, { concurrency: 1 });
+  const { training, datasetId, upload } = await setup(t, { concurrency: 1 });
   await upload('blocker', blockerScript);
   await upload('writer', writerScript);
-  const pidFile = join(root, 'pid');
-  const first = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile }));
+  const first = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
   const second = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2'));
   const third = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v3'));
-  await waitFor('the first job to run', () => existsSync(pidFile));
+  await waitFor('the first job to run', () => jobProcesses(first, 'sleep').length > 0);
   t.is(training.getTrainingJob(second).status, 'PENDING');
   t.deepEqual(
     training.listTrainingJobs(org, 'PENDING').map((j) => j.id),
@@ -139,12 +136,11 @@ test('cancel and get of an unknown id give NOT_FOUND', async (t) => {
 });
 
 test('only finished jobs can be deleted; a deleted job is gone but its model stays', async (t) => {
-  const { training, datasetId, upload, root } = await setup(t);
+  const { training, datasetId, upload } = await setup(t);
   await upload('blocker', blockerScript);
   await upload('writer', writerScript);
-  const pidFile = join(root, 'pid');
-  const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile }));
-  await waitFor('the job to run', () => existsSync(pidFile));
+  const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
+  await waitFor('the job to run', () => jobProcesses(running, 'sleep').length > 0);
   const err = await t.throwsAsync(training.deleteCompletedTrainingJob(running));
   t.is((err as { code?: number }).code, status.FAILED_PRECONDITION);
   t.regex((err as Error).message, /IN_PROGRESS/);
@@ -177,13 +173,12 @@ test('a failing script fails its job with the reason from stderr; one writing no
 });
 
 test('a script past its wall-clock limit is stopped and fails with DEADLINE_EXCEEDED', async (t) => {
-  const { training, datasetId, upload, root } = await setup(t, { customLimits: { wallSeconds: 1 } });
+  const { training, datasetId, upload } = await setup(t, { customLimits: { wallSeconds: 1 } });
   await upload('blocker', blockerScript);
-  const pidFile = join(root, 'pid');
-  const job = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile })));
+  const job = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1')));
   t.is(job.status, 'FAILED');
   t.is(job.errorStatus?.code, status.DEADLINE_EXCEEDED);
-  t.false(isRunning(Number(await readFile(pidFile, 'utf8'))));
+  t.deepEqual(jobProcesses(job.id), []);
 });
 
 test('a script past its memory limit fails with RESOURCE_EXHAUSTED', async (t) => {
@@ -250,12 +245,11 @@ test('a stop fails the running job with the reason and keeps pending ones for th
   const { training, datasetId, upload, root, source } = await setup(t, { concurrency: 1 });
   await upload('blocker', blockerScript);
   await upload('writer', writerScript);
-  const pidFile = join(root, 'pid');
-  const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1', { pid_file: pidFile }));
+  const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
   const pending = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2'));
-  await waitFor('the first job to run', () => existsSync(pidFile));
+  const sleeper = await waitFor('the first job to run', () => jobProcesses(running, 'sleep')[0]);
   await training.stop();
-  t.false(isRunning(Number(await readFile(pidFile, 'utf8'))));
+  t.false(isRunning(sleeper));
 
   const next = new MLTraining({ root, dataSource: source, killGraceMs: 500 });
   await next.start();

@@ -15,6 +15,7 @@ import { checkBuiltinArguments, checkCustomArguments } from './training-argument
 import { TrainingQueue } from './training-queue.js';
 import { TrainingRun, type TrainingRunContext } from './training-run.js';
 import type { ProcessLimits } from './trainer-process.js';
+import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './trainer-sandbox.js';
 import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
 
 export interface MLTrainingOptions {
@@ -30,6 +31,13 @@ export interface MLTrainingOptions {
   /** PyTorch threads per built-in job. Default: the CPU count divided by the concurrency (at least 1). */
   trainerThreads?: number;
   killGraceMs?: number;
+  /** Trainer confinement with bubblewrap (trainer-sandbox.ts); every trainer runs in it. */
+  sandbox?: SandboxSettings;
+  /**
+   * When bubblewrap cannot be used: run built-in trainers unconfined instead of refusing them
+   * (PLATFORM_TRAINING_UNCONFINED=1). Custom scripts are refused all the same.
+   */
+  allowUnconfinedBuiltins?: boolean;
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
@@ -73,6 +81,7 @@ export class MLTraining {
   private readonly runs = new Map<string, TrainingRun>();
   private readonly queue: TrainingQueue;
   private readonly ctx: TrainingRunContext;
+  private readonly bubblewrap: BubblewrapConfinement;
   private started = false;
 
   constructor(private readonly options: MLTrainingOptions) {
@@ -94,7 +103,30 @@ export class MLTraining {
       // down several times over.
       trainerThreads: options.trainerThreads ?? Math.max(1, Math.floor(availableParallelism() / (options.concurrency ?? 1))),
       killGraceMs: options.killGraceMs ?? 5_000,
+      confinement: { unconfinedReason: 'the training service is starting; try again' },
     };
+    this.bubblewrap = new BubblewrapConfinement(options.sandbox ?? {}, this.ctx.workRoot);
+  }
+
+  /** Checks that trainers can be confined here, and decides what runs when they cannot. */
+  private async chooseConfinement(): Promise<void> {
+    const problem = await this.bubblewrap.probe(this.ctx.python);
+    if (!problem) {
+      this.ctx.confinement = { custom: this.bubblewrap, builtin: this.bubblewrap, unconfinedReason: '' };
+      return;
+    }
+    const builtin = this.options.allowUnconfinedBuiltins ? new NoConfinement() : undefined;
+    this.ctx.confinement = {
+      builtin,
+      unconfinedReason:
+        `training needs confinement (bubblewrap) and it is unavailable here: ${problem}. Training scripts are never run unconfined` +
+        (builtin ? '' : '; built-in training runs unconfined only when the operator sets PLATFORM_TRAINING_UNCONFINED=1'),
+    };
+    this.options.logger?.warn({ problem, builtinUnconfined: Boolean(builtin) }, 'training confinement unavailable: custom training jobs are refused');
+  }
+
+  private requireConfinement(custom: boolean): void {
+    if (!(custom ? this.ctx.confinement.custom : this.ctx.confinement.builtin)) throw failedPrecondition(this.ctx.confinement.unconfinedReason);
   }
 
   /** Loads jobs and models; fails jobs that were running when the cloud stopped, requeues pending ones. */
@@ -106,6 +138,8 @@ export class MLTraining {
       if (job.status === 'IN_PROGRESS' || job.status === 'CANCELING') await this.recoverInterrupted(job);
     }
     await rm(this.ctx.workRoot, { recursive: true, force: true });
+    await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
+    await this.chooseConfinement();
     this.started = true;
     for (const job of this.jobs.values()) if (job.status === 'PENDING') this.queue.push(job.id);
   }
@@ -151,6 +185,7 @@ export class MLTraining {
     }
     checkBuiltinArguments(request.arguments ?? {});
     await this.checkCommon(request);
+    this.requireConfinement(false);
     return this.enqueue({
       ...request,
       tags: [...new Set(request.tags)],
@@ -166,6 +201,7 @@ export class MLTraining {
     if (!request.registryItemId) throw invalidArgument('registry_item_id is required');
     if (!request.registryItemVersion) throw invalidArgument('registry_item_version is required');
     await this.checkCommon(request);
+    this.requireConfinement(true);
     const script = await this.registry.get(request.organizationId, request.registryItemId, request.registryItemVersion);
     return this.enqueue({ ...request, tags: [], isCustomJob: true, modelType: script.modelType, modelFramework: script.modelFramework });
   }

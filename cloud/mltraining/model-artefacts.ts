@@ -2,9 +2,9 @@
 // files (model.onnx, labels.txt, metrics.json for built-in jobs; whatever a custom script wrote) and
 // manifest.json. An artefact outlives the job that made it: deleting a job keeps its model.
 import { randomUUID } from 'node:crypto';
-import { cp, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { notFound } from '../../core/shared/status-error.js';
+import { failedPrecondition, notFound } from '../../core/shared/status-error.js';
 import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
@@ -48,6 +48,25 @@ async function listFiles(folder: string, base = folder): Promise<ModelArtefactFi
   return found;
 }
 
+/**
+ * Copies only regular files and folders. The output folder was written by a (possibly hostile)
+ * trainer: a symbolic link in it would make the cloud, reading with its own rights, copy a file of the
+ * host (say <data-dir>/token-secret) into the artefact, and a FIFO would block the copy. Those are
+ * skipped, and returned so the run can log them.
+ */
+export async function copyRegularTree(from: string, to: string, skipped: string[] = [], base = from): Promise<string[]> {
+  if (!(await lstat(from)).isDirectory()) throw failedPrecondition('the model output folder was replaced by something that is not a folder');
+  await mkdir(to, { recursive: true });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const kind = await lstat(source);
+    if (kind.isDirectory()) await copyRegularTree(source, join(to, entry.name), skipped, base);
+    else if (kind.isFile()) await copyFile(source, join(to, entry.name));
+    else skipped.push(relative(base, source).split(sep).join('/'));
+  }
+  return skipped;
+}
+
 export class ModelArtefactStore {
   private readonly folder: string;
   private readonly artefacts = new Map<string, ModelArtefact>();
@@ -69,12 +88,12 @@ export class ModelArtefactStore {
   }
 
   /** Copies a trainer's output folder in as a new artefact (durable once this resolves). */
-  async add(outputFolder: string, meta: NewModelArtefact): Promise<ModelArtefact> {
+  async add(outputFolder: string, meta: NewModelArtefact, skipped: string[] = []): Promise<ModelArtefact> {
     const id = randomUUID();
     const staging = join(this.folder, '.staging', id);
     await mkdir(staging, { recursive: true });
     try {
-      await cp(outputFolder, join(staging, 'files'), { recursive: true, dereference: false, verbatimSymlinks: true });
+      await copyRegularTree(outputFolder, join(staging, 'files'), skipped);
       const files = (await listFiles(join(staging, 'files'))).sort((a, b) => a.name.localeCompare(b.name));
       const labelsText = await readFile(join(staging, 'files', 'labels.txt'), 'utf8').catch(() => '');
       const artefact: ModelArtefact = {

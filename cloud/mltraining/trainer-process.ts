@@ -3,6 +3,8 @@
 // group (SIGTERM, then SIGKILL after a grace period), so a script's own children go too. When the
 // leader exits, whatever it left in its group is killed as well.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import { isLevelName } from '../../core/shared/log-levels.js';
 
@@ -15,6 +17,16 @@ export interface ProcessLimits {
   memoryBytes?: number;
 }
 
+/** A command with its confinement applied (trainer-sandbox.ts): the command with the confinement already applied. */
+export interface ConfinedCommand {
+  command: string;
+  args: string[];
+  /** The complete environment of the started process (nothing is inherited). */
+  env: Record<string, string>;
+  uid?: number;
+  gid?: number;
+}
+
 export interface TrainerProcessSpec {
   command: string;
   args: string[];
@@ -23,6 +35,11 @@ export interface TrainerProcessSpec {
   limits: ProcessLimits;
   /** Time between SIGTERM and SIGKILL. Default 5 s. */
   killGraceMs?: number;
+  /**
+   * The command as a TrainerConfinement wrapped it (trainer-sandbox.ts): started exactly so, with its own
+   * complete environment and user; `command`, `args`, `env` and the rlimits above are then already in it.
+   */
+  confined?: ConfinedCommand;
 }
 
 export type TrainerEvent =
@@ -91,6 +108,10 @@ function limitedCommand(spec: TrainerProcessSpec): string[] {
   return ['-c', [...limits, 'exec "$@"'].join(' && '), 'trainer', spec.command, ...spec.args];
 }
 
+function signalNamed(number: number): NodeJS.Signals | undefined {
+  return (Object.entries(constants.signals) as [NodeJS.Signals, number][]).find(([, n]) => n === number)?.[0];
+}
+
 export class TrainerProcess {
   readonly done: Promise<TrainerOutcome>;
   private readonly child: ChildProcess;
@@ -103,9 +124,12 @@ export class TrainerProcess {
     onEvent: (event: TrainerEvent) => void,
   ) {
     const stderrTail: string[] = [];
-    this.child = spawn('/bin/sh', limitedCommand(spec), {
+    const confined = spec.confined;
+    this.child = spawn(confined ? confined.command : '/bin/sh', confined ? confined.args : limitedCommand(spec), {
       cwd: spec.cwd,
-      env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...spec.env },
+      env: confined ? confined.env : { ...process.env, PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...spec.env },
+      uid: confined?.uid,
+      gid: confined?.gid,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, which cancel and timeouts end as a whole
     });
@@ -126,6 +150,8 @@ export class TrainerProcess {
       this.child.once('close', (exitCode, signal) => {
         clearTimeout(this.wallTimer);
         clearTimeout(this.killTimer);
+        // bubblewrap reports a trainer killed by a signal as exit code 128 + the signal's number.
+        if (confined && signal === null && exitCode !== null && exitCode > 128) signal = signalNamed(exitCode - 128) ?? null;
         resolve({ ending: this.ending, exitCode, signal, stderrTail, spawnError });
       });
     });
@@ -143,8 +169,26 @@ export class TrainerProcess {
   private stop(ending: 'canceled' | 'timed-out'): void {
     if (this.child.exitCode !== null || this.child.signalCode !== null || this.killTimer) return;
     this.ending = ending;
-    this.killGroup('SIGTERM');
+    // bubblewrap dies at SIGTERM and takes the sandbox with it at once; the trainer's grace period
+    // comes from signalling everything in the group but bubblewrap itself.
+    if (this.spec.confined) this.signalGroupMembers('SIGTERM');
+    else this.killGroup('SIGTERM');
     this.killTimer = setTimeout(() => this.killGroup('SIGKILL'), this.spec.killGraceMs ?? 5_000);
+  }
+
+  /** Signals every process of the trainer's group except its leader (bwrap), from /proc. */
+  private signalGroupMembers(signal: NodeJS.Signals): void {
+    const leader = this.child.pid;
+    if (!leader) return;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry) || Number(entry) === leader) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === leader) process.kill(Number(entry), signal);
+      } catch {
+        // gone meanwhile
+      }
+    }
   }
 
   private killGroup(signal: NodeJS.Signals): void {

@@ -1,8 +1,8 @@
 // Runs one job from start to end: export the dataset, start the trainer (built-in PyTorch script or a
 // registry script), follow its events, collect the model it wrote, record the outcome.
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { mkdir, readdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { cp, mkdir, readdir, rm } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exportDataset } from './dataset-export.js';
 import type { TrainingDataSource } from './data-source.js';
@@ -11,9 +11,11 @@ import type { JobStore } from './job-store.js';
 import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
 import type { TrainingScriptRegistry } from './script-registry.js';
 import { TrainerProcess, type ProcessLimits, type TrainerProcessSpec, type TrainerEvent, type TrainerOutcome } from './trainer-process.js';
+import type { JobFolders, TrainerConfinement } from './trainer-sandbox.js';
 import type { ErrorStatus, TrainingJob, TrainingLogEntry } from './training-job.js';
 
-const builtinScript = join(dirname(fileURLToPath(import.meta.url)), 'python', 'train_builtin.py');
+// The built-in trainer's folder; it is copied into each job folder and run from there.
+const builtinFolder = join(dirname(fileURLToPath(import.meta.url)), 'python');
 
 export interface TrainingRunContext {
   workRoot: string;
@@ -28,6 +30,11 @@ export interface TrainingRunContext {
   builtinDefaults: Record<string, string>;
   trainerThreads: number;
   killGraceMs: number;
+  /**
+   * How trainers are confined: `custom` for registry scripts, `builtin` for the built-in trainer. Undefined
+   * when confinement is unavailable; such jobs fail with FAILED_PRECONDITION and `unconfinedReason`.
+   */
+  confinement: { custom?: TrainerConfinement; builtin?: TrainerConfinement; unconfinedReason: string };
 }
 
 /** Raised inside a run to fail the job with a given status. */
@@ -57,7 +64,7 @@ export class TrainingRun {
 
   async execute(): Promise<void> {
     const job = this.job;
-    const workDir = join(this.ctx.workRoot, job.id);
+    let folders: JobFolders | undefined;
     try {
       await this.update({ status: 'IN_PROGRESS', trainingStarted: new Date().toISOString() });
       await this.log(
@@ -66,11 +73,17 @@ export class TrainingRun {
           ? `starting custom training with ${job.registryItemId} version ${job.registryItemVersion}`
           : `starting built-in ${job.modelType} training on tags ${job.tags.join(', ')}`,
       );
+      const confinement = job.isCustomJob ? this.ctx.confinement.custom : this.ctx.confinement.builtin;
+      if (!confinement) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: this.ctx.confinement.unconfinedReason });
+      if (confinement.kind === 'none') await this.log('warn', 'the built-in trainer runs unconfined (PLATFORM_TRAINING_UNCONFINED=1)');
+      // Everything the trainer reads is staged into its job folder first: inside the sandbox it sees
+      // nothing else (no cloud to call back, no registry, no data directory).
+      folders = await confinement.folders(this.ctx.workRoot, job.id);
       const exported = await exportDataset(
         this.ctx.dataSource,
         job.organizationId,
         job.datasetId,
-        join(workDir, 'dataset'),
+        join(folders.work, 'dataset'),
         job.isCustomJob ? undefined : job.tags,
         this.abort.signal,
       );
@@ -83,64 +96,76 @@ export class TrainingRun {
         }`,
       );
       if (exported.images === 0) throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: `dataset ${job.datasetId} has no images` });
-      const output = join(workDir, 'output');
+      const output = join(folders.work, 'output');
       await mkdir(output, { recursive: true });
-      const outcome = await this.runTrainer(await this.command(exported.datasetFile, output, workDir));
+      const spec = await this.command(folders, relative(folders.work, exported.datasetFile));
+      await confinement.handOver(folders);
+      const outcome = await this.runTrainer({ ...spec, confined: confinement.wrap(spec.command, spec.args, spec.env ?? {}, spec.limits, folders) });
       this.throwIfStopped();
       this.check(outcome);
       const files = await readdir(output, { recursive: true });
       if (files.length === 0) {
         throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: 'the trainer exited without writing a model to --model_output_directory' });
       }
-      const artefact = await this.ctx.artefacts.add(output, {
-        organizationId: job.organizationId,
-        modelName: job.modelName,
-        modelVersion: job.modelVersion,
-        modelType: job.modelType,
-        modelFramework: job.isCustomJob ? (job.modelFramework ?? frameworkOf(files.map(String))) : 'ONNX',
-        trainingJobId: job.id,
-        validationMetrics: job.validationMetrics,
-      });
+      const skipped: string[] = [];
+      const artefact = await this.ctx.artefacts.add(
+        output,
+        {
+          organizationId: job.organizationId,
+          modelName: job.modelName,
+          modelVersion: job.modelVersion,
+          modelType: job.modelType,
+          modelFramework: job.isCustomJob ? (job.modelFramework ?? frameworkOf(files.map(String))) : 'ONNX',
+          trainingJobId: job.id,
+          validationMetrics: job.validationMetrics,
+        },
+        skipped,
+      );
+      if (skipped.length) await this.log('warn', `not stored (only regular files and folders are): ${skipped.slice(0, 20).join(', ')}`);
       await this.log('info', `stored model ${job.modelName} version ${job.modelVersion}: ${artefact.files.map((f) => f.name).join(', ')}`);
       await this.finish({ status: 'COMPLETED', syncedModelId: artefact.id, modelFramework: artefact.modelFramework });
     } catch (err) {
       await this.fail(err);
     } finally {
-      await rm(workDir, { recursive: true, force: true }).catch(() => undefined);
+      if (folders) await rm(folders.host, { recursive: true, force: true }).catch(() => undefined);
       await this.ctx.store.closeLog(job.id).catch(() => undefined);
     }
   }
 
-  private async command(datasetFile: string, output: string, workDir: string): Promise<TrainerProcessSpec> {
+  /** The trainer's command with the paths it sees (inside the sandbox); stages its code into the job folder. */
+  private async command(folders: JobFolders, datasetFile: string): Promise<TrainerProcessSpec> {
     const job = this.job;
-    const common = [`--dataset_file=${datasetFile}`, `--model_output_directory=${output}`];
+    const inside = folders.inside;
+    const common = [`--dataset_file=${inside.work}/${datasetFile}`, `--model_output_directory=${inside.work}/output`];
     if (!job.isCustomJob) {
+      await cp(builtinFolder, folders.trainer, { recursive: true, filter: (path) => !path.includes('__pycache__') });
       const args = { ...this.ctx.builtinDefaults, ...job.arguments };
       return {
         command: this.ctx.python,
         args: [
-          builtinScript,
+          `${inside.trainer}/train_builtin.py`,
           ...common,
           `--model_type=${job.modelType!.toLowerCase()}`,
           `--labels=${job.tags.join(',')}`,
           `--num_threads=${this.ctx.trainerThreads}`,
           ...Object.entries(args).map(([k, v]) => `--${k}=${v}`),
         ],
-        cwd: workDir,
+        cwd: folders.host,
         env: { [jobIdVariable]: job.id },
         limits: this.ctx.builtinLimits,
       };
     }
     const script = await this.ctx.registry.get(job.organizationId, job.registryItemId, job.registryItemVersion);
-    const entry = join(script.packageFolder, ...script.entrypoint.split('/'));
+    await cp(script.packageFolder, folders.script, { recursive: true });
+    const entry = [inside.script, ...script.entrypoint.split('/')].join('/');
     const typeArg = job.modelType ? [`--model_type=${job.modelType.toLowerCase()}`] : [];
     const userArgs = Object.entries(job.arguments).map(([k, v]) => `--${k}=${v}`);
     const isPython = entry.endsWith('.py');
     return {
       command: isPython ? this.ctx.python : entry,
       args: [...(isPython ? [entry] : []), ...common, ...typeArg, ...userArgs],
-      cwd: workDir,
-      env: { PYTHONPATH: script.packageFolder, [jobIdVariable]: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
+      cwd: folders.host,
+      env: { PYTHONPATH: inside.script, [jobIdVariable]: job.id, PLATFORM_ORGANIZATION_ID: job.organizationId },
       limits: this.ctx.customLimits,
     };
   }

@@ -1,5 +1,5 @@
 // Process checks for tests: a zombie (exited, not yet reaped by PID 1) counts as gone.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export function isRunning(pid: number): boolean {
   try {
@@ -8,4 +8,24 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Host pids of the live processes that belong to a training job (they carry PLATFORM_TRAINING_JOB_ID),
+ * optionally only those running `command`. Trainers run in a pid namespace, so a pid a script sees is
+ * not the host's; tests find the host pids here instead.
+ */
+export function jobProcesses(jobId: string, command?: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`PLATFORM_TRAINING_JOB_ID=${jobId}`)) continue;
+      if (command && readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== command) continue;
+      if (isRunning(Number(entry))) found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }

@@ -3,7 +3,6 @@ const parseArgs = `for a in "$@"; do
   case "$a" in
     --dataset_file=*) DATASET="\${a#*=}" ;;
     --model_output_directory=*) OUT="\${a#*=}" ;;
-    --pid_file=*) PID_FILE="\${a#*=}" ;;
     --greeting=*) GREETING="\${a#*=}" ;;
   esac
 done
@@ -21,11 +20,13 @@ head -n 1 "$DATASET" > "$OUT/first-annotation.jsonl"
 echo "wrote the model"
 `;
 
-/** Starts a child that sleeps, writes its pid where told, and waits: cancel must end both. */
+/**
+ * Starts a child that sleeps and waits: cancel must end both. (Tests find the child's host pid with
+ * testing/processes.ts jobProcesses: inside its pid namespace the script does not know it.)
+ */
 export const blockerScript = `#!/bin/sh
 ${parseArgs}
 sleep 600 &
-echo $! > "$PID_FILE.tmp" && mv "$PID_FILE.tmp" "$PID_FILE"
 echo "blocking"
 wait
 `;
@@ -49,7 +50,6 @@ export const stubbornScript = `#!/bin/sh
 ${parseArgs}
 trap '' TERM
 sleep 600 &
-echo $! > "$PID_FILE.tmp" && mv "$PID_FILE.tmp" "$PID_FILE"
 while :; do sleep 1; done
 `;
 
