@@ -236,7 +236,8 @@ export class PgEndpoint {
         }
         if (!state.isAuthenticated || state.step !== 'ReadyForQuery' || !session) return undefined;
         if (data[0] === 0x58) return undefined; // Terminate: pg-gateway closes
-        return answered(session.handle(Buffer.from(data.buffer, data.byteOffset, data.byteLength)));
+        const live = session;
+        return answered(live.handle(Buffer.from(data.buffer, data.byteOffset, data.byteLength)), () => live.ended);
       },
     })
       .then((connection) => {
@@ -310,13 +311,16 @@ const toArrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b
  * pg-gateway treats a message whose handler produced nothing as unhandled and answers it itself with an
  * error; Flush, messages skipped until Sync after an error, and replies the session holds back until Sync
  * rightly produce nothing. A generator that returns a value (not bytes) counts as handled and writes
- * nothing, which spares the socket an empty write per message.
+ * nothing, which spares the socket an empty write per message. After a FATAL answer it yields pg-gateway's
+ * close signal, which ends the connection.
  */
-async function* answered(messages: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array, boolean> {
+async function* answered(messages: AsyncGenerator<Uint8Array>, ended: () => boolean): AsyncGenerator<Uint8Array, boolean> {
   let any = false;
   for await (const m of messages) {
     any = true;
     yield m;
   }
+  // A FATAL answer (an unknown message type) ends the connection once it is written.
+  if (ended()) yield closeSignal as unknown as Uint8Array;
   return !any;
 }

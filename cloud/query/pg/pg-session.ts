@@ -16,6 +16,7 @@ import {
   bindComplete,
   closeComplete,
   emptyQueryResponse,
+  errorResponse,
   MessageReader,
   noData,
   parameterDescription,
@@ -28,9 +29,20 @@ import {
 
 export { PgError, type SessionOptions, type SinkRelation } from './session-model.js';
 
+const COPY_MESSAGES: Record<string, string> = { d: 'CopyData', c: 'CopyDone', f: 'CopyFail' };
+/** The frontend message types of protocol 3.0 after start-up (Terminate is the endpoint's). */
+const KNOWN_MESSAGES = new Set(['S', 'H', 'Q', 'P', 'B', 'D', 'E', 'C', 'F', 'X', ...Object.keys(COPY_MESSAGES)]);
+/**
+ * Messages after which held-back replies are written at once: Sync, Flush, a simple query and a
+ * FunctionCall end a cycle, and a client that sent a stray Copy message would otherwise wait for an error
+ * that sits in the buffer. A FATAL error is written at once too.
+ */
+const FLUSHED_AFTER = new Set([...'SHQFdcf'].map((c) => c.charCodeAt(0)));
+
 export class PgSession extends SessionCommands {
   private skipToSync = false;
   private closed = false;
+  private fatal = false;
   /** Replies not yet handed to the socket (see handle). */
   private outbox: Uint8Array[] = [];
   private outboxBytes = 0;
@@ -89,8 +101,12 @@ export class PgSession extends SessionCommands {
       this.outboxBytes += m.length;
       if (this.outboxBytes >= OUTPUT_BYTES) yield this.takeOutbox();
     }
-    const type = msg[0];
-    if ((type === 0x53 || type === 0x48 || type === 0x51) && this.outboxBytes > 0) yield this.takeOutbox(); // S, H, Q
+    if ((FLUSHED_AFTER.has(msg[0]) || this.fatal) && this.outboxBytes > 0) yield this.takeOutbox();
+  }
+
+  /** True once the session answered with a FATAL error: the endpoint then closes the connection. */
+  get ended(): boolean {
+    return this.fatal;
   }
 
   private takeOutbox(): Uint8Array {
@@ -111,10 +127,32 @@ export class PgSession extends SessionCommands {
     }
     if (type === 'H') return; // Flush: everything is written as it is produced.
     if (type === 'Q') {
-      yield* this.simpleQuery(body.cstring());
+      let sql: string;
+      try {
+        sql = body.cstring();
+      } catch (err) {
+        yield errorOf(err);
+        yield readyForQuery(this.tx);
+        return;
+      }
+      yield* this.simpleQuery(sql);
       return;
     }
-    if (this.skipToSync) return;
+    if (!KNOWN_MESSAGES.has(type)) {
+      // As PostgreSQL does: an unknown type means the client and server no longer agree on the protocol,
+      // so nothing after it can be trusted; the connection ends with a FATAL error, never in silence.
+      this.fatal = true;
+      yield errorResponse('08P01', `invalid frontend message type ${msg[0]} ("${type}")`, 'FATAL');
+      return;
+    }
+    if (this.skipToSync) return; // after an extended-protocol error everything up to Sync is skipped, as in PostgreSQL
+    if (type === 'F') {
+      // FunctionCall is a cycle of its own that ends with ReadyForQuery, like a simple query.
+      if (this.tx === 'T') this.tx = 'E';
+      yield errorResponse('0A000', 'function calls (the FunctionCall message) are not supported; call the function in a SELECT');
+      yield readyForQuery(this.tx);
+      return;
+    }
     try {
       switch (type) {
         case 'P':
@@ -133,7 +171,8 @@ export class PgSession extends SessionCommands {
           yield* this.closeObject(body);
           break;
         default:
-          throw new PgError('08P01', `message type "${type}" is not supported (no COPY or function calls)`);
+          // CopyData, CopyDone, CopyFail: this endpoint never starts a COPY (the sandbox refuses COPY).
+          throw new PgError('08P01', `${COPY_MESSAGES[type]} message received while no COPY is in progress (COPY is not supported)`);
       }
     } catch (err) {
       // Extended protocol: one error, then everything up to Sync is skipped, as PostgreSQL does.
@@ -165,7 +204,7 @@ export class PgSession extends SessionCommands {
   private async *parse(body: MessageReader): AsyncGenerator<Uint8Array> {
     const name = body.cstring();
     const sql = body.cstring();
-    const n = body.int16();
+    const n = body.count16();
     const oids: number[] = [];
     for (let i = 0; i < n; i++) oids.push(body.int32());
     if (name && this.statements.has(name)) throw new PgError('42P05', `prepared statement "${name}" already exists`);
@@ -181,10 +220,11 @@ export class PgSession extends SessionCommands {
     const statementName = body.cstring();
     const statement = this.statements.get(statementName);
     if (!statement) throw new PgError('26000', `prepared statement "${statementName}" does not exist`);
-    const nFormats = body.int16();
+    const nFormats = body.count16();
     const paramFormats: number[] = [];
     for (let i = 0; i < nFormats; i++) paramFormats.push(body.int16());
-    const nParams = body.int16();
+    const nParams = body.count16();
+    if (nFormats > 1 && nFormats !== nParams) throw new PgError('08P01', `bind message has ${nFormats} parameter formats but ${nParams} parameters`);
     if (nParams !== statement.paramOids.length) {
       throw new PgError(
         '08P01',
@@ -198,7 +238,7 @@ export class PgSession extends SessionCommands {
       const binary = (nFormats === 1 ? paramFormats[0] : (paramFormats[i] ?? 0)) === 1;
       params.push(decodeParameter(raw, statement.paramOids[i], binary, i));
     }
-    const nResult = body.int16();
+    const nResult = body.count16();
     const formats: number[] = [];
     for (let i = 0; i < nResult; i++) formats.push(body.int16());
     if (portalName && this.portals.has(portalName)) throw new PgError('42P03', `portal "${portalName}" already exists`);

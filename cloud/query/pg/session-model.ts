@@ -11,7 +11,7 @@ import type { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { BoundParameter } from './parameter-decoding.js';
 import type { SessionStatement } from './session-statements.js';
 import type { ColumnWriter } from './column-writers.js';
-import { errorResponse } from './wire-messages.js';
+import { errorResponse, ProtocolViolation } from './wire-messages.js';
 
 /** A pipeline's sink, shown as a relation named after the pipeline. */
 export interface SinkRelation {
@@ -88,6 +88,7 @@ export const OUTPUT_BYTES = 64 * 1024;
 /** The ErrorResponse of any error a statement ends with: a PgError's own SQLSTATE, or one derived from the gRPC error. */
 export function errorOf(err: unknown): Buffer {
   if (err instanceof PgError) return errorResponse(err.code, err.message);
+  if (err instanceof ProtocolViolation) return errorResponse('08P01', `invalid message: ${err.message}`);
   const e = err instanceof StatusError ? err : toStatusError(err);
   return errorResponse(sqlState(e), e.message.replace(/^sql_query: /, ''));
 }

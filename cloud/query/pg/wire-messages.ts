@@ -277,33 +277,52 @@ export const noticeResponse = (code: string, message: string) => {
 };
 
 /** Reads a frontend message body (after the type byte and length). */
+/**
+ * A frontend message that does not follow the protocol (a field running past its message's end): SQLSTATE
+ * 08P01 protocol_violation, never a RangeError from Buffer.
+ */
+export class ProtocolViolation extends Error {}
+
 export class MessageReader {
   private offset = 0;
   constructor(private readonly buf: Buffer) {}
   int16(): number {
+    this.need(2);
     const v = this.buf.readInt16BE(this.offset);
     this.offset += 2;
     return v;
   }
+  /** A count (of parameters, formats, columns): PostgreSQL reads these 16 bits unsigned, so 65535 is 65535, not -1. */
+  count16(): number {
+    this.need(2);
+    const v = this.buf.readUInt16BE(this.offset);
+    this.offset += 2;
+    return v;
+  }
   int32(): number {
+    this.need(4);
     const v = this.buf.readInt32BE(this.offset);
     this.offset += 4;
     return v;
   }
   byte(): number {
+    this.need(1);
     return this.buf[this.offset++];
   }
   cstring(): string {
     const end = this.buf.indexOf(0, this.offset);
-    if (end < 0) throw new Error('a string is not NUL-terminated');
+    if (end < 0) throw new ProtocolViolation('a string is not NUL-terminated');
     const s = this.buf.toString('utf8', this.offset, end);
     this.offset = end + 1;
     return s;
   }
   bytes(n: number): Buffer {
-    if (this.offset + n > this.buf.length) throw new Error('a value runs past the end of its message');
+    if (this.offset + n > this.buf.length) throw new ProtocolViolation('a value runs past the end of its message');
     const b = this.buf.subarray(this.offset, this.offset + n);
     this.offset += n;
     return b;
+  }
+  private need(n: number): void {
+    if (this.offset + n > this.buf.length) throw new ProtocolViolation('the message ends before its last field');
   }
 }
