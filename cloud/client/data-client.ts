@@ -16,14 +16,20 @@ import {
   type CaptureMetadata,
   type ExportTabularDataResponse,
 } from '../../gen/platform/app/data/v1/data.js';
-import { DatasetServiceClient, type Dataset } from '../../gen/platform/app/dataset/v1/dataset.js';
+import {
+  DatasetServiceClient,
+  type Dataset,
+  type DatasetSplit,
+  type DatasetVersion,
+  type DatasetVersionMember,
+} from '../../gen/platform/app/dataset/v1/dataset.js';
 import { DataSyncServiceClient, DataSyncServiceService, DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { encodeDataCaptureUploadRequest } from '../datasync/struct-codec.js';
 import type { CloudConnection } from './connection.js';
 import { FileNotFoundError, ValueError } from './errors.js';
 
 export { Order, TabularDataSourceType, TagsFilterType };
-export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset };
+export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset, DatasetSplit, DatasetVersion, DatasetVersionMember };
 
 /** Filter fields (FACTS.md), all optional; startTime/endTime set the interval. */
 export type FilterInput = Partial<Omit<Filter, 'interval' | 'tagsFilter'>> & {
@@ -539,6 +545,27 @@ export class DataClient {
   /** Creates a dataset named `name` holding the union of the given datasets' data; returns its id. */
   async mergeDatasets(datasetIds: string[], name: string, organizationId: string): Promise<string> {
     return (await this.call<{ datasetId: string }>((md, cb) => this.datasets.mergeDatasets({ datasetIds, name, organizationId }, md, cb))).datasetId;
+  }
+
+  /**
+   * Freezes the dataset's images, tags, boxes and a train/valid/test split (shares summing to 1, and a
+   * seed; none: 0.7/0.2/0.1, seed 0) as its next version, which never changes.
+   */
+  async createDatasetVersion(datasetId: string, split?: Partial<DatasetSplit>): Promise<DatasetVersion> {
+    const req = { datasetId, split: split ? { train: 0, valid: 0, test: 0, seed: 0, ...split } : undefined };
+    return (await this.call<{ version?: DatasetVersion }>((md, cb) => this.datasets.createDatasetVersion(req, md, cb))).version!;
+  }
+
+  async listDatasetVersions(datasetId: string): Promise<DatasetVersion[]> {
+    return (await this.call<{ versions: DatasetVersion[] }>((md, cb) => this.datasets.listDatasetVersions({ datasetId }, md, cb))).versions;
+  }
+
+  /** The version and its members (split, tags, boxes and pixel size of each image). */
+  async getDatasetVersion(datasetId: string, version: number): Promise<{ version: DatasetVersion; members: DatasetVersionMember[] }> {
+    const res = await this.call<{ version?: DatasetVersion; members: DatasetVersionMember[] }>((md, cb) =>
+      this.datasets.getDatasetVersion({ datasetId, version }, md, cb),
+    );
+    return { version: res.version!, members: res.members };
   }
 
   close(): void {

@@ -59,7 +59,10 @@ export class MLTrainingClient {
     });
   }
 
-  /** Queues a built-in training job; returns its id. `args` tune the trainer (epochs, batch_size, ...). */
+  /**
+   * Queues a built-in training job; returns its id. `args` tune the trainer (epochs, batch_size, ...).
+   * `datasetVersion` names a frozen version of the dataset; 0 (the default) makes a version for the job.
+   */
   async submitTrainingJob(
     organizationId: string,
     datasetId: string,
@@ -68,14 +71,15 @@ export class MLTrainingClient {
     modelType: ModelType,
     tags: string[],
     args: Record<string, string> = {},
+    datasetVersion = 0,
   ): Promise<string> {
     const res = await this.call((md, cb: Callback<SubmitTrainingJobResponse>) =>
-      this.rpc.submitTrainingJob({ organizationId, datasetId, modelName, modelVersion, modelType, tags, arguments: args }, md, cb),
+      this.rpc.submitTrainingJob({ organizationId, datasetId, datasetVersion, modelName, modelVersion, modelType, tags, arguments: args }, md, cb),
     );
     return res.id;
   }
 
-  /** Queues a job that runs a registry training script; `args` reach it as --key=value. */
+  /** Queues a job that runs a registry training script; `args` reach it as --key=value. `datasetVersion` as for submitTrainingJob. */
   async submitCustomTrainingJob(
     organizationId: string,
     datasetId: string,
@@ -84,12 +88,14 @@ export class MLTrainingClient {
     modelName: string,
     modelVersion: string,
     args: Record<string, string> = {},
+    datasetVersion = 0,
   ): Promise<string> {
     const res = await this.call((md, cb: Callback<SubmitCustomTrainingJobResponse>) =>
       this.rpc.submitCustomTrainingJob(
         {
           organizationId,
           datasetId,
+          datasetVersion,
           registryItemId,
           registryItemVersion,
           modelName,

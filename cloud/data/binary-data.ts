@@ -125,7 +125,10 @@ export class BinaryDataStore {
       );
       await conn.run(`DELETE FROM bounding_boxes WHERE ${byId.sql}`, byId.params);
       const result = await conn.run(`DELETE FROM binary_data WHERE ${byId.sql}`, byId.params);
-      return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)) };
+      // A dataset version that froze a datum keeps its content (cloud/dataset/dataset-versions.ts).
+      const frozen = (await conn.runAndReadAll(`SELECT DISTINCT blob_key FROM dataset_version_members WHERE ${byId.sql}`, byId.params)).getRowObjectsJS();
+      const kept = new Set(frozen.map((k) => String(k.blob_key)));
+      return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)).filter((k) => !kept.has(k)) };
     });
     // Content goes only after the metadata is gone, so no committed row ever points at missing content.
     await Promise.all(blobKeys.map((key) => this.store.blobs.delete(key)));

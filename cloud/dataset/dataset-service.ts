@@ -14,6 +14,8 @@ import { unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import { datasetTag } from './dataset-tag.js';
+import { DatasetVersions } from './dataset-versions.js';
+import { versionHandlers } from './version-handlers.js';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const datasetOf = (row: Row): Dataset => ({
@@ -33,12 +35,12 @@ export class Datasets {
     this.binary = new BinaryDataStore(store, authorizer);
   }
 
-  private async caller(md: Metadata): Promise<KeyPrincipal> {
+  async caller(md: Metadata): Promise<KeyPrincipal> {
     const p = await this.authorizer.authenticate(md);
     return this.authorizer.checkOrg(p, p.organizationId);
   }
 
-  private async load(id: string, field = 'id'): Promise<Dataset> {
+  async load(id: string, field = 'id'): Promise<Dataset> {
     if (!id) throw invalidArgument(`${field} is required`);
     const rows = await this.store.query('SELECT * FROM datasets WHERE id = ?', [id]);
     if (rows.length === 0) throw notFound(`no dataset with ${field} ${id}`);
@@ -80,6 +82,7 @@ export class Datasets {
          WHERE list_contains(dataset_ids, ?)`,
         [id, datasetTag(id), id],
       );
+      await DatasetVersions.deleteAll(conn, id);
       await conn.run('DELETE FROM datasets WHERE id = ?', [id]);
     });
   }
@@ -173,6 +176,7 @@ export class Datasets {
 export function addDatasetService(server: Server, store: Store, authorizer: Authorizer): void {
   const datasets = new Datasets(store, authorizer);
   const impl: DatasetServiceServer = {
+    ...versionHandlers(datasets, store, authorizer),
     createDataset: unary(async (req, md) => ({ id: await datasets.create(md, req.name, req.organizationId) })),
     deleteDataset: unary(async (req, md) => {
       await datasets.delete(md, req.id);

@@ -1,17 +1,37 @@
 // TrainingDataSource over the cloud store (cloud/store): a dataset is the binary data whose
 // dataset_ids contain its id; labels come from binary_data.tags and table bounding_boxes.
+import { DatasetVersions } from '../dataset/dataset-versions.js';
+import { defaultSplit } from '../dataset/split.js';
 import type { Store } from '../store/store.js';
 import type { TrainingDataSource, TrainingImage } from './data-source.js';
 
 export class CloudTrainingDataSource implements TrainingDataSource {
-  constructor(private readonly store: Store) {}
+  private readonly versions: DatasetVersions;
+
+  constructor(private readonly store: Store) {
+    this.versions = new DatasetVersions(store);
+  }
+
+  /** A job that names no version trains on one made for it with the default split. */
+  async datasetVersion(organizationId: string, datasetId: string, version: number): Promise<number> {
+    if (version > 0) return (await this.versions.get(datasetId, version)).version;
+    return (await this.versions.create({ id: datasetId, organizationId }, defaultSplit)).version;
+  }
 
   async datasetOrganization(datasetId: string): Promise<string | undefined> {
     const rows = await this.store.query('SELECT organization_id FROM datasets WHERE id = ?', [datasetId]);
     return rows.length ? String(rows[0].organization_id) : undefined;
   }
 
-  async listImages(organizationId: string, datasetId: string): Promise<TrainingImage[]> {
+  async listImages(organizationId: string, datasetId: string, version?: number): Promise<TrainingImage[]> {
+    if (version) {
+      return (await this.versions.members(datasetId, version)).map((m) => ({
+        binaryDataId: m.binaryDataId,
+        fileExt: m.fileExt,
+        tags: m.tags,
+        boundingBoxes: m.boxes.map(({ id: _id, ...box }) => box),
+      }));
+    }
     const member = `organization_id = ? AND list_contains(dataset_ids, ?) AND mime_type LIKE 'image/%' AND NOT internal`;
     const rows = await this.store.query(`SELECT binary_data_id, file_ext, tags FROM binary_data WHERE ${member} ORDER BY seq`, [organizationId, datasetId]);
     const boxes = await this.store.query(
@@ -44,7 +64,13 @@ export class CloudTrainingDataSource implements TrainingDataSource {
   }
 
   async readImage(organizationId: string, binaryDataId: string): Promise<Uint8Array> {
-    const rows = await this.store.query('SELECT blob_key FROM binary_data WHERE binary_data_id = ? AND organization_id = ?', [binaryDataId, organizationId]);
+    // A version keeps the content of data deleted after it was made.
+    const rows = await this.store.query(
+      `SELECT blob_key FROM binary_data WHERE binary_data_id = ? AND organization_id = ?
+       UNION ALL SELECT blob_key FROM dataset_version_members WHERE binary_data_id = ? AND dataset_id IN (SELECT id FROM datasets WHERE organization_id = ?)
+       LIMIT 1`,
+      [binaryDataId, organizationId, binaryDataId, organizationId],
+    );
     if (!rows.length) throw new Error(`binary data ${binaryDataId} is gone from organization ${organizationId}`);
     const content = await this.store.blobs.get(String(rows[0].blob_key));
     if (!content) throw new Error(`the content of binary data ${binaryDataId} is missing from the blob store`);

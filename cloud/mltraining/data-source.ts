@@ -19,7 +19,12 @@ export interface TrainingImage {
 export interface TrainingDataSource {
   /** The organization that owns the dataset, or undefined when no dataset has that id. */
   datasetOrganization(datasetId: string): Promise<string | undefined>;
-  /** The dataset's images (binary data whose MIME type is image/*). */
-  listImages(organizationId: string, datasetId: string): Promise<TrainingImage[]>;
+  /**
+   * The dataset version a job trains on: `version` when the dataset has it (NOT_FOUND otherwise), or a
+   * version made now when `version` is 0. Absent for sources that keep no versions (jobs read them live).
+   */
+  datasetVersion?(organizationId: string, datasetId: string, version: number): Promise<number>;
+  /** The dataset's images (binary data whose MIME type is image/*), as the version froze them (live without one). */
+  listImages(organizationId: string, datasetId: string, version?: number): Promise<TrainingImage[]>;
   readImage(organizationId: string, binaryDataId: string): Promise<Uint8Array>;
 }

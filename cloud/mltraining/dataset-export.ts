@@ -30,10 +30,12 @@ export async function exportDataset(
   folder: string,
   labels: string[] | undefined,
   signal?: AbortSignal,
+  /** The frozen version to export; absent: the live dataset. */
+  version?: number,
 ): Promise<ExportedDataset> {
   const keep = labels ? new Set(labels) : undefined;
   const wanted = (label: string) => !keep || keep.has(label);
-  const images = await source.listImages(organizationId, datasetId);
+  const images = await source.listImages(organizationId, datasetId, version);
   await mkdir(join(folder, 'images'), { recursive: true });
   const counts: ExportedDataset['labelCounts'] = {};
   const count = (label: string) => (counts[label] ??= { images: 0, boxes: 0 });

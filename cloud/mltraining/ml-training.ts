@@ -44,6 +44,8 @@ export interface MLTrainingOptions {
 export interface SubmitTrainingJob {
   organizationId: string;
   datasetId: string;
+  /** A version of the dataset; 0 or absent: a version is made for the job. */
+  datasetVersion?: number;
   modelName: string;
   modelVersion: string;
   modelType: ModelType;
@@ -54,6 +56,8 @@ export interface SubmitTrainingJob {
 export interface SubmitCustomTrainingJob {
   organizationId: string;
   datasetId: string;
+  /** A version of the dataset; 0 or absent: a version is made for the job. */
+  datasetVersion?: number;
   registryItemId: string;
   registryItemVersion: string;
   modelName: string;
@@ -188,6 +192,7 @@ export class MLTraining {
     this.requireConfinement(false);
     return this.enqueue({
       ...request,
+      datasetVersion: await this.datasetVersion(request),
       tags: [...new Set(request.tags)],
       isCustomJob: false,
       registryItemId: '',
@@ -203,7 +208,15 @@ export class MLTraining {
     await this.checkCommon(request);
     this.requireConfinement(true);
     const script = await this.registry.get(request.organizationId, request.registryItemId, request.registryItemVersion);
-    return this.enqueue({ ...request, tags: [], isCustomJob: true, modelType: script.modelType, modelFramework: script.modelFramework });
+    const datasetVersion = await this.datasetVersion(request);
+    return this.enqueue({ ...request, datasetVersion, tags: [], isCustomJob: true, modelType: script.modelType, modelFramework: script.modelFramework });
+  }
+
+  /** The dataset version the job trains on: the one it names, or one made for it (recorded on the job). */
+  private async datasetVersion(request: { organizationId: string; datasetId: string; datasetVersion?: number }): Promise<number | undefined> {
+    const version = request.datasetVersion ?? 0;
+    if (!Number.isInteger(version) || version < 0) throw invalidArgument(`dataset_version must be 0 (make one) or a version number, got ${version}`);
+    return this.options.dataSource.datasetVersion?.(request.organizationId, request.datasetId, version);
   }
 
   private async checkCommon(request: { organizationId: string; datasetId: string; modelName: string; modelVersion: string }) {

@@ -52,6 +52,7 @@ export function jobToProto(job: TrainingJob): TrainingJobMetadata {
   return {
     id: job.id,
     datasetId: job.datasetId,
+    datasetVersion: job.datasetVersion ?? 0,
     organizationId: job.organizationId,
     modelName: job.modelName,
     modelVersion: job.modelVersion,

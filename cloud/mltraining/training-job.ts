@@ -25,6 +25,8 @@ export interface TrainingJob {
   id: string;
   organizationId: string;
   datasetId: string;
+  /** The frozen dataset version the job trains on (cloud/dataset/dataset-versions.ts); absent: the live dataset. */
+  datasetVersion?: number;
   modelName: string;
   modelVersion: string;
   modelType?: ModelType;

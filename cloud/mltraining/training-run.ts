@@ -86,6 +86,7 @@ export class TrainingRun {
         join(folders.work, 'dataset'),
         job.isCustomJob ? undefined : job.tags,
         this.abort.signal,
+        job.datasetVersion,
       );
       await this.log(
         'info',

@@ -96,6 +96,16 @@ const rpcs: Rpc[] = [
   { name: 'AddBinaryDataToDatasetByIDs', kind: 'write', run: (c, s) => c.addBinaryDataToDatasetByIds([s.imageId], s.datasetId) },
   { name: 'RemoveBinaryDataFromDatasetByIDs', kind: 'write', run: (c, s) => c.removeBinaryDataFromDatasetByIds([s.binaryId], s.datasetId) },
   { name: 'MergeDatasets', kind: 'write', run: (c, s) => c.mergeDatasets([s.datasetId], `merged-${s.unique}`, fx.orgA) },
+  { name: 'CreateDatasetVersion', kind: 'write', run: (c, s) => c.createDatasetVersion(s.datasetId) },
+  { name: 'ListDatasetVersions', kind: 'read', run: (c, s) => c.listDatasetVersions(s.datasetId) },
+  {
+    name: 'GetDatasetVersion',
+    kind: 'read',
+    run: async (c, s) => {
+      if (s !== nothing) await owner.createDatasetVersion(s.datasetId);
+      return c.getDatasetVersion(s.datasetId, 1);
+    },
+  },
 ];
 
 /** Ids that name nothing: enough for calls refused before any lookup (no token, part tokens). */

@@ -33,6 +33,24 @@ test('old unnamed blobs and temp files go; named ones and young ones stay', asyn
   }
 });
 
+test("a blob that only a dataset version's member names stays", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'blob-orphans-'));
+  const store = await Store.open(dir, { readers: 1, insertLanes: 0 });
+  try {
+    await store.blobs.put('org1/frozen', Buffer.from('frozen'));
+    await store.execute(
+      `INSERT INTO dataset_version_members (dataset_id, version, position, binary_data_id, split, tags, boxes, width, height, file_ext, mime_type, blob_key, file_size_bytes)
+       VALUES ('d', 1, 0, 'gone', 'train', [], '[]', 1, 1, '.png', 'image/png', 'org1/frozen', 6)`,
+    );
+    utimesSync(join(dir, 'blobs', 'org1/frozen'), hourAgo(), hourAgo());
+    t.is(await removeOrphanBlobs(store, 60_000), 0);
+    t.deepEqual(await store.blobs.get('org1/frozen'), Buffer.from('frozen'));
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the orphan age comes from PLATFORM_BLOB_ORPHAN_AGE_S, and a bad value is refused by name', (t) => {
   t.is(blobOrphanAgeMs({}), defaultBlobOrphanAgeS * 1000);
   t.is(blobOrphanAgeMs({ PLATFORM_BLOB_ORPHAN_AGE_S: '2.5' }), 2500);

@@ -2,8 +2,9 @@
 // its binary_data row after (cloud/datasync/ingest.ts), and a delete commits the row's removal before it
 // removes the content (cloud/data/binary-data.ts); a kill -9 between the two steps leaves a file that
 // nothing names, and so do the temp files of a stream or durable write cut short. platform-cloud sweeps
-// them at start (cloud/server/cloud-server.ts). binary_data.blob_key is the only column that names a
-// blob (ML training reads content through it; nothing else writes the BlobStore).
+// them at start (cloud/server/cloud-server.ts). binary_data.blob_key names a blob (ML training reads
+// content through it; nothing else writes the BlobStore), and so does dataset_version_members.blob_key:
+// a frozen dataset version keeps the content of data deleted after it was made.
 //
 // Only files older than the orphan age are candidates: a younger one may belong to an upload whose row
 // is about to commit (the sweep is written so that it stays safe while uploads run). Set the age with
@@ -25,9 +26,14 @@ export function blobOrphanAgeMs(env: NodeJS.ProcessEnv = process.env): number {
   return value * 1000;
 }
 
-/** The keys among `keys` that no committed binary_data row names. */
+/** The keys among `keys` that no committed binary_data row (nor a dataset version's member) names. */
 async function unnamed(store: Store, keys: string[]): Promise<string[]> {
-  const rows = await store.query('SELECT t.k FROM (SELECT unnest(?) AS k) t ANTI JOIN binary_data b ON b.blob_key = t.k', [listValue(keys)], [LIST(VARCHAR)]);
+  const rows = await store.query(
+    `SELECT t.k FROM (SELECT unnest(?) AS k) t ANTI JOIN binary_data b ON b.blob_key = t.k
+       ANTI JOIN dataset_version_members v ON v.blob_key = t.k`,
+    [listValue(keys)],
+    [LIST(VARCHAR)],
+  );
   return rows.map((r) => String(r.k));
 }
 

@@ -49,6 +49,20 @@ export const schemaStatements: readonly string[] = [
      x_max_normalized DOUBLE NOT NULL, y_max_normalized DOUBLE NOT NULL, confidence DOUBLE)`,
   `CREATE TABLE IF NOT EXISTS datasets (
      id VARCHAR NOT NULL, name VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL)`,
+  // Frozen dataset versions (cloud/dataset/dataset-versions.ts): rows are inserted once and never
+  // updated. A member keeps what its export needs (tags, boxes, size, capture fields and blob_key), so
+  // later edits of the live data leave the version as it was; a blob a version names outlives the
+  // binary datum it came from (binary-data.ts, blob-orphans.ts).
+  `CREATE TABLE IF NOT EXISTS dataset_versions (
+     dataset_id VARCHAR NOT NULL, version INTEGER NOT NULL, organization_id VARCHAR NOT NULL, time_created TIMESTAMPTZ NOT NULL,
+     split_train DOUBLE NOT NULL, split_valid DOUBLE NOT NULL, split_test DOUBLE NOT NULL, split_seed BIGINT NOT NULL,
+     image_count INTEGER NOT NULL, train_count INTEGER NOT NULL, valid_count INTEGER NOT NULL, test_count INTEGER NOT NULL,
+     labels VARCHAR[] NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS dataset_version_members (
+     dataset_id VARCHAR NOT NULL, version INTEGER NOT NULL, position INTEGER NOT NULL, binary_data_id VARCHAR NOT NULL,
+     split VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, boxes JSON NOT NULL, width INTEGER NOT NULL, height INTEGER NOT NULL,
+     file_ext VARCHAR NOT NULL, mime_type VARCHAR NOT NULL, blob_key VARCHAR NOT NULL, file_size_bytes BIGINT NOT NULL,
+     part_id VARCHAR, component_name VARCHAR, time_requested TIMESTAMPTZ)`,
 ];
 
 /** Tag that marks platform-internal data (e.g. for cloud mapping), hidden unless include_internal_data. */
