@@ -97,6 +97,19 @@ test.serial('bad requests and permissions', async (t) => {
   t.is((await operator.listDatasetVersions(id)).length, 1);
   const other = fx.client(fx.keys.ownerB).dataClient;
   t.is(codeOf(await t.throwsAsync(other.listDatasetVersions(id))), status.PERMISSION_DENIED);
+  // A key narrower than the organization must hold every image's part in its scope.
+  const scoped = await data.createDataset('scoped-versions', fx.orgA);
+  await data.addBinaryDataToDatasetByIds([await png('scope-a1')], scoped);
+  const loc = fx.client(fx.keys.ownerLocA1).dataClient;
+  t.is((await loc.createDatasetVersion(scoped)).version, 1);
+  t.is((await loc.getDatasetVersion(scoped, 1)).members.length, 1);
+  const inA2 = await data.binaryDataCaptureUpload(noisyPng(8, 8), fx.machineA2.part_id, 'camera', 'scope-a2', 'GetImages', '.png', times());
+  await data.addBinaryDataToDatasetByIds([inA2], scoped);
+  const outside = await t.throwsAsync(loc.createDatasetVersion(scoped));
+  t.is(codeOf(outside), status.PERMISSION_DENIED);
+  t.true(outside!.message.includes(fx.machineA2.part_id), outside!.message);
+  await data.createDatasetVersion(scoped);
+  t.is(codeOf(await t.throwsAsync(loc.getDatasetVersion(scoped, 2))), status.PERMISSION_DENIED);
   // Deleting the dataset deletes its versions.
   await data.deleteDataset(id);
   t.is(codeOf(await t.throwsAsync(data.listDatasetVersions(id))), status.NOT_FOUND);

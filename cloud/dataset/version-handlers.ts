@@ -1,10 +1,11 @@
 // The DatasetService calls on versions: CreateDatasetVersion (owners), ListDatasetVersions and
 // GetDatasetVersion (any role of the dataset's organization).
 import type { Metadata } from '@grpc/grpc-js';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
 import type { Dataset, DatasetServiceServer, DatasetVersion, DatasetVersionMember } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import type { KeyPrincipal } from '../auth/principal.js';
+import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
+import { inList } from '../data/filter.js';
 import { unary } from '../server/handlers.js';
 import type { Store } from '../store/store.js';
 import { DatasetVersions } from './dataset-versions.js';
@@ -40,24 +41,63 @@ export class VersionOperations {
 
   constructor(
     private readonly datasets: DatasetLookup,
-    store: Store,
+    private readonly store: Store,
     private readonly authorizer: Authorizer,
   ) {
     this.versions = new DatasetVersions(store);
   }
 
-  /** The dataset, after checking the caller may read it (or, with `owner`, change it). */
-  async readable(md: Metadata, datasetId: string, owner = false) {
+  /** The dataset and the caller, after checking the caller's organization and role (owner to change it). */
+  async readable(md: Metadata, datasetId: string, owner = false): Promise<Dataset & { principal: KeyPrincipal }> {
     const p = await this.datasets.caller(md);
     const dataset = await this.datasets.load(datasetId, 'dataset_id');
     this.authorizer.checkOrg(p, dataset.organizationId, owner ? { role: 'owner' } : {});
-    return dataset;
+    return { ...dataset, principal: p };
+  }
+
+  /**
+   * A version shows (and an export hands out) every image it holds, so a key narrower than its
+   * organization must hold all of their parts in its scope, as MergeDatasets asks (PERMISSION_DENIED
+   * naming one outside it).
+   */
+  async checkScope(p: KeyPrincipal, partIds: readonly string[], what: string): Promise<void> {
+    if (p.scope.type === 'organization') return;
+    const unique = [...new Set(partIds)];
+    if (unique.length === 0) return;
+    const byId = inList('id', unique);
+    const rows = await this.store.query(`SELECT id, organization_id, location_id, machine_id FROM machine_parts WHERE ${byId.sql}`, byId.params);
+    const outside = rows.filter(
+      (r) => !this.authorizer.covers(p, { organizationId: String(r.organization_id), locationId: String(r.location_id), machineId: String(r.machine_id) }),
+    );
+    if (outside.length > 0) {
+      throw permissionDenied(
+        `images of ${what} come from part ${String(outside[0].id)}, outside the scope of ${describePrincipal(p)}; use a key whose scope holds all of them`,
+      );
+    }
   }
 
   async create(md: Metadata, datasetId: string, split: Partial<SplitSpec> | undefined): Promise<DatasetVersion> {
     const spec = checkSplit(split);
     const dataset = await this.readable(md, datasetId, true);
+    const parts = await this.store.query('SELECT DISTINCT part_id FROM binary_data WHERE list_contains(dataset_ids, ?)', [datasetId]);
+    await this.checkScope(
+      dataset.principal,
+      parts.map((r) => String(r.part_id)),
+      `dataset ${datasetId}`,
+    );
     return this.versions.create(dataset, spec);
+  }
+
+  /** The version's members, after checking the caller may see all of them. */
+  async readMembers(md: Metadata, datasetId: string, version: number): Promise<Member[]> {
+    const dataset = await this.readable(md, datasetId);
+    const members = await this.versions.members(datasetId, version);
+    await this.checkScope(
+      dataset.principal,
+      members.map((m) => m.partId),
+      `dataset ${datasetId} version ${version}`,
+    );
+    return members;
   }
 }
 
@@ -74,10 +114,9 @@ export function versionHandlers(
       return { versions: await ops.versions.list(req.datasetId) };
     }),
     getDatasetVersion: unary(async (req, md) => {
-      await ops.readable(md, req.datasetId);
       const number = checkVersionNumber(req.version);
-      const version = await ops.versions.get(req.datasetId, number);
-      return { version, members: (await ops.versions.members(req.datasetId, number)).map(memberMessage) };
+      const members = await ops.readMembers(md, req.datasetId, number);
+      return { version: await ops.versions.get(req.datasetId, number), members: members.map(memberMessage) };
     }),
   };
 }
