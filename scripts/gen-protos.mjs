@@ -8,6 +8,7 @@ import { existsSync, renameSync, rmSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePython } from './gen-python-protos.mjs';
+import { patchStruct } from './patch-struct.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const buf = join(root, 'node_modules', '.bin', 'buf');
@@ -19,6 +20,7 @@ rmSync(next, { recursive: true, force: true });
 mkdirSync(next, { recursive: true });
 const run = (args) => execFileSync(buf, args, { cwd: join(root, 'proto'), stdio: 'inherit' });
 run(['generate', '--output', next]);
+patchStruct(join(next, 'google', 'protobuf', 'struct.ts'));
 run(['build', '-o', join(next, 'descriptors.binpb')]);
 generatePython(root, join(next, 'descriptors.binpb'));
 if (existsSync(out)) renameSync(out, old);

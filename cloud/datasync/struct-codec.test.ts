@@ -52,3 +52,23 @@ test('the direct encoder writes exactly what the generated encoder writes', (t) 
   t.throws(() => DataCaptureUploadRequest.encode(unsupported), { message: 'Unsupported any value type: bigint' });
   t.throws(() => encodeDataCaptureUploadRequest(unsupported), { message: 'Unsupported any value type: bigint' });
 });
+
+test('a Struct key "__proto__" is kept as data on both sides, and nothing gains a prototype from it (issue 27)', (t) => {
+  const readings = JSON.parse('{"__proto__": {"polluted": "yes", "n": 1}, "nested": {"__proto__": [1, 2]}, "a": 1}') as Record<string, unknown>;
+  const upload: DataCaptureUploadRequest = { ...request, sensorContents: [{ metadata: undefined, struct: { readings } }] };
+  const bytes = encodeDataCaptureUploadRequest(upload);
+  t.deepEqual(bytes, Buffer.from(DataCaptureUploadRequest.encode(upload).finish()), 'the generated encoder writes the key too');
+  for (const [name, decoded] of [
+    ['direct', decodeDataCaptureUploadRequest(bytes)],
+    ['generated', DataCaptureUploadRequest.decode(bytes)],
+  ] as const) {
+    const got = decoded.sensorContents[0].struct!.readings as Record<string, unknown>;
+    t.deepEqual(Object.keys(got), ['__proto__', 'nested', 'a'], name);
+    t.is(Object.getPrototypeOf(got), Object.prototype, `${name}: the object keeps its own prototype`);
+    t.deepEqual(Object.getOwnPropertyDescriptor(got, '__proto__')?.value, { polluted: 'yes', n: 1 }, name);
+    t.is((got as { polluted?: unknown }).polluted, undefined, `${name}: nothing is inherited from the data`);
+    t.deepEqual(Object.getOwnPropertyDescriptor(got.nested, '__proto__')?.value, [1, 2], name);
+    t.is(JSON.stringify(got), '{"__proto__":{"polluted":"yes","n":1},"nested":{"__proto__":[1,2]},"a":1}', name);
+  }
+  t.is(({} as { polluted?: unknown }).polluted, undefined, 'Object.prototype is untouched');
+});

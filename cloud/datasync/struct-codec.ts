@@ -66,9 +66,18 @@ export function readStruct(r: BinaryReader, end: number): { [key: string]: Json 
       else if (t >>> 3 === 2) value = readValue(r, r.uint32() + r.pos);
       else r.skip(t & 7);
     }
-    out[key] = value;
+    setOwn(out, key, value);
   }
   return out;
+}
+
+/**
+ * `out[key] = value`, except that "__proto__" becomes an own key holding the data: assigning it would
+ * set the object's prototype instead (the entry lost, the object inheriting the sender's values).
+ */
+function setOwn(out: { [key: string]: Json }, key: string, value: Json): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, configurable: true, writable: true });
+  else out[key] = value;
 }
 
 /** int64 seconds as a number, refusing what a number cannot hold exactly (as the generated code does). */
@@ -147,8 +156,8 @@ export function decodeDataCaptureUploadRequest(bytes: Uint8Array): DataCaptureUp
 // ---- encoding (the client's side) ----
 // Byte for byte what the generated encoder writes: it wraps each value with Value.wrap (null, boolean,
 // number, string, array, object; undefined gives an empty Value; anything else throws) and writes a
-// struct's entries in Object.entries order, skipping undefined values and the key "__proto__" (which
-// Struct.wrap's assignment swallows).
+// struct's entries in Object.entries order, skipping undefined values. An own key "__proto__" is data
+// and is written (scripts/patch-struct.mjs makes the generated Struct code keep it too).
 
 function writeValue(w: BinaryWriter, value: unknown): void {
   if (value === null) w.uint32(8).int32(0);
@@ -175,7 +184,7 @@ function writeValue(w: BinaryWriter, value: unknown): void {
 function writeStruct(w: BinaryWriter, struct: Record<string, unknown>): void {
   for (const key of Object.keys(struct)) {
     const value = struct[key];
-    if (value === undefined || key === '__proto__') continue;
+    if (value === undefined) continue;
     w.uint32(10).fork();
     if (key !== '') w.uint32(10).string(key);
     w.uint32(18).fork();

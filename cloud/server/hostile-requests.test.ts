@@ -1,6 +1,6 @@
 // The hostile-tenant suite, malformed and oversized requests (issue 27, finding 11): forged page tokens
 // and filters with 100,000 items are INVALID_ARGUMENT naming the field (never INTERNAL, never a stack
-// overflow), a Struct key "__proto__" is kept as data, and a malformed percent-encoding on the cloud's web
+// overflow), a Struct key "__proto__" is kept as data (never a prototype), and a malformed percent-encoding on the cloud's web
 // port is 400. After each input the cloud still answers a normal read.
 import test, { type ExecutionContext } from 'ava';
 import { status } from '@grpc/grpc-js';
@@ -88,6 +88,38 @@ test.serial('a filter of 100,000 tags (or other items) is INVALID_ARGUMENT namin
   const limit = Array.from({ length: 1000 }, (_, i) => (i === 999 ? 't' : `tag-${i}`));
   t.is((await data.binaryDataByFilter({ tagsFilter: { type: TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR, tags: limit } })).data.length, 1);
   t.is((await data.binaryDataByFilter({ mimeType: [...limit.slice(0, 999), 'image/png'] })).data.length, 1);
+});
+
+test.serial('a Struct key "__proto__" is stored and read back as data, by filter, SQL, MQL and in log fields', async (t) => {
+  const owner = fx.client(fx.keys.ownerA).dataClient;
+  const readings = JSON.parse('{"__proto__": {"isAdmin": true}, "nested": {"__proto__": [1]}, "v": 7}') as Record<string, unknown>;
+  await owner.tabularDataCaptureUpload([{ readings }], fx.machineA1.part_id, 'rdk:component:sensor', 'proto', 'Readings', [when()]);
+  const expected = '{"readings":{"__proto__":{"isAdmin":true},"nested":{"__proto__":[1]},"v":7}}';
+  const [byFilter] = (await owner.tabularDataByFilter({ componentName: 'proto' })).data;
+  t.is(JSON.stringify(byFilter.data), expected, 'TabularDataByFilter');
+  t.is(Object.getPrototypeOf(byFilter.data.readings), Object.prototype);
+  t.is((byFilter.data.readings as { isAdmin?: unknown }).isAdmin, undefined, 'nothing is inherited from the data');
+  const [bySql] = await owner.tabularDataBySQL(fx.orgA, "SELECT data FROM readings WHERE component_name = 'proto'");
+  t.is(JSON.stringify(bySql.data), expected, 'TabularDataBySQL');
+  const [byMql] = await owner.tabularDataByMQL(fx.orgA, [{ $match: { component_name: 'proto' } }, { $project: { _id: 0, data: 1 } }]);
+  t.is(JSON.stringify(byMql.data), expected, 'TabularDataByMQL');
+
+  const part = await partClients(fx.cloud.address, { partId: fx.machineA1.part_id, secret: fx.machineA1.part_secret });
+  t.teardown(() => part.close());
+  const fields = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as Record<string, unknown>;
+  await call(
+    part.robot.log.bind(part.robot),
+    { id: fx.machineA1.part_id, logs: [{ time: new Date(), level: 'info', loggerName: 'p', message: 'proto fields', fields }] },
+    part.md,
+  );
+  const page = await call(
+    reader.app.getRobotPartLogs.bind(reader.app),
+    { id: fx.machineA1.part_id, levels: [], filter: 'proto fields', pageToken: '', limit: 10 },
+    reader.md,
+  );
+  t.is(JSON.stringify(page.logs[0]?.fields), '{"__proto__":{"x":1},"y":2}', 'log fields');
+  t.is(({} as { isAdmin?: unknown }).isAdmin, undefined, 'Object.prototype is untouched here');
+  await stillAnswers(t, '__proto__');
 });
 
 test.serial("a malformed percent-encoding on the cloud's web port is 400, for the page and for thumbnails", async (t) => {
