@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { DataType } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile } from './capture-file.js';
+import { cloudReachable } from '../online/reconnect.js';
 import type { PartCloud } from './part-cloud.js';
 import { uploadRequests } from './upload-body.js';
 
@@ -150,6 +151,8 @@ export class Syncer {
           unlinkSync(file.path);
           this.status.uploaded_files++;
           this.status.last_successful_sync = new Date().toISOString();
+          // The runtime's config watch, if it waits to reconnect, tries at once (core/online/reconnect.ts).
+          cloudReachable();
           this.backoff = 0;
           this.retryAt = 0;
         } catch (err) {

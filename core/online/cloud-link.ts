@@ -4,6 +4,7 @@ import { credentials, Metadata, status, type CallOptions, type ServiceError } fr
 import { RobotServiceClient } from '../../gen/platform/app/v1/robot_part.js';
 import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
 import { checkCredentialTransport, cloudTarget, type PartCredentials } from './credentials.js';
+import { cloudReachable } from './reconnect.js';
 
 /** The cloud refused the credentials themselves (wrong secret or key): worth saying so in the log. */
 export class CredentialsRefusedError extends Error {
@@ -19,6 +20,10 @@ const CHANNEL_OPTIONS = {
   'grpc.keepalive_timeout_ms': 5_000,
   'grpc.keepalive_permit_without_calls': 1,
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  // After an outage the channel's own reconnect backoff (120 s at most by default) would keep failing
+  // calls for a while after the cloud serves again; capped, the config watch finds it in time (reconnect.ts).
+  'grpc.initial_reconnect_backoff_ms': 500,
+  'grpc.max_reconnect_backoff_ms': 2000,
 };
 
 export class CloudLink {
@@ -79,9 +84,12 @@ export class CloudLink {
   ): Promise<Res> {
     const md = await this.metadata();
     try {
-      return await new Promise<Res>((resolve, reject) =>
+      const res = await new Promise<Res>((resolve, reject) =>
         fn.call(this.robot, req, md, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(err) : resolve(res))),
       );
+      // Tells a config watch waiting to reconnect that the cloud serves again.
+      cloudReachable();
+      return res;
     } catch (err) {
       this.refused(err);
       throw err;

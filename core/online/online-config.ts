@@ -11,10 +11,9 @@ import type { ConfigSource } from '../config/config-source.js';
 import { parseMachineConfig } from '../shared/machine-config.js';
 import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
 import type { CachedConfig, ConfigCache } from './config-cache.js';
+import { onCloudReachable, RETRY_MIN_MS, retryDelay } from './reconnect.js';
 
-export const RETRY_MIN_MS = 1000;
-/** PLATFORM_ONLINE_RETRY_MAX_MS shortens it for tests and demos. */
-export const RETRY_MAX_MS = Number(process.env.PLATFORM_ONLINE_RETRY_MAX_MS) || 30_000;
+export { RETRY_MAX_MS, RETRY_MIN_MS } from './reconnect.js';
 /** A stream that stayed open this long was a working connection: the next retry starts from the minimum again. */
 const HEALTHY_STREAM_MS = 10_000;
 
@@ -25,6 +24,7 @@ export class OnlineConfig implements ConfigSource {
   private stopped = false;
   private stream?: ClientReadableStream<ConfigResponse>;
   private wake?: () => void;
+  private offReachable?: () => void;
   /** init() could not reach the cloud and announced its retry in RETRY_MIN_MS: follow() keeps that word. */
   private initFailed = false;
   private accepting: Promise<void> = Promise.resolve();
@@ -48,6 +48,8 @@ export class OnlineConfig implements ConfigSource {
     private readonly log: DriverLogger,
     /** Why there is no link (credentials refused to be sent in plaintext). */
     private readonly linkError?: string,
+    /** The jitter of the reconnect waits (reconnect.ts); tests fix it. */
+    private readonly random: () => number = Math.random,
   ) {
     this.credentialsPath = file.path;
     const raw = file.read().raw as { network?: unknown; cloud?: unknown };
@@ -138,13 +140,18 @@ export class OnlineConfig implements ConfigSource {
     this.setProblem(err instanceof CredentialsRefusedError ? err.message : `the cloud at ${address} is unreachable (${(err as Error).message})`);
   }
 
-  /** Follows new revisions until close(), reconnecting with exponential backoff. */
+  /**
+   * Follows new revisions until close(), reconnecting after a failure on reconnect.ts' schedule (at most
+   * 10 s apart), and at once when another call of this machine reached the cloud meanwhile.
+   */
   private async follow(link: CloudLink): Promise<void> {
-    let backoff = RETRY_MIN_MS;
+    let failures = 0;
+    let backoff = retryDelay(failures, this.random);
+    this.offReachable = onCloudReachable(() => this.wake?.());
     if (this.initFailed) {
       // Without this wait a refused or unreachable cloud would get two attempts in a row at start.
       await this.pause(RETRY_MIN_MS);
-      backoff = Math.min(RETRY_MIN_MS * 2, RETRY_MAX_MS);
+      backoff = retryDelay(++failures, this.random);
     }
     while (!this.stopped) {
       const opened = Date.now();
@@ -155,7 +162,8 @@ export class OnlineConfig implements ConfigSource {
           this.stream = stream;
           // The cloud sends its headers as soon as it has accepted the stream.
           stream.on('metadata', () => {
-            backoff = RETRY_MIN_MS;
+            failures = 0;
+            backoff = retryDelay(failures, this.random);
             this.log.info('following config revisions from the cloud', { app_address: link.creds.appAddress, revision: this.revision });
           });
           stream.on(
@@ -170,28 +178,34 @@ export class OnlineConfig implements ConfigSource {
       } catch (err) {
         if (this.stopped) break;
         link.refused(err);
-        if (Date.now() - opened > HEALTHY_STREAM_MS) backoff = RETRY_MIN_MS;
+        if (Date.now() - opened > HEALTHY_STREAM_MS) {
+          failures = 0;
+          backoff = retryDelay(failures, this.random);
+        }
         this.failed(err, backoff);
       }
       await this.pause(backoff);
-      backoff = Math.min(backoff * 2, RETRY_MAX_MS);
+      backoff = retryDelay(++failures, this.random);
     }
   }
 
-  /** Waits `ms`, or less when close() wakes it. */
+  /** Waits `ms`, or less when close() or a call that reached the cloud (onCloudReachable) wakes it. */
   private pause(ms: number): Promise<void> {
     return new Promise<void>((resolve) => {
       if (this.stopped) return resolve();
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
+      const done = () => {
         clearTimeout(timer);
+        this.wake = undefined;
         resolve();
       };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
     });
   }
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.offReachable?.();
     this.stream?.cancel();
     this.wake?.();
     await this.following?.catch(() => undefined);
