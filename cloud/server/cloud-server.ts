@@ -4,6 +4,7 @@ import { Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js
 import type { Server as HttpServer } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { addStandardServices } from '../../core/shared/standard-services.js';
+import { withBoundedStatus } from '../../core/shared/bounded-status.js';
 import { coreAdminActions } from '../admin/actions.js';
 import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';
@@ -31,7 +32,7 @@ export interface CloudServerOptions {
   /** PEM certificate chain and private key: gRPC is served over TLS, and extensions get the pair (ctx.tls). */
   tls?: ServingTls;
   /** The data browser's web port (cloud/web/): its port (0: a free one) and, for tests, another page folder. Omitted: no web port. */
-  web?: { port: number; assetsDir?: string };
+  web?: { port: number; assetsDir?: string; allowedHosts?: readonly string[] };
 }
 
 export interface RunningCloud {
@@ -60,7 +61,8 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
   const authorizer = new Authorizer(store, tokens);
   const server = decodeErrorsAsInvalidArgument(
-    new Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 }),
+    // Every status it sends is bounded (bounded-status.ts): no echoed input can wedge a client's connection.
+    new Server(withBoundedStatus({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 })),
   );
   // Every service added, extensions' included: the web port forwards gRPC-Web calls to exactly these.
   const services: ServiceDefinition[] = [];
@@ -141,6 +143,7 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
         services,
         thumbnails: new ThumbnailRoute(store, authorizer),
         assetsDir: options.web.assetsDir,
+        allowedHosts: options.web.allowedHosts,
         onError: (message, err) => logger.error({ err }, message),
       });
     }

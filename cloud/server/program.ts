@@ -65,35 +65,58 @@ export function buildProgram(extensions: CloudExtension[]): Command {
     .option('--tls-cert <file>', 'PEM certificate chain: serve gRPC and the PostgreSQL endpoint over TLS (needs --tls-key)')
     .option('--tls-key <file>', 'PEM private key of --tls-cert')
     .option('--web-port <n>', 'HTTP port of the data browser (gRPC-Web, thumbnails); default the gRPC port + 1, or a free one when --port is 0')
-    .action(async (opts: { dataDir: string; port: string; host: string; tokenTtl: string; tlsCert?: string; tlsKey?: string; webPort?: string }) => {
-      const port = Number(opts.port);
-      const webPort = opts.webPort === undefined ? defaultWebPort(port) : Number(opts.webPort);
-      if (!Number.isInteger(webPort) || webPort < 0 || webPort > 65535) program.error(`--web-port must be an integer from 0 to 65535, got "${opts.webPort}"`);
-      const ttl = Number(opts.tokenTtl);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) program.error(`--port must be an integer from 0 to 65535, got "${opts.port}"`);
-      if (!Number.isInteger(ttl) || ttl < 1) program.error(`--token-ttl must be a positive integer of seconds, got "${opts.tokenTtl}"`);
-      let tls: ServingTls | undefined;
-      try {
-        tls = readServingTls(opts.tlsCert, opts.tlsKey);
-      } catch (err) {
-        program.error((err as Error).message);
-      }
-      const cloud = await startCloud({ dataDir: opts.dataDir, port, host: opts.host, tokenTtlSeconds: ttl, extensions, tls, web: { port: webPort } });
-      // Before the serving line, so whoever waits for that line finds the page's address already printed.
-      process.stdout.write(`platform-cloud web page on ${cloud.webUrl}\n`);
-      process.stdout.write(`platform-cloud serving ${cloud.address}\n`);
-      let stopping = false;
-      const stop = () => {
-        if (stopping) return;
-        stopping = true;
-        cloud.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    .option(
+      '--web-allowed-hosts <names>',
+      'comma-separated names the data browser answers to besides --host, localhost and IP addresses (DNS rebinding guard; also PLATFORM_WEB_ALLOWED_HOSTS)',
+    )
+    .action(
+      async (opts: {
+        dataDir: string;
+        port: string;
+        host: string;
+        tokenTtl: string;
+        tlsCert?: string;
+        tlsKey?: string;
+        webPort?: string;
+        webAllowedHosts?: string;
+      }) => {
+        const port = Number(opts.port);
+        const webPort = opts.webPort === undefined ? defaultWebPort(port) : Number(opts.webPort);
+        if (!Number.isInteger(webPort) || webPort < 0 || webPort > 65535) program.error(`--web-port must be an integer from 0 to 65535, got "${opts.webPort}"`);
+        const ttl = Number(opts.tokenTtl);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) program.error(`--port must be an integer from 0 to 65535, got "${opts.port}"`);
+        if (!Number.isInteger(ttl) || ttl < 1) program.error(`--token-ttl must be a positive integer of seconds, got "${opts.tokenTtl}"`);
+        let tls: ServingTls | undefined;
+        try {
+          tls = readServingTls(opts.tlsCert, opts.tlsKey);
+        } catch (err) {
+          program.error((err as Error).message);
+        }
+        const cloud = await startCloud({
+          dataDir: opts.dataDir,
+          port,
+          host: opts.host,
+          tokenTtlSeconds: ttl,
+          extensions,
+          tls,
+          web: { port: webPort, allowedHosts: (opts.webAllowedHosts ?? '').split(',').filter((n) => n.trim() !== '') },
+        });
+        // Before the serving line, so whoever waits for that line finds the page's address already printed.
+        process.stdout.write(`platform-cloud web page on ${cloud.webUrl}\n`);
+        process.stdout.write(`platform-cloud serving ${cloud.address}\n`);
+        let stopping = false;
+        const stop = () => {
+          if (stopping) return;
+          stopping = true;
+          cloud.stop().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      },
+    );
 
   const runner: AdminRunner = {
     defaultDataDir: defaultDataDir(),

@@ -3,6 +3,7 @@
 // page is authorized exactly like any client), and the thumbnails route (thumbnails.ts).
 import { credentials, type ServiceDefinition } from '@grpc/grpc-js';
 import { GrpcWebForwarder, methodTable } from '../../core/shared/web/grpc-web.js';
+import { webLimitsFromEnv } from '../../core/shared/web/request-body.js';
 import { builtAssetsDir, startWebServer, type WebServer } from '../../core/shared/web/web-server.js';
 import type { ServingTls } from '../server/extension-contract.js';
 import type { ThumbnailRoute } from './thumbnails.js';
@@ -16,6 +17,8 @@ export interface CloudWebOptions {
   /** Every service definition the cloud's gRPC server serves. */
   services: readonly ServiceDefinition[];
   thumbnails: ThumbnailRoute;
+  /** Names the web port answers to besides its bind host, loopback and IP addresses (--web-allowed-hosts). */
+  allowedHosts?: readonly string[];
   /** The page's files (tests may point elsewhere); default the built page. */
   assetsDir?: string;
   onError(message: string, error: unknown): void;
@@ -39,12 +42,14 @@ export async function startCloudWeb(options: CloudWebOptions): Promise<WebServer
   const forwarder = new GrpcWebForwarder(
     () => ({ address: dialable(options.grpcAddress), credentials: channelCredentials }),
     methodTable(options.services as unknown as Record<string, { path: string; requestStream: boolean; responseStream: boolean }>[]),
+    webLimitsFromEnv(),
   );
   const server = await startWebServer({
     bindAddress: options.bindAddress,
     assetsDir: options.assetsDir ?? builtAssetsDir('cloud'),
     profiling: false,
     forwarder,
+    allowedHosts: options.allowedHosts ?? [],
     route: (req, res, url) => options.thumbnails.handle(req, res, url),
     onError: options.onError,
   });

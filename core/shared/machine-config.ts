@@ -66,6 +66,12 @@ const network = z
     bind_address: hostPort.default(DEFAULT_BIND_ADDRESS),
     /** The control page's HTTP port (core/web/README.md); by default bind_address's host and port + 1. */
     web_bind_address: hostPort.optional(),
+    /** More names the control page answers to (core/web/README.md: DNS rebinding); `*` for any. */
+    web_allowed_hosts: z
+      .array(z.string({ error: 'must be a string' }).regex(/^(\*|\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)$/, 'must be a host name or address without port, or *'), {
+        error: 'must be an array of host names',
+      })
+      .optional(),
     /** TLS is used when both files are set, unless -no-tls is given. */
     tls_cert_file: z.string().min(1).optional(),
     tls_key_file: z.string().min(1).optional(),

@@ -1,13 +1,15 @@
 // Errors that carry a gRPC status code. Handlers throw these; the adapters turn them into gRPC errors
 // whose message names the field and the rule that was broken.
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { boundMessage } from './bounded-text.js';
 
 export class StatusError extends Error {
   constructor(
     readonly code: status,
     message: string,
   ) {
-    super(message);
+    // Bounded here, so that no echoed input can make a status too large to send (bounded-text.ts).
+    super(boundMessage(message));
     this.name = 'StatusError';
   }
 }

@@ -4,10 +4,11 @@ import { readFileSync } from 'node:fs';
 import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import { apiAdapters } from '../grpc/apis/index.js';
 import { GrpcWebForwarder, methodTable } from '../shared/web/grpc-web.js';
-import { builtAssetsDir, startWebServer, webBindAddress, type WebServer } from '../shared/web/web-server.js';
+import { webLimitsFromEnv } from '../shared/web/request-body.js';
+import { bindHost, builtAssetsDir, startWebServer, webBindAddress, type WebServer } from '../shared/web/web-server.js';
 
 export interface RuntimeWebOptions {
-  network: { bind_address: string; web_bind_address?: string; tls_cert_file?: string };
+  network: { bind_address: string; web_bind_address?: string; web_allowed_hosts?: readonly string[]; tls_cert_file?: string };
   /** The gRPC server's current host:port, and whether it speaks TLS. */
   grpc: () => { address: string; tls: boolean };
   shareddir?: string;
@@ -34,12 +35,15 @@ export function startRuntimeWeb(options: RuntimeWebOptions): Promise<WebServer> 
       return { address: dialable(address), credentials: tls ? tlsCredentials : undefined };
     },
     methodTable([RobotServiceService, ...apiAdapters.map((a) => a.definition)]),
+    webLimitsFromEnv(),
   );
   return startWebServer({
     bindAddress: webBindAddress(options.network),
     assetsDir: options.shareddir ?? builtAssetsDir('runtime'),
     profiling: options.webprofile,
     forwarder,
+    // The gRPC port's host names this machine too; network.web_allowed_hosts adds names (a DNS name, say).
+    allowedHosts: [bindHost(options.network.bind_address), ...(options.network.web_allowed_hosts ?? [])],
     onError: options.onError,
   });
 }

@@ -4,7 +4,9 @@
 // cannot read HTTP/2 trailers).
 import { Client, Metadata, credentials, status, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { boundMessage, echo } from '../bounded-text.js';
 import { markForwarded } from './forwarded-for.js';
+import { answerRefusal, DEFAULT_WEB_LIMITS, InflightBudget, readRequestFrame, WebCallError, type WebLimits } from './request-body.js';
 
 /** Which methods exist and whether they stream their responses, from the services the runtime serves. */
 export type MethodTable = ReadonlyMap<string, { responseStream: boolean; requestStream: boolean }>;
@@ -35,7 +37,7 @@ export function requestMessage(body: Buffer): Buffer {
 }
 
 function trailers(code: number, message: string, metadata?: Metadata): Buffer {
-  let text = `grpc-status: ${code}\r\ngrpc-message: ${encodeURIComponent(message)}\r\n`;
+  let text = `grpc-status: ${code}\r\ngrpc-message: ${encodeURIComponent(boundMessage(message))}\r\n`;
   for (const [key, value] of Object.entries(metadata?.getMap() ?? {})) {
     if (typeof value === 'string') text += `${key}: ${value}\r\n`;
   }
@@ -47,13 +49,45 @@ const FORWARDED_HEADERS = ['platform-sid', 'authorization'];
 
 const identity = (b: Buffer) => b;
 
+/**
+ * The forwarder's channel pings its connection every 10 s while calls are open and drops it when a ping
+ * goes unanswered for 5 s: a connection whose reading stopped (Node's HTTP/2 client stops reading a
+ * connection that receives a header block over 64 KiB, silently) then fails its calls with UNAVAILABLE
+ * and the next call opens a new one, instead of every later call of every visitor hanging on it. It has
+ * its own connection (a local subchannel pool), not one shared with other clients in the process.
+ */
+export const FORWARDER_CHANNEL_OPTIONS = {
+  'grpc.max_receive_message_length': 64 * 1024 * 1024,
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.use_local_subchannel_pool': 1,
+};
+
+/** Answers a call refused before it is forwarded; a body not read to its end is not read further. */
+function refuse(req: IncomingMessage, res: ServerResponse, code: number, message: string): void {
+  answerRefusal(req, res, () => {
+    if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
+    res.end(trailers(code, message));
+  });
+}
+
 export class GrpcWebForwarder {
   private client?: { address: string; client: Client };
+  private readonly budget: InflightBudget;
 
   constructor(
     private readonly target: () => { address: string; credentials?: ChannelCredentials },
     private readonly methods: MethodTable,
-  ) {}
+    private readonly limits: WebLimits = DEFAULT_WEB_LIMITS,
+    private readonly channelOptions: Record<string, number> = FORWARDER_CHANNEL_OPTIONS,
+  ) {
+    this.budget = new InflightBudget(limits.maxInflightBytes);
+  }
+
+  /** Bytes of request bodies held now, over all calls being read. */
+  get inflightBytes(): number {
+    return this.budget.held;
+  }
 
   /** True when the request is a gRPC-Web call (the caller then lets this forwarder answer it). */
   static matches(req: IncomingMessage): boolean {
@@ -65,37 +99,41 @@ export class GrpcWebForwarder {
     // The runtime's gRPC server can move (a bind_address change); follow it.
     if (this.client?.address !== address) {
       this.client?.client.close();
-      this.client = { address, client: new Client(address, creds ?? credentials.createInsecure(), { 'grpc.max_receive_message_length': 64 * 1024 * 1024 }) };
+      this.client = { address, client: new Client(address, creds ?? credentials.createInsecure(), this.channelOptions) };
     }
     return this.client.client;
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = req.url ?? '';
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
+    // Everything that can be checked without the body is checked before any of it is read.
     const method = this.methods.get(path);
-    if (!method) {
-      res.end(trailers(status.UNIMPLEMENTED, `${path}: no such method on this runtime`));
-      return;
-    }
-    if (method.requestStream) {
-      res.end(trailers(status.UNIMPLEMENTED, `${path}: client-streaming calls cannot be made over gRPC-Web`));
-      return;
-    }
-    let message: Buffer;
-    try {
-      message = requestMessage(Buffer.concat(chunks));
-    } catch (err) {
-      res.end(trailers(status.INVALID_ARGUMENT, (err as Error).message));
-      return;
-    }
+    if (!method) return refuse(req, res, status.UNIMPLEMENTED, `${echo(path)}: no such method on this server`);
+    if (method.requestStream) return refuse(req, res, status.UNIMPLEMENTED, `${path}: client-streaming calls cannot be made over gRPC-Web`);
     const metadata = new Metadata();
     for (const name of FORWARDED_HEADERS) {
       const value = req.headers[name];
-      if (typeof value === 'string') metadata.set(name, value);
+      if (typeof value !== 'string') continue;
+      if (Buffer.byteLength(value) > this.limits.maxHeaderValueBytes) {
+        return refuse(
+          req,
+          res,
+          status.INVALID_ARGUMENT,
+          `header ${name}: ${Buffer.byteLength(value)} bytes; at most ${this.limits.maxHeaderValueBytes} are forwarded (PLATFORM_WEB_MAX_HEADER_BYTES)`,
+        );
+      }
+      metadata.set(name, value);
     }
+    let message: Buffer;
+    try {
+      message = await readRequestFrame(req, this.limits, this.budget);
+    } catch (err) {
+      if (err instanceof WebCallError) return refuse(req, res, err.code, err.message);
+      // The client went away while sending: nobody is left to answer.
+      req.destroy();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
     // The browser's own address, so that per-address limits behind this hop count each browser apart.
     markForwarded(metadata, req.socket.remoteAddress);
     const client = this.channel();

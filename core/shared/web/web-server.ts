@@ -5,6 +5,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrpcWebForwarder } from './grpc-web.js';
+import { HostGuard, refuseForbidden, SECURITY_HEADERS } from './host-guard.js';
+import { answerRefusal } from './request-body.js';
 import { serveFile } from './static-files.js';
 import { captureProfile, ProfileRequestError, profileSeconds } from './web-profile.js';
 
@@ -29,6 +31,8 @@ export interface WebServerOptions {
   assetsDir: string;
   profiling: boolean;
   forwarder: GrpcWebForwarder;
+  /** The names this port answers to besides loopback, IP addresses and PLATFORM_WEB_ALLOWED_HOSTS (host-guard.ts). */
+  allowedHosts: readonly string[];
   /** A program's own HTTP routes (the cloud's thumbnails): true when it answered the request. */
   route?(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
   onError(message: string, error: unknown): void;
@@ -54,21 +58,36 @@ async function serveProfile(url: URL, res: ServerResponse): Promise<void> {
   res.end(JSON.stringify(profile));
 }
 
+/** The host of a bind address (`host:port`, `[v6]:port`), brackets removed. */
+export function bindHost(bindAddress: string): string {
+  return bindAddress.slice(0, bindAddress.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+}
+
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const guard = new HostGuard([bindHost(options.bindAddress), ...options.allowedHosts]);
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    // Before anything else, the body included: a request naming another host is not for this port.
+    const refusal = guard.refusal(req);
+    if (refusal) return refuseForbidden(req, res, refusal);
     if (GrpcWebForwarder.matches(req)) return options.forwarder.handle(req, res);
     const url = new URL(req.url ?? '/', 'http://page');
     if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
     if (options.route && (await options.route(req, res, url))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res
-        .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })
-        .end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`);
+      // Its body is not read (see answerRefusal).
+      answerRefusal(req, res, () =>
+        res
+          .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })
+          .end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`),
+      );
       return;
     }
     return serveFile(options.assetsDir, url.pathname, res);
   };
-  const server = createServer((req, res) => {
+  // Headers over 16 KiB are refused (431) before any handler runs; a request must arrive whole within
+  // a minute (a slow sender cannot hold a body's bytes of the shared budget for long).
+  const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000 }, (req, res) => {
     handle(req, res).catch((err) => {
       options.onError('web request failed', err);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -76,7 +95,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     });
   });
   const colon = options.bindAddress.lastIndexOf(':');
-  const host = options.bindAddress.slice(0, colon).replace(/^\[|\]$/g, '');
+  const host = bindHost(options.bindAddress);
   await new Promise<void>((resolvePromise, reject) => {
     server.once('error', (err) => reject(new Error(`cannot serve the web page on ${options.bindAddress}: ${err.message}`)));
     server.listen(Number(options.bindAddress.slice(colon + 1)), host || undefined, () => resolvePromise());
