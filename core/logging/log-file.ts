@@ -1,7 +1,9 @@
-// -log-file: the runtime's log lines written to the named file itself, rotated by size to numbered
-// siblings (runtime.log -> runtime.1.log -> runtime.2.log ...), oldest deleted. A file is rotated
+// -log-file: the runtime's log lines written to the named file itself, rotated daily and by size to
+// numbered siblings (runtime.log -> runtime.1.log -> runtime.2.log ...), oldest deleted. A file is rotated
 // before a line would take it past the limit, so no file exceeds it (except a single line longer than
-// the limit, which gets a file of its own rather than being dropped).
+// the limit, which gets a file of its own rather than being dropped), and before the first line of a new
+// day (UTC, the day of the lines' own ISO timestamps), so each file holds one day at most; a file left
+// from an earlier day (by a runtime stopped overnight) is rotated at the first line written today.
 import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, extname } from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,24 +18,38 @@ export function siblingPath(path: string, n: number): string {
   return ext ? `${path.slice(0, -ext.length)}.${n}${ext}` : `${path}.${n}`;
 }
 
+/** 2026-11-26 for any time of that UTC day. */
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
 export class RotatingLogFile extends Writable {
   private fd: number;
   private size: number;
+  /** The UTC day (YYYY-MM-DD) of the named file's lines. */
+  private day: string;
 
   constructor(
     readonly path: string,
     private readonly maxBytes = LOG_FILE_BYTES,
     private readonly files = LOG_FILES,
+    /** The clock that decides the day (tests move it). */
+    private readonly now: () => number = Date.now,
   ) {
     super({ decodeStrings: true });
     mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, 'a', 0o644);
-    this.size = fstatSync(this.fd).size;
+    const stat = fstatSync(this.fd);
+    this.size = stat.size;
+    // A file kept from an earlier run holds the day it was last written.
+    this.day = utcDay(stat.size > 0 ? stat.mtimeMs : this.now());
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     try {
-      if (this.size > 0 && this.size + chunk.length > this.maxBytes) this.rotate();
+      const today = utcDay(this.now());
+      if (this.size > 0 && (today !== this.day || this.size + chunk.length > this.maxBytes)) this.rotate();
+      this.day = today;
       writeSync(this.fd, chunk);
       this.size += chunk.length;
       callback();

@@ -22,7 +22,7 @@ export const FLAG_SPECS = {
   'disable-mdns': { type: 'boolean', help: 'Disable server discovery through multicast DNS', pending: true },
   'dump-resources': { type: 'string', value: 'filepath', help: 'Write all resource registrations as a sorted JSON array to the path, then exit' },
   ftdc: { type: 'boolean', default: true, help: 'Enable full-time data capture for diagnostics (into $PLATFORM_FTDC_DIR or ~/.platform/diagnostics.data)' },
-  'log-file': { type: 'string', value: 'filename', help: 'Also write logs to this file, rotated daily and at 10 MB (10 files kept)' },
+  'log-file': { type: 'string', value: 'filename', help: 'Also write logs to this file, rotated daily (at UTC midnight) and at 10 MB, 10 files kept' },
   'network-check': { type: 'boolean', help: 'Only run normal network checks, print them, and exit (0 when all pass)' },
   'no-tls': { type: 'boolean', help: 'Serve without TLS even if certificates are configured' },
   'output-telemetry': { type: 'boolean', help: 'Print telemetry (metrics and spans)', pending: true },
