@@ -9,6 +9,7 @@
 //   PLATFORM_QUERY_MAX_BYTES        result size limit in BSON bytes (default 4000000, at most 64 MiB)
 //   PLATFORM_QUERY_MAX_TEXT_BYTES   query text limit (default 65536)
 //   PLATFORM_QUERY_RSS_LIMIT_MB     process RSS above which the largest running user query is interrupted (default 1280)
+//   PLATFORM_QUERY_RSS_MIN_GROWTH_MB a query that grew the process by less than this is never the one interrupted (default 64)
 //   PLATFORM_QUERY_CONCURRENCY      user queries running at once in total (default 3)
 //   PLATFORM_QUERY_CONCURRENCY_PER_ORG  ... of one organization (default 2)
 //   PLATFORM_QUERY_MAX_WAIT_MS      longest wait for a turn before RESOURCE_EXHAUSTED (default 10000)
@@ -19,6 +20,8 @@
 //   PLATFORM_QUERY_MAX_SCAN_ROWS    readings one MQL query may hold in memory (default 2000000)
 //   PLATFORM_QUERY_HOT_STORAGE_HOURS  window of TABULAR_DATA_SOURCE_TYPE_HOT_STORAGE (default 24)
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
+//   PLATFORM_QUERY_PIPELINE_RETRIES   further attempts of a failed pipeline window (default 3)
+//   PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S wait before a window's first retry, doubled for each next (default 60)
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { QueryAdmission } from './admission.js';
@@ -49,7 +52,12 @@ export function createQueryExtension(): CloudExtension {
         maxRows: envNumber('PLATFORM_QUERY_MAX_ROWS', 100_000, 1),
         maxBytes: resultBytesFromEnv(),
         maxTextBytes: envNumber('PLATFORM_QUERY_MAX_TEXT_BYTES', 64 * 1024, 16),
-        memory: new MemoryGuard(envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20),
+        memory: new MemoryGuard(
+          envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20,
+          undefined,
+          undefined,
+          envNumber('PLATFORM_QUERY_RSS_MIN_GROWTH_MB', 64, 1) * 2 ** 20,
+        ),
       };
       const admission = new QueryAdmission({
         maxTotal: envNumber('PLATFORM_QUERY_CONCURRENCY', 3, 1),
@@ -89,7 +97,12 @@ export function createQueryExtension(): CloudExtension {
       const address = await pg.listen();
       const publicHost = process.env.PLATFORM_QUERY_PG_PUBLIC_HOST || (['0.0.0.0', '::'].includes(host) ? machineHostname() : host);
       logger.info({ host: address.address, port: address.port }, 'PostgreSQL endpoint listening');
-      const scheduler = new PipelineScheduler(pipelines, mql, { intervalMs: envNumber('PLATFORM_QUERY_PIPELINE_INTERVAL_S', 15, 1) * 1000, logger });
+      const scheduler = new PipelineScheduler(pipelines, mql, {
+        intervalMs: envNumber('PLATFORM_QUERY_PIPELINE_INTERVAL_S', 15, 1) * 1000,
+        retries: envNumber('PLATFORM_QUERY_PIPELINE_RETRIES', 3, 0),
+        retryBackoffMs: envNumber('PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S', 60, 1) * 1000,
+        logger,
+      });
       scheduler.start();
       addDataPipelinesService(ctx.server, pipelines, ctx.authorizer);
       ctx.setQueryEngine(

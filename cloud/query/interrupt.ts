@@ -62,4 +62,5 @@ export async function interruptOn<T>(conn: DuckDBConnection, stops: Stops, body:
 /** What a query interrupted by the memory guard is told, after its field or SQLSTATE. */
 export const overMemoryMessage = (memory: MemoryGuard, what: string) =>
   `the service's memory passed its ${Math.round(memory.limitBytes / 2 ** 20)} MiB limit (PLATFORM_QUERY_RSS_LIMIT_MB) while this ${what} ran, ` +
-  'and it was the largest running query, so it was interrupted; make it build smaller values';
+  `and it was the largest running query, having grown the service by at least ${Math.round(memory.minGrowthBytes / 2 ** 20)} MiB ` +
+  '(PLATFORM_QUERY_RSS_MIN_GROWTH_MB), so it was interrupted; make it build smaller values';

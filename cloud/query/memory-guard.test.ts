@@ -101,6 +101,57 @@ test('if RSS stays over after the largest ended, the next largest goes, until RS
   t.deepEqual(fired, ['b', 'c']);
 });
 
+test('after RSS was inflated by something else, a small query is not stopped; a runaway one still is', (t) => {
+  // Issue 27, finding 8: RSS does not come back after an inflation, and the guard used to stop every query
+  // that ran while it was over the cap, so every organization's SELECT 1 failed from then on.
+  const { guard, state } = fakeGuard(1000);
+  const fired: string[] = [];
+  state.rss = 2000 * MB; // inflated while no query ran (an upload, gRPC buffers, pages the allocator keeps)
+  guard.sample();
+  const endSmall = guard.watch(() => fired.push('small'));
+  guard.sample();
+  state.rss = 2001 * MB;
+  guard.sample();
+  guard.sample();
+  t.deepEqual(fired, [], 'a query that grew the process by 1 MiB is not the cause');
+  endSmall();
+  // A runaway query grows the process itself: once its own growth reaches the minimum, it is stopped.
+  guard.watch(() => fired.push('runaway'));
+  guard.sample();
+  state.rss = 2040 * MB;
+  guard.sample();
+  t.deepEqual(fired, [], '39 MiB of its own is under the 64 MiB minimum');
+  state.rss = 2100 * MB;
+  guard.sample();
+  t.deepEqual(fired, ['runaway']);
+});
+
+test('what a query holds counts toward its growth after an inflation too', (t) => {
+  const { guard, state } = fakeGuard(1000);
+  const fired: string[] = [];
+  state.rss = 1500 * MB;
+  guard.sample();
+  guard.watch(() => fired.push('small'), { held: () => 2 * MB });
+  guard.watch(() => fired.push('big result'), { held: () => 200 * MB });
+  guard.sample();
+  t.deepEqual(fired, ['big result']);
+});
+
+test('the minimum growth is a setting (PLATFORM_QUERY_RSS_MIN_GROWTH_MB)', (t) => {
+  const state = { rss: 1500 * MB };
+  const guard = new MemoryGuard(1000 * MB, () => state.rss, NEVER, 8 * MB);
+  const fired: string[] = [];
+  guard.sample();
+  guard.watch(() => fired.push('q'));
+  guard.sample();
+  state.rss = 1507 * MB;
+  guard.sample();
+  t.deepEqual(fired, []);
+  state.rss = 1509 * MB;
+  guard.sample();
+  t.deepEqual(fired, ['q']);
+});
+
 test('a normal query of another organization running beside a memory bomb still answers', async (t) => {
   const fx = await createTabularFixture();
   t.teardown(() => fx.close());

@@ -15,6 +15,14 @@
 //   owns none of it), plus
 // - what the query says it holds itself (`held`: the bytes of the result documents it has built).
 // Ties go to the query that started first.
+//
+// Only a query that grew the process itself can be stopped. RSS does not come back down after memory has
+// been inflated by something else (an upload, a burst of gRPC buffers, the allocator keeping freed
+// pages): a guard that stopped whichever query ran while RSS was over the cap then failed every
+// organization's `SELECT 1` from that moment on (issue 27, finding 8). So a query is a candidate only when
+// its own figure (above) reaches `minGrowthBytes` (PLATFORM_QUERY_RSS_MIN_GROWTH_MB); a query that started
+// after the inflation and holds little runs, while a runaway one still passes that figure long before it
+// can end the process. The cost: RSS may pass the cap by up to minGrowthBytes per running query.
 export interface MemoryWatchOptions {
   /** Bytes the query holds outside DuckDB (its converted result so far); read when the guard chooses. */
   held?: () => number;
@@ -29,6 +37,9 @@ interface Watcher {
   fired: boolean;
 }
 
+/** The default of PLATFORM_QUERY_RSS_MIN_GROWTH_MB: growth below this never makes a query the one to stop. */
+export const DEFAULT_MIN_GROWTH_BYTES = 64 * 2 ** 20;
+
 export class MemoryGuard {
   private readonly watchers = new Set<Watcher>();
   private timer?: NodeJS.Timeout;
@@ -40,6 +51,8 @@ export class MemoryGuard {
     readonly limitBytes: number,
     private readonly rss: () => number = () => process.memoryUsage.rss(),
     private readonly intervalMs = 10,
+    /** A query whose own growth (RSS rises while it ran, plus what it holds) is below this is never stopped. */
+    readonly minGrowthBytes = DEFAULT_MIN_GROWTH_BYTES,
   ) {}
 
   /**
@@ -51,7 +64,8 @@ export class MemoryGuard {
     const watcher: Watcher = { seq: this.nextSeq++, onExceeded, held: options.held, grown: 0, fired: false };
     this.watchers.add(watcher);
     if (!this.timer) {
-      this.lastRss = undefined;
+      // The RSS when watching starts is the baseline: only rises from here on are anyone's growth.
+      this.lastRss = this.rss();
       this.timer = setInterval(() => this.sample(), this.intervalMs).unref();
     }
     return () => {
@@ -84,6 +98,7 @@ export class MemoryGuard {
     let victimSize = -1;
     for (const w of running) {
       const size = w.grown + Math.max(0, w.held?.() ?? 0);
+      if (size < this.minGrowthBytes) continue; // it did not cause this: RSS was inflated before or beside it
       if (size > victimSize || (size === victimSize && victim && w.seq < victim.seq)) {
         victim = w;
         victimSize = size;

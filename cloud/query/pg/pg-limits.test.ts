@@ -262,3 +262,29 @@ test('the memory guard interrupts a statement that outgrows the service, with 53
     await te.close();
   }
 });
+
+test.serial('after the process RSS was inflated past the limit, a small statement still runs, and a runaway one is still stopped with 53200', async (t) => {
+  // Issue 27, finding 8, with real RSS: 200 MB of touched pages stay resident while the test holds them, and
+  // the guard's limit is 100 MB below what the process holds then, so RSS is over it before any query runs.
+  // Serial: the ballast must not push other tests' guards over, nor their queries past a short time limit.
+  const ballast = Buffer.alloc(200 * 2 ** 20, 1);
+  const memory = new MemoryGuard(process.memoryUsage.rss() - 100 * 2 ** 20);
+  const te = await startTestEndpoint({}, { memory, timeoutMs: 60_000 });
+  const client = new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_A, password: PASSWORD_A, database: 'sensorData' });
+  try {
+    await client.connect();
+    t.true(process.memoryUsage.rss() > memory.limitBytes, 'the process is over the limit before the queries');
+    // Long enough for the guard to sample it many times (it samples every 10 ms), small in memory.
+    const small = await client.query('SELECT count(*)::BIGINT AS n FROM range(30000000) a(i) WHERE i % 7 = 0');
+    t.is(small.rows[0].n, '4285715');
+    t.is((await client.query('SELECT 1 AS one')).rows[0].one, 1);
+    const sorted = 'SELECT md5(a.i::VARCHAR) || md5(b.i::VARCHAR) AS s FROM range($1::BIGINT) a(i), range(1000) b(i) ORDER BY s';
+    const err = (await t.throwsAsync(client.query(sorted, [20_000]))) as Error & { code?: string };
+    t.is(err.code, '53200');
+    t.regex(err.message, /having grown the service by at least 64 MiB \(PLATFORM_QUERY_RSS_MIN_GROWTH_MB\)/);
+  } finally {
+    ballast.fill(0); // keeps the ballast referenced (resident) until here
+    await client.end().catch(() => undefined);
+    await te.close();
+  }
+});

@@ -3,6 +3,14 @@
 // Every pass is guarded: whatever one pipeline does (unreadable stages, a failing query, a sink write that
 // fails) is recorded in its run history or logged, and the other pipelines and later passes go on. An
 // unhandled rejection here would end the cloud.
+//
+// A failed window is tried again: up to `retries` more times, the k-th retry no earlier than
+// retryBackoffMs * 2^(k-1) after the attempt before it (60 s, 120 s, 240 s by default). A window can fail
+// for reasons that pass (the memory guard stopped its query while another tenant inflated the process,
+// no admission turn, a timeout under load); before, it stayed FAILED for good, as the scheduler had moved
+// past it (issue 27, finding 8). Every attempt is its own run record, so the history shows the failures
+// and then the COMPLETED run of the same window; a window whose last attempt failed keeps no sink documents
+// from its attempts, and one that failed every attempt stays FAILED (its last error says so).
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { MqlRunner } from '../mql/mql-runner.js';
@@ -14,6 +22,10 @@ export interface SchedulerOptions {
   intervalMs?: number;
   /** Windows run per pipeline per pass, so that a long outage is caught up gradually. Default 24. */
   maxWindowsPerPass?: number;
+  /** Further attempts of a failed window. Default 3 (PLATFORM_QUERY_PIPELINE_RETRIES). */
+  retries?: number;
+  /** Wait before the first retry; doubled for each next one. Default 60 s (PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S). */
+  retryBackoffMs?: number;
   logger?: Logger;
 }
 
@@ -23,7 +35,7 @@ export class PipelineScheduler {
 
   constructor(
     private readonly pipelines: PipelineStore,
-    private readonly mql: MqlRunner,
+    private readonly mql: Pick<MqlRunner, 'run'>,
     private readonly options: SchedulerOptions = {},
   ) {}
 
@@ -48,12 +60,20 @@ export class PipelineScheduler {
   private async pass(now: Date): Promise<void> {
     for (const pipeline of await this.pipelines.listEnabled()) {
       try {
+        const budget = this.options.maxWindowsPerPass ?? 24;
+        let ran = 0;
         let start = pipeline.windowEnd;
-        for (let i = 0; i < (this.options.maxWindowsPerPass ?? 24); i++) {
+        for (; ran < budget; ran++) {
           const end = nextTick(pipeline.schedule, start);
           if (end > now) break;
-          await this.runWindow(pipeline, start, end);
+          await this.runWindow(pipeline, start, end, 1, now);
           start = end;
+        }
+        // Failed windows whose next attempt is due share the pass's budget with the new ones.
+        if (ran < budget) {
+          for (const retry of await this.pipelines.dueRetries(pipeline.id, now, budget - ran)) {
+            await this.runWindow(pipeline, retry.dataStart, retry.dataEnd, retry.attempts + 1, now);
+          }
         }
       } catch (err) {
         this.options.logger?.error({ pipeline: pipeline.id, err }, 'data pipeline could not be scheduled; the others go on');
@@ -61,7 +81,8 @@ export class PipelineScheduler {
     }
   }
 
-  private async runWindow(p: DataPipeline, dataStart: Date, dataEnd: Date): Promise<void> {
+  /** Runs one window, its `attempt`-th attempt, and records the run (and the next attempt if it failed). */
+  private async runWindow(p: DataPipeline, dataStart: Date, dataEnd: Date, attempt: number, now: Date): Promise<void> {
     const startTime = new Date();
     const stages = [{ $match: { time_received: { $gte: dataStart, $lt: dataEnd } } }, ...p.stages];
     let docs: Record<string, unknown>[] = [];
@@ -71,19 +92,28 @@ export class PipelineScheduler {
       docs = await this.mql.run(p.organizationId, stages, { sourceType: p.sourceType });
     } catch (err) {
       errorMessage = (err as Error).message;
-      this.options.logger?.warn({ pipeline: p.id, err: errorMessage }, 'data pipeline run failed');
+      this.options.logger?.warn({ pipeline: p.id, attempt, err: errorMessage }, 'data pipeline run failed');
     }
     const run = { id: randomUUID(), pipelineId: p.id, dataStart, dataEnd, startTime };
     try {
-      await this.pipelines.recordRun(
-        { ...run, status: errorMessage ? 'FAILED' : 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage },
-        docs,
-      );
+      if (errorMessage) {
+        const { retry, note } = this.retryAfter(attempt, now);
+        await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: errorMessage + note }, [], retry);
+      } else await this.pipelines.recordRun({ ...run, status: 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage }, docs);
     } catch (err) {
       // The results could not be stored (too large, for instance): the window still gets a failed run.
       const message = `the results could not be stored: ${(err as Error).message}`;
-      this.options.logger?.warn({ pipeline: p.id, err: message }, 'data pipeline run failed');
-      await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: message }, []);
+      this.options.logger?.warn({ pipeline: p.id, attempt, err: message }, 'data pipeline run failed');
+      const { retry, note } = this.retryAfter(attempt, now);
+      await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: message + note }, [], retry);
     }
+  }
+
+  /** The next attempt after a failed `attempt` (none after the last), and what the run record says about it. */
+  private retryAfter(attempt: number, now: Date): { retry?: { attempts: number; nextAttempt: Date }; note: string } {
+    const total = 1 + (this.options.retries ?? 3);
+    if (attempt >= total) return { note: ` (attempt ${attempt} of ${total}; not retried)` };
+    const nextAttempt = new Date(now.getTime() + (this.options.retryBackoffMs ?? 60_000) * 2 ** (attempt - 1));
+    return { retry: { attempts: attempt, nextAttempt }, note: ` (attempt ${attempt} of ${total}; retried from ${nextAttempt.toISOString()})` };
   }
 }

@@ -20,7 +20,21 @@ export const PIPELINE_DDL = [
   // doc is relaxed extended JSON, so dates and other BSON types survive the round trip.
   `CREATE TABLE IF NOT EXISTS query_data_pipeline_sink (
      pipeline_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, data_end TIMESTAMPTZ NOT NULL, position INTEGER NOT NULL, doc VARCHAR NOT NULL)`,
+  // A window whose last attempt failed and that will be tried again (pipeline-scheduler.ts): how many
+  // attempts it has had and when the next may start.
+  `CREATE TABLE IF NOT EXISTS query_data_pipeline_retries (
+     pipeline_id VARCHAR NOT NULL, data_start TIMESTAMPTZ NOT NULL, data_end TIMESTAMPTZ NOT NULL,
+     attempts INTEGER NOT NULL, next_attempt TIMESTAMPTZ NOT NULL)`,
 ];
+
+/** A failed window waiting for its next attempt. */
+export interface PendingRetry {
+  dataStart: Date;
+  dataEnd: Date;
+  /** Attempts so far (the first run included). */
+  attempts: number;
+  nextAttempt: Date;
+}
 
 export type PipelineSourceType = 'STANDARD' | 'HOT_STORAGE';
 
@@ -139,13 +153,18 @@ export class PipelineStore {
   async delete(id: string): Promise<void> {
     await this.get(id);
     await this.store.transaction(async (conn) => {
-      for (const table of ['query_data_pipeline_sink', 'query_data_pipeline_runs']) await conn.run(`DELETE FROM ${table} WHERE pipeline_id = $1`, [id]);
+      for (const table of ['query_data_pipeline_sink', 'query_data_pipeline_runs', 'query_data_pipeline_retries'])
+        await conn.run(`DELETE FROM ${table} WHERE pipeline_id = $1`, [id]);
       await conn.run('DELETE FROM query_data_pipelines WHERE id = $1', [id]);
     });
   }
 
-  /** Records one window's run, its sink documents and the pipeline's progress, atomically. */
-  async recordRun(run: PipelineRun, docs: Record<string, unknown>[]): Promise<void> {
+  /**
+   * Records one window's run, its sink documents, the pipeline's progress and the window's retry (the next
+   * attempt of a failed window, or none), atomically. A retried window is older than the progress, which
+   * therefore never moves back.
+   */
+  async recordRun(run: PipelineRun, docs: Record<string, unknown>[], retry?: { attempts: number; nextAttempt: Date }): Promise<void> {
     await this.store.transaction(async (conn) => {
       const still = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE id = $1', [run.pipelineId]);
       if (still.currentRowCount === 0) return; // deleted while it ran
@@ -168,8 +187,34 @@ export class PipelineStore {
           [run.pipelineId, run.id, run.dataEnd.toISOString(), batch],
         );
       }
-      await conn.run('UPDATE query_data_pipelines SET window_end = $2::TIMESTAMPTZ WHERE id = $1', [run.pipelineId, run.dataEnd.toISOString()]);
+      await conn.run('UPDATE query_data_pipelines SET window_end = greatest(window_end, $2::TIMESTAMPTZ) WHERE id = $1', [
+        run.pipelineId,
+        run.dataEnd.toISOString(),
+      ]);
+      const window = [run.pipelineId, run.dataStart.toISOString(), run.dataEnd.toISOString()];
+      await conn.run('DELETE FROM query_data_pipeline_retries WHERE pipeline_id = $1 AND data_start = $2::TIMESTAMPTZ AND data_end = $3::TIMESTAMPTZ', window);
+      if (retry) {
+        await conn.run('INSERT INTO query_data_pipeline_retries VALUES ($1, $2::TIMESTAMPTZ, $3::TIMESTAMPTZ, $4, $5::TIMESTAMPTZ)', [
+          ...window,
+          retry.attempts,
+          retry.nextAttempt.toISOString(),
+        ]);
+      }
     });
+  }
+
+  /** The pipeline's failed windows whose next attempt is due at `now`, oldest window first. */
+  async dueRetries(pipelineId: string, now: Date, limit: number): Promise<PendingRetry[]> {
+    const rows = await this.store.query(
+      'SELECT * FROM query_data_pipeline_retries WHERE pipeline_id = $1 AND next_attempt <= $2::TIMESTAMPTZ ORDER BY data_start LIMIT $3',
+      [pipelineId, now.toISOString(), limit],
+    );
+    return rows.map((r) => ({
+      dataStart: r.data_start as Date,
+      dataEnd: r.data_end as Date,
+      attempts: Number(r.attempts),
+      nextAttempt: r.next_attempt as Date,
+    }));
   }
 
   async runs(pipelineId: string): Promise<PipelineRun[]> {

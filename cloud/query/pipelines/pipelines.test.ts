@@ -78,6 +78,78 @@ test.serial('a run that fails is recorded as FAILED and the next window still ru
   await store.delete(p.id);
 });
 
+test.serial('a failed window is retried after its backoff and its results then land in the sink; the progress never moves back', async (t) => {
+  // Issue 27, finding 8: a window that failed for a passing reason (here the memory guard, as after another
+  // tenant inflated the process) used to stay FAILED for good.
+  let failures = 1;
+  const flaky: Pick<MqlRunner, 'run'> = {
+    run: (...args: Parameters<MqlRunner['run']>) => {
+      if (failures-- > 0) return Promise.reject(new StatusError(status.RESOURCE_EXHAUSTED, "query: the service's memory passed its 1280 MiB limit"));
+      return mql.run(...args);
+    },
+  };
+  const retrying = new PipelineScheduler(store, flaky, { retries: 2, retryBackoffMs: 60_000 });
+  const p = await store.create({ organizationId: 'org-a', name: 'retried', stages: GROUP, schedule: '0 * * * *' }, at('10:07'));
+  await retrying.runDue(at('11:00'));
+  let runs = await store.runs(p.id);
+  t.deepEqual(
+    runs.map((r) => r.status),
+    ['FAILED'],
+  );
+  t.regex(runs[0].errorMessage, /memory passed its 1280 MiB limit \(attempt 1 of 3; retried from 2026-05-01T11:01:00.000Z\)/);
+  t.deepEqual(await store.readSink('org-a', p.id), []);
+  await retrying.runDue(new Date(at('11:00').getTime() + 30_000));
+  t.is((await store.runs(p.id)).length, 1, 'not before its backoff');
+  await retrying.runDue(at('11:01'));
+  runs = await store.runs(p.id);
+  t.deepEqual(
+    runs.map((r) => [r.status, r.dataStart.toISOString(), r.dataEnd.toISOString()]).sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+    [
+      ['COMPLETED', at('10:00').toISOString(), at('11:00').toISOString()],
+      ['FAILED', at('10:00').toISOString(), at('11:00').toISOString()],
+    ].sort((a, b) => (a[0] < b[0] ? -1 : 1)),
+  );
+  t.deepEqual(await store.readSink('org-a', p.id), [{ _id: 'thermo', n: 2, avg: 15 }]);
+  // The next hour's window runs as usual, then the retried one is not run again.
+  await retrying.runDue(at('12:00'));
+  t.deepEqual(await store.readSink('org-a', p.id), [
+    { _id: 'thermo', n: 2, avg: 15 },
+    { _id: 'hygro', n: 1, avg: 5 },
+  ]);
+  await retrying.runDue(at('12:30'));
+  t.is((await store.runs(p.id)).length, 3);
+  t.deepEqual((await store.get(p.id)).windowEnd, at('12:00'));
+  await store.delete(p.id);
+  t.deepEqual(await fx.store.query(`SELECT * FROM query_data_pipeline_retries WHERE pipeline_id = '${p.id}'`), []);
+});
+
+test.serial('a window that keeps failing is tried a bounded number of times, with doubling waits', async (t) => {
+  const retrying = new PipelineScheduler(store, mql, { retries: 2, retryBackoffMs: 60_000 });
+  // Fails every time: $group needs an _id.
+  const p = await store.create(
+    { organizationId: 'org-a', name: 'always-broken', stages: [{ $group: { total: { $sum: 1 } } }], schedule: '0 * * * *' },
+    at('10:07'),
+  );
+  const minute = (m: number) => new Date(at('11:00').getTime() + m * 60_000);
+  const attemptsOfFirstWindow = async () => (await store.runs(p.id)).filter((r) => r.dataEnd.getTime() === at('11:00').getTime());
+  await retrying.runDue(minute(0));
+  await retrying.runDue(minute(1)); // first retry: 60 s after the first attempt
+  t.is((await attemptsOfFirstWindow()).length, 2);
+  await retrying.runDue(minute(2)); // the second waits 120 s
+  t.is((await attemptsOfFirstWindow()).length, 2);
+  await retrying.runDue(minute(3));
+  const attempts = await attemptsOfFirstWindow();
+  t.is(attempts.length, 3);
+  t.true(attempts.every((r) => r.status === 'FAILED'));
+  t.true(
+    attempts.some((r) => /\(attempt 3 of 3; not retried\)$/.test(r.errorMessage)),
+    attempts.map((r) => r.errorMessage).join(' | '),
+  );
+  await retrying.runDue(minute(59)); // long after: no fourth attempt
+  t.is((await attemptsOfFirstWindow()).length, 3);
+  await store.delete(p.id);
+});
+
 test.serial('a pipeline whose stored stages cannot be read gets a FAILED run with the error, and the other pipelines still run', async (t) => {
   const broken = await store.create({ organizationId: 'org-a', name: 'corrupt', stages: [{ $count: 'n' }], schedule: '0 * * * *' }, at('10:05'));
   const good = await store.create({ organizationId: 'org-a', name: 'fine', stages: [{ $count: 'n' }], schedule: '0 * * * *' }, at('10:06'));
