@@ -42,7 +42,8 @@ export function checkLevels(levels: readonly string[] | undefined, field = 'leve
   out.forEach((l, i) => {
     if (!LEVELS.includes(l)) throw invalidArgument(`${field}[${i}] "${levels![i]}": must be one of ${LEVEL_NAMES.join(', ')}`);
   });
-  return out;
+  // The set, not the list: a request repeating a level 100,000 times costs no more than one naming it once.
+  return [...new Set(out)];
 }
 
 interface Cursor {
