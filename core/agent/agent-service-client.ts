@@ -1,9 +1,12 @@
-// The agent's calls to the cloud: authenticate with the machine's API key, then ask the agent service
-// for the saved agent config and the binaries to run.
-import { credentials, Metadata, type ChannelCredentials } from '@grpc/grpc-js';
+// The agent's calls to the cloud: the agent service, asked for the saved agent config and the binaries
+// to run, through the machine's one CloudLink (core/cloud-link/), which authenticates with the machine's
+// API key or the part's secret, renews the token and refuses plaintext to a remote host unless
+// --allow-insecure-creds.
 import { hostname } from 'node:os';
-import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
 import { AgentDeviceServiceClient, type DeviceAgentConfigRequest, type DeviceAgentConfigResponse } from '../../gen/platform/app/agent/v1/agent.js';
+import { InsecureCredentialsError } from '../cloud-link/address.js';
+import { CloudLink } from '../cloud-link/cloud-link.js';
+import { partCredentials, type CloudLinkSettings } from '../cloud-link/link-settings.js';
 import type { CloudCredentials } from './credentials.js';
 
 /** "linux/amd64"-style name of this host, as release tables list binaries. */
@@ -12,77 +15,47 @@ export function hostPlatform(platform = process.platform, arch = process.arch): 
   return `${platform === 'win32' ? 'windows' : platform}/${goArch[arch] ?? arch}`;
 }
 
-/** Splits "https://host:port" into a gRPC target and channel credentials (TLS only for https). */
-export function grpcTarget(address: string): { target: string; creds: ChannelCredentials } {
-  const m = /^(https?):\/\/([^/]+)\/?$/i.exec(address);
-  if (m) {
-    const tls = m[1].toLowerCase() === 'https';
-    const target = /:\d+$/.test(m[2]) ? m[2] : `${m[2]}:${tls ? 443 : 80}`;
-    return { target, creds: tls ? credentials.createSsl() : credentials.createInsecure() };
-  }
-  return { target: address, creds: credentials.createInsecure() };
-}
-
-function call<Req, Res>(
-  fn: (req: Req, md: Metadata, opts: { deadline: Date }, cb: (err: Error | null, res: Res) => void) => unknown,
-  req: Req,
-  md: Metadata,
-  timeoutMs: number,
-): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    fn(req, md, { deadline: new Date(Date.now() + timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res)));
-  });
+/** The link settings of the agent's credentials. */
+export function agentLinkSettings(creds: CloudCredentials, allowInsecure: boolean): CloudLinkSettings {
+  const apiKey = creds.apiKeyId !== undefined ? { id: creds.apiKeyId, key: creds.apiKey ?? '' } : undefined;
+  return {
+    partId: creds.partId,
+    appAddress: creds.appAddress,
+    credentials: partCredentials({ id: creds.partId, secret: creds.secret, api_key: apiKey }),
+    allowInsecure,
+  };
 }
 
 export class AgentCloudClient {
-  private readonly auth: AuthServiceClient;
-  private readonly agent: AgentDeviceServiceClient;
-  private token?: { value: string; expiresAt: number };
+  private readonly link?: CloudLink;
+  /** Why nothing is sent (plaintext to a remote host without --allow-insecure-creds): each check says so. */
+  private readonly refusal?: InsecureCredentialsError;
 
-  constructor(
-    private readonly creds: CloudCredentials,
-    private readonly timeoutMs = 30_000,
-  ) {
-    const { target, creds: channelCreds } = grpcTarget(creds.appAddress);
-    this.auth = new AuthServiceClient(target, channelCreds);
-    this.agent = new AgentDeviceServiceClient(target, channelCreds);
-  }
-
-  private async bearer(): Promise<Metadata> {
-    if (!this.token || Date.now() > this.token.expiresAt) {
-      const res = await call(
-        this.auth.authenticate.bind(this.auth),
-        this.creds.secret
-          ? { entity: this.creds.partId, credentials: { type: 'robot-secret', payload: this.creds.secret } }
-          : { entity: this.creds.apiKeyId!, credentials: { type: 'api-key', payload: this.creds.apiKey! } },
-        new Metadata(),
-        this.timeoutMs,
-      );
-      // Renew a minute early so that a call never carries a token that expires on the way.
-      this.token = { value: res.accessToken, expiresAt: Date.now() + Math.max(0, res.expiresInSeconds - 60) * 1000 };
+  constructor(creds: CloudCredentials, allowInsecure: boolean, timeoutMs = 30_000) {
+    try {
+      this.link = new CloudLink(agentLinkSettings(creds, allowInsecure), { timeoutMs });
+    } catch (err) {
+      if (!(err instanceof InsecureCredentialsError)) throw err;
+      this.refusal = err;
     }
-    const md = new Metadata();
-    md.set('authorization', `Bearer ${this.token.value}`);
-    return md;
   }
 
   async deviceAgentConfig(versions: Record<string, string>, requested: Record<string, string>): Promise<DeviceAgentConfigResponse> {
+    if (!this.link) throw this.refusal!;
+    const link = this.link;
     const req: DeviceAgentConfigRequest = {
-      partId: this.creds.partId,
+      partId: link.partId,
       hostInfo: { platform: hostPlatform(), hostname: hostname(), distro: '' },
       versions,
       requested,
     };
-    try {
-      return await call(this.agent.deviceAgentConfig.bind(this.agent), req, await this.bearer(), this.timeoutMs);
-    } catch (err) {
-      if ((err as { code?: number }).code === 16) this.token = undefined; // UNAUTHENTICATED: log in again next time
-      throw err;
-    }
+    const agent = link.client(AgentDeviceServiceClient);
+    return link.call(
+      (md, options) => new Promise((resolve, reject) => agent.deviceAgentConfig(req, md, options, (err, res) => (err ? reject(err) : resolve(res)))),
+    );
   }
 
   close(): void {
-    this.auth.close();
-    this.agent.close();
+    this.link?.close();
   }
 }

@@ -44,6 +44,8 @@ export interface AgentOptions {
   /** Called after a self-update, once the runtime has stopped: the process exits for the service manager. */
   exit: (code: number) => void;
   configPollMs?: number;
+  /** --allow-insecure-creds: the credentials may go in plaintext to a cloud that is not loopback. */
+  allowInsecureCreds?: boolean;
 }
 
 interface SavedState {
@@ -90,7 +92,8 @@ export class Agent {
         this.runningBinary = binary;
         return {
           binary,
-          args: ['-config', this.opts.paths.configFile],
+          // The runtime reads the same credentials: it gets the same plaintext permission.
+          args: ['-config', this.opts.paths.configFile, ...(opts.allowInsecureCreds ? ['-allow-insecure-creds'] : [])],
           env: { ...this.opts.env, ...this.config.advanced_settings.platform_server_env },
         };
       },
@@ -122,7 +125,7 @@ export class Agent {
     } else {
       // gRPC is loaded only when needed: an offline agent stays smaller (see bench:agent-rss).
       const { AgentCloudClient } = await import('./agent-service-client.js');
-      this.cloud = new AgentCloudClient(this.source.credentials);
+      this.cloud = new AgentCloudClient(this.source.credentials, this.opts.allowInsecureCreds ?? false);
       this.configLayer = this.state.cloud?.agentConfig ?? {};
       this.setMaintenance(this.state.cloud?.maintenance);
       this.checkIntervalSeconds = this.state.cloud?.checkIntervalSeconds || UPDATE_CHECK_SECONDS;

@@ -12,7 +12,16 @@ const quiet = () =>
 
 test('flags of SPEC.md', (t) => {
   const o = parseAgentArgs(['-c', '/x.json', '--defaults', '/d.json', '-d', '-w', '--dev-mode'], {}, quiet());
-  t.deepEqual(o, { config: '/x.json', defaults: '/d.json', debug: true, wait: true, install: false, devMode: true, fastStart: false });
+  t.deepEqual(o, {
+    config: '/x.json',
+    defaults: '/d.json',
+    debug: true,
+    wait: true,
+    install: false,
+    devMode: true,
+    fastStart: false,
+    allowInsecureCreds: false,
+  });
   t.deepEqual(parseAgentArgs(['--config', '/y.json', '--debug', '--wait', '--install'], {}, quiet()).config, '/y.json');
   t.true(parseAgentArgs(['--install'], {}, quiet()).install);
 });

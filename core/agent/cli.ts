@@ -17,6 +17,7 @@ export interface AgentCliOptions {
   install: boolean;
   devMode: boolean;
   fastStart: boolean;
+  allowInsecureCreds: boolean;
 }
 
 /** "1", "true", "yes", "on" (any case) are true. */
@@ -33,6 +34,7 @@ export function agentCommand(): Command {
     .option('-w, --wait', `update versions before starting platform-server (env ${AGENT_ENV.wait})`)
     .option('--install', 'install the system service (systemd unit platform-agent) and exit')
     .option('--dev-mode', `allow running as non-root and not as a service; every path under a dev folder (env ${AGENT_ENV.devMode})`)
+    .option('--allow-insecure-creds', 'allow the machine credentials to be sent in plaintext to a cloud address that is not loopback')
     .helpOption('-h, --help', 'show help')
     .addHelpText(
       'after',
@@ -43,7 +45,15 @@ export function agentCommand(): Command {
 
 export function parseAgentArgs(argv: string[], env: NodeJS.ProcessEnv, command = agentCommand()): AgentCliOptions {
   command.parse(argv, { from: 'user' });
-  const o = command.opts<{ config?: string; defaults?: string; debug?: boolean; wait?: boolean; install?: boolean; devMode?: boolean }>();
+  const o = command.opts<{
+    config?: string;
+    defaults?: string;
+    debug?: boolean;
+    wait?: boolean;
+    install?: boolean;
+    devMode?: boolean;
+    allowInsecureCreds?: boolean;
+  }>();
   return {
     config: o.config,
     defaults: o.defaults,
@@ -52,5 +62,6 @@ export function parseAgentArgs(argv: string[], env: NodeJS.ProcessEnv, command =
     install: !!o.install,
     devMode: !!o.devMode || envFlag(env[AGENT_ENV.devMode]),
     fastStart: env[AGENT_ENV.fastStart] === '1',
+    allowInsecureCreds: !!o.allowInsecureCreds,
   };
 }

@@ -49,6 +49,7 @@ async function main(): Promise<number> {
       debug: cli.debug,
       waitForUpdate: cli.wait,
       fastStart: cli.fastStart,
+      allowInsecureCreds: cli.allowInsecureCreds,
       exit: (code) => resolve(code),
     });
     const shutdown = (signal: string) => {

@@ -10,6 +10,7 @@ import { resolveResources } from '../shared/resolve-resources.js';
 import { registryWithBuiltins } from '../server/compose.js';
 import { assembleDataManager } from '../shared/data-manager-assemble.js';
 import type { DataManagerAttributes } from '../shared/data-manager-attributes.js';
+import { linkSettingsOf } from '../cloud-link/link-settings.js';
 
 const sensor = (name: string, methods: unknown[], model = 'fake') => ({
   name,
@@ -22,7 +23,7 @@ const cloud = { id: 'part-1', secret: 's3cret', app_address: 'localhost:9' };
 
 function resolve(components: unknown[], services: unknown[], registry = registryWithBuiltins()) {
   const entries = parseResourceEntries(components, services);
-  assembleDataManager(entries, registry, cloud);
+  assembleDataManager(entries, registry, linkSettingsOf(cloud, false));
   return new Map(resolveResources(entries, registry).map((r) => [r.key, r]));
 }
 
@@ -47,7 +48,12 @@ test('the data manager attributes default as documented and it depends on what i
       methods: [{ method: 'Readings', kind: 'tabular', driverMethod: undefined, frequencyHz: 20, additionalParams: {}, tags: ['x'] }],
     },
   ]);
-  t.deepEqual(a._cloud, { partId: 'part-1', appAddress: 'localhost:9', credentials: { type: 'robot-secret', entity: 'part-1', payload: 's3cret' } });
+  t.deepEqual(a._cloud, {
+    partId: 'part-1',
+    appAddress: 'localhost:9',
+    credentials: { type: 'robot-secret', entity: 'part-1', payload: 's3cret' },
+    allowInsecure: false,
+  });
   t.deepEqual(dm.dependencies, ['s1']);
 });
 

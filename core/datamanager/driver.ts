@@ -11,7 +11,8 @@ import { OPEN_SUFFIX, recoverCaptureFile } from './capture-file.js';
 import { CaptureLoop } from './capture-loop.js';
 import { builtinCaptureMethods, type Captured, type CaptureCall } from '../shared/capture-methods.js';
 import { deleteWhenDiskFull } from './disk-space.js';
-import { connectPartCloud } from './part-cloud.js';
+import { connectPartCloud, type PartCloud } from './part-cloud.js';
+import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { Syncer } from './sync.js';
 import { SAMPLE, type SamplerFunction } from '../workers/port-sampler.js';
 
@@ -79,8 +80,19 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
   const captureDir = attributes.capture_dir;
   checkCaptureDir(captureDir);
   recoverOpenFiles(captureDir, logger);
-  const cloud = attributes._cloud ? connectPartCloud(attributes._cloud) : undefined;
+  let cloud: PartCloud | undefined;
+  let noCloud: string | undefined;
+  try {
+    cloud = attributes._cloud ? connectPartCloud(attributes._cloud) : undefined;
+  } catch (err) {
+    // Plaintext to a remote host without -allow-insecure-creds: capture goes on, the files stay in
+    // capture_dir, and the refusal is logged and shown as the sync status' last_error.
+    if (!(err instanceof InsecureCredentialsError)) throw err;
+    noCloud = `sync is off: ${err.message}`;
+    logger.error(noCloud, { app_address: attributes._cloud?.appAddress });
+  }
   const syncer = new Syncer({
+    noCloud,
     captureDir,
     additionalSyncPaths: attributes.additional_sync_paths,
     tags: attributes.tags,
@@ -103,7 +115,7 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
         }),
     ),
   );
-  if (!cloud && !attributes.sync_disabled)
+  if (!cloud && !noCloud && !attributes.sync_disabled)
     logger.warn('sync is on but the config has no cloud section (id, secret, app_address): captured files stay in capture_dir');
 
   /** The selective syncer's `should_sync` reading gates each pass; a failing read skips it. */

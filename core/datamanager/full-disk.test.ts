@@ -146,6 +146,7 @@ async function syncAndRead(captureDir: string, resource: string): Promise<number
     partId: fx.machineA1.part_id,
     appAddress: fx.cloud.address,
     credentials: { type: 'robot-secret', entity: fx.machineA1.part_id, payload: fx.machineA1.part_secret },
+    allowInsecure: false,
   });
   try {
     const syncer = new Syncer({ captureDir, additionalSyncPaths: [], tags: [], threads: 2, cloud, log: { info: () => undefined, warn: () => undefined } });

@@ -62,6 +62,7 @@ const partAccess = () => ({
   partId: fx.machineA1.part_id,
   appAddress: fx.cloud.address,
   credentials: { type: 'robot-secret' as const, entity: fx.machineA1.part_id, payload: fx.machineA1.part_secret },
+  allowInsecure: false,
 });
 const reader = () => fx.client(fx.keys.ownerA).dataClient;
 

@@ -8,7 +8,6 @@ import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { DataType } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile } from './capture-file.js';
-import { cloudReachable } from '../online/reconnect.js';
 import type { PartCloud } from './part-cloud.js';
 import { uploadRequests } from './upload-body.js';
 
@@ -91,6 +90,8 @@ export interface SyncerOptions {
   tags: string[];
   threads: number;
   cloud?: PartCloud;
+  /** Why there is no cloud although the config has a cloud section (the link refused to send the secret). */
+  noCloud?: string;
   log: { info(m: string, f?: Record<string, unknown>): void; warn(m: string, f?: Record<string, unknown>): void };
 }
 
@@ -100,7 +101,9 @@ export class Syncer {
   private running?: Promise<void>;
   readonly status: SyncStatus = { files_waiting: 0, bytes_waiting: 0, last_successful_sync: null, last_error: null, uploaded_files: 0, uploaded_items: 0 };
 
-  constructor(private readonly options: SyncerOptions) {}
+  constructor(private readonly options: SyncerOptions) {
+    if (options.noCloud) this.status.last_error = options.noCloud;
+  }
 
   /** The files waiting now (also refreshes the status' backlog figures). */
   pending(): PendingFile[] {
@@ -135,7 +138,8 @@ export class Syncer {
     const cloud = this.options.cloud;
     const files = this.pending();
     if (!cloud) {
-      if (files.length) this.status.last_error = 'no cloud configured: the config has no cloud section with id, secret and app_address';
+      if (files.length || this.options.noCloud)
+        this.status.last_error = this.options.noCloud ?? 'no cloud configured: the config has no cloud section with id, secret and app_address';
       return;
     }
     if (files.length === 0 || Date.now() < this.retryAt) return;
@@ -151,8 +155,6 @@ export class Syncer {
           unlinkSync(file.path);
           this.status.uploaded_files++;
           this.status.last_successful_sync = new Date().toISOString();
-          // The runtime's config watch, if it waits to reconnect, tries at once (core/online/reconnect.ts).
-          cloudReachable();
           this.backoff = 0;
           this.retryAt = 0;
         } catch (err) {

@@ -11,6 +11,7 @@ import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import type { MachineConfig } from '../shared/machine-config.js';
 import { parseResourceEntries, type ResourceEntry } from '../shared/resource-entry.js';
 import { assembleDataManager } from '../shared/data-manager-assemble.js';
+import { linkSettingsOf } from '../cloud-link/link-settings.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
@@ -191,7 +192,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     const entries = parseResourceEntries(config.components, config.services);
     this.hooks.prepareEntries?.(entries);
     // The data manager's capture targets come from the other entries' service_configs.
-    assembleDataManager(entries, this.registry, config.cloud);
+    assembleDataManager(entries, this.registry, linkSettingsOf(config.cloud, this.options.allowInsecureCreds));
     const desired = resolveResources(entries, this.registry, this.hooks.explainMissingModel);
     this.logConfigErrors(desired);
     const byKey = new Map(desired.map((r) => [r.key, r]));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { LogEntry, LogRequest } from '../../gen/platform/app/v1/robot_part.js';
 import { LogSink } from '../logging/sink.js';
-import type { CloudLink } from './cloud-link.js';
+import type { CloudLink } from '../cloud-link/cloud-link.js';
 import { LogQueue, SEGMENT_LINES } from './log-queue.js';
 import { LogShipper, queuedLine } from './log-shipper.js';
 

@@ -4,7 +4,7 @@
 import type { LogEntry } from '../../gen/platform/app/v1/robot_part.js';
 import type { DriverLogger } from '../../plugins/contract.js';
 import type { SinkRecord } from '../logging/sink.js';
-import type { CloudLink } from './cloud-link.js';
+import type { CloudLink } from '../cloud-link/cloud-link.js';
 import type { LogQueue, QueuedLine } from './log-queue.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from './online-config.js';
 

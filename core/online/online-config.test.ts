@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { ConfigResponse } from '../../gen/platform/app/v1/robot_part.js';
 import { ConfigFile } from '../config/config-file.js';
 import { LogSink, type SinkRecord } from '../logging/sink.js';
-import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
+import { CredentialsRefusedError, type CloudLink } from '../cloud-link/cloud-link.js';
 import { ConfigCache, onlineDir } from './config-cache.js';
 import { OnlineConfig, RETRY_MAX_MS } from './online-config.js';
 import { OnlineMachine } from './online-machine.js';
@@ -34,7 +34,7 @@ function fileWith(dir: string, content: unknown): ConfigFile {
 function link(answer: ConfigResponse | Error): CloudLink {
   return {
     partId: creds.id,
-    creds: { partId: creds.id, appAddress: creds.app_address, secret: creds.secret },
+    appAddress: creds.app_address,
     robot: { config: () => undefined },
     unary: () => (answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer)),
   } as unknown as CloudLink;

@@ -9,9 +9,10 @@ import type { ConfigFile, LoadedConfig } from '../config/config-file.js';
 import type { ConfigOrigin } from '../config/config-edit.js';
 import type { ConfigSource } from '../config/config-source.js';
 import { parseMachineConfig } from '../shared/machine-config.js';
-import { CredentialsRefusedError, type CloudLink } from './cloud-link.js';
+import { CredentialsRefusedError, type CloudLink } from '../cloud-link/cloud-link.js';
 import type { CachedConfig, ConfigCache } from './config-cache.js';
-import { onCloudReachable, RETRY_MIN_MS, retryDelay } from './reconnect.js';
+import { onCloudReachable } from '../cloud-link/reachable.js';
+import { RETRY_MIN_MS, retryDelay } from './reconnect.js';
 
 export { RETRY_MAX_MS, RETRY_MIN_MS } from './reconnect.js';
 /** A stream that stayed open this long was a working connection: the next retry starts from the minimum again. */
@@ -88,7 +89,7 @@ export class OnlineConfig implements ConfigSource {
   }
 
   origin(): ConfigOrigin {
-    const part = this.link ? ` (part ${this.link.partId} at ${this.link.creds.appAddress})` : '';
+    const part = this.link ? ` (part ${this.link.partId} at ${this.link.appAddress})` : '';
     return {
       source: 'cloud',
       path: this.credentialsPath,
@@ -131,7 +132,7 @@ export class OnlineConfig implements ConfigSource {
   }
 
   private failed(err: unknown, retryMs: number): void {
-    const address = this.link?.creds.appAddress;
+    const address = this.link?.appAddress;
     if (err instanceof CredentialsRefusedError) {
       this.log.error(`${err.message}; retrying in ${retryMs / 1000} s`, { app_address: address });
     } else {
@@ -164,7 +165,7 @@ export class OnlineConfig implements ConfigSource {
           stream.on('metadata', () => {
             failures = 0;
             backoff = retryDelay(failures, this.random);
-            this.log.info('following config revisions from the cloud', { app_address: link.creds.appAddress, revision: this.revision });
+            this.log.info('following config revisions from the cloud', { app_address: link.appAddress, revision: this.revision });
           });
           stream.on(
             'data',

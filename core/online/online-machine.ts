@@ -6,9 +6,10 @@ import type { ConfigFile } from '../config/config-file.js';
 import type { Machine } from '../kernel/machine.js';
 import type { LogSink } from '../logging/sink.js';
 import { InvalidConfigError } from '../shared/machine-config.js';
-import { CloudLink } from './cloud-link.js';
+import { CloudLink } from '../cloud-link/cloud-link.js';
+import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { ConfigCache, onlineDir } from './config-cache.js';
-import { InsecureCredentialsError, onlineCredentials } from './credentials.js';
+import { onlineCredentials } from './credentials.js';
 import { DEFAULT_MAX_LINES, LogQueue } from './log-queue.js';
 import { LogShipper, queuedLine } from './log-shipper.js';
 import { OnlineConfig } from './online-config.js';
@@ -45,7 +46,7 @@ export class OnlineMachine {
       if (err instanceof InvalidConfigError) return undefined; // the runtime reports it at start
       throw err;
     }
-    const creds = onlineCredentials(loaded.raw, loaded.config);
+    const creds = onlineCredentials(loaded.raw, loaded.config, options.allowInsecureCreds);
     if (!creds) return undefined;
     const env = options.env ?? process.env;
     const dir = onlineDir(env);
@@ -53,7 +54,7 @@ export class OnlineMachine {
     let link: CloudLink | undefined;
     let linkError: string | undefined;
     try {
-      link = new CloudLink(creds, options.allowInsecureCreds);
+      link = new CloudLink(creds);
     } catch (err) {
       if (!(err instanceof InsecureCredentialsError) && !/app_address/.test((err as Error).message)) throw err;
       linkError = (err as Error).message;

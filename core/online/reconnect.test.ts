@@ -13,10 +13,11 @@ import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { ConfigFile } from '../config/config-file.js';
 import { LogSink, type SinkRecord } from '../logging/sink.js';
-import type { CloudLink } from './cloud-link.js';
+import type { CloudLink } from '../cloud-link/cloud-link.js';
 import { ConfigCache } from './config-cache.js';
 import { OnlineConfig } from './online-config.js';
-import { cloudReachable, RETRY_JITTER, RETRY_MAX_MS, RETRY_MIN_MS, retryDelay } from './reconnect.js';
+import { cloudReachable } from '../cloud-link/reachable.js';
+import { RETRY_JITTER, RETRY_MAX_MS, RETRY_MIN_MS, retryDelay } from './reconnect.js';
 
 test('every wait before a new attempt is at most 10 s, doubles from 1 s, and is jittered down by at most a quarter', (t) => {
   t.is(RETRY_MIN_MS, 1000);
@@ -44,7 +45,7 @@ function scriptedLink() {
   const state = { up: false, attempts: 0, streams: 0 };
   const link = {
     partId: creds.id,
-    creds: { partId: creds.id, appAddress: creds.app_address, secret: creds.secret },
+    appAddress: creds.app_address,
     robot: {
       config: () => undefined,
       watchConfig: () => {

@@ -3,47 +3,20 @@
 //   - the wait before each new attempt doubles from RETRY_MIN_MS and never exceeds RETRY_MAX_MS (10 s),
 //     so the cloud serving again is found by the next attempt at most 10 s later (the attempt itself
 //     fails at once on a refused port, and the channel's own reconnect backoff is capped at 2 s, see
-//     cloud-link.ts); each wait is jittered down by up to a quarter, so machines that lost the same cloud
+//     core/cloud-link/cloud-link.ts); each wait is jittered down by up to a quarter, so machines that lost the same cloud
 //     do not all come back in the same second;
 //   - any call of this machine that reached the cloud (a log batch shipped, a status reported, a capture
-//     file synced by the data manager in its worker) says so with cloudReachable(), and a follower that is
-//     waiting to try again (the config watch) tries at once instead (onCloudReachable).
-// The signal is a BroadcastChannel, so it crosses worker threads: the data manager runs in its own.
-import { BroadcastChannel } from 'node:worker_threads';
-
+//     file synced by the data manager in its worker, a package resolved) says so: the link sends
+//     cloudReachable() (core/cloud-link/reachable.ts), and a follower that is waiting to try again (the
+//     config watch) tries at once instead (onCloudReachable).
 export const RETRY_MIN_MS = 1000;
 /** PLATFORM_ONLINE_RETRY_MAX_MS shortens it for tests and demos. */
 export const RETRY_MAX_MS = Number(process.env.PLATFORM_ONLINE_RETRY_MAX_MS) || 10_000;
 /** Each wait is between (1 - RETRY_JITTER) and 1 times its doubling value. */
 export const RETRY_JITTER = 0.25;
-/** A thread says "reachable" at most this often: the signal is a hint, not a message per call. */
-const SIGNAL_EVERY_MS = 500;
-const CHANNEL = 'platform:cloud-reachable';
 
 /** The wait before the next attempt after `failures` failed ones in a row (0: the first retry). */
 export function retryDelay(failures: number, random: () => number = Math.random): number {
   const base = Math.min(RETRY_MIN_MS * 2 ** Math.min(failures, 30), RETRY_MAX_MS);
   return Math.round(base * (1 - RETRY_JITTER * random()));
-}
-
-let sender: BroadcastChannel | undefined;
-let lastSignal = 0;
-
-/** A call of this machine just reached the cloud: followers waiting to retry may try now. */
-export function cloudReachable(now = Date.now()): void {
-  if (now - lastSignal < SIGNAL_EVERY_MS) return;
-  lastSignal = now;
-  if (!sender) {
-    sender = new BroadcastChannel(CHANNEL);
-    sender.unref();
-  }
-  sender.postMessage(now);
-}
-
-/** Calls `listener` when any thread of this process says the cloud was reached; returns the unsubscribe. */
-export function onCloudReachable(listener: () => void): () => void {
-  const channel = new BroadcastChannel(CHANNEL);
-  channel.unref();
-  channel.onmessage = () => listener();
-  return () => channel.close();
 }

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import type { ReportStatusRequest } from '../../gen/platform/app/v1/robot_part.js';
 import type { Machine } from '../kernel/machine.js';
 import { LogSink, type SinkRecord } from '../logging/sink.js';
-import type { CloudLink } from './cloud-link.js';
+import type { CloudLink } from '../cloud-link/cloud-link.js';
 import { STATUS_INTERVAL_MS, StatusReporter } from './status-reporter.js';
 
 type Status = { key: string; state: string; error?: string };

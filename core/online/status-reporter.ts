@@ -3,7 +3,7 @@
 import type { ReportStatusRequest } from '../../gen/platform/app/v1/robot_part.js';
 import type { DriverLogger } from '../../plugins/contract.js';
 import type { Machine } from '../kernel/machine.js';
-import type { CloudLink } from './cloud-link.js';
+import type { CloudLink } from '../cloud-link/cloud-link.js';
 
 export const STATUS_INTERVAL_MS = 10_000;
 /** State changes come in bursts (a reconfiguration touches many resources): one report per burst. */

@@ -7,7 +7,10 @@ import { ConfigError } from '../../plugins/validation.js';
 import type { MachineConfig } from '../shared/machine-config.js';
 import { referencedPackages, substitutePackages } from '../shared/package-config.js';
 import type { ResourceEntry } from '../shared/resource-entry.js';
-import { CloudPackageSource } from './cloud-package-source.js';
+import { InsecureCredentialsError } from '../cloud-link/address.js';
+import { linkSettingsOf } from '../cloud-link/link-settings.js';
+import { CloudPackageSource, RefusedPackageSource } from './cloud-package-source.js';
+import type { PackageSource } from './package-source.js';
 import { PackageError, PackageStore, type InstalledPackage } from './package-store.js';
 
 export interface PackageLog {
@@ -16,7 +19,9 @@ export interface PackageLog {
 }
 
 export class MachinePackages {
-  private source?: CloudPackageSource;
+  private source?: PackageSource & { close?(): void };
+  /** The credentials and address `source` was made for (JSON), so a config change with the same ones keeps it. */
+  private sourceKey?: string;
   /** Installed folder per package name of the running config. */
   private installed = new Map<string, InstalledPackage>();
   /** Why a package of the running config is not installed, per name; the message names the package. */
@@ -31,6 +36,8 @@ export class MachinePackages {
   constructor(
     private readonly store: PackageStore,
     private readonly log: PackageLog,
+    /** -allow-insecure-creds: whether the part's credentials may go in plaintext to a remote cloud. */
+    private readonly allowInsecureCreds = false,
   ) {}
 
   /**
@@ -39,9 +46,12 @@ export class MachinePackages {
    */
   async install(config: MachineConfig): Promise<boolean> {
     // A channel to the cloud only for a config that lists packages, kept while the credentials stay the same.
-    if (config.packages.length === 0 || !this.source?.sameAs(config.cloud)) {
-      this.source?.close();
-      this.source = config.packages.length > 0 ? CloudPackageSource.fromConfig(config.cloud) : undefined;
+    const settings = config.packages.length > 0 ? linkSettingsOf(config.cloud, this.allowInsecureCreds) : undefined;
+    const key = settings && JSON.stringify(settings);
+    if (key !== this.sourceKey) {
+      this.source?.close?.();
+      this.source = settings && this.sourceFor(settings);
+      this.sourceKey = key;
     }
     this.listed ||= config.packages.length > 0;
     this.followsLatest = config.packages.some((entry) => entry.version === 'latest');
@@ -81,6 +91,18 @@ export class MachinePackages {
     this.errors = errors;
     this.unreachable = unreachable;
     return changed;
+  }
+
+  private sourceFor(settings: NonNullable<ReturnType<typeof linkSettingsOf>>): PackageSource & { close?(): void } {
+    try {
+      return new CloudPackageSource(settings);
+    } catch (err) {
+      // Plaintext to a remote host without -allow-insecure-creds: nothing is dialled; every package that is
+      // not installed yet fails with this reason, logged and shown on the resources that use it.
+      if (!(err instanceof InsecureCredentialsError)) throw err;
+      this.log.error('packages cannot be downloaded', { error: err.message });
+      return new RefusedPackageSource(err.message);
+    }
   }
 
   /**
@@ -131,7 +153,8 @@ export class MachinePackages {
   }
 
   close(): void {
-    this.source?.close();
+    this.source?.close?.();
     this.source = undefined;
+    this.sourceKey = undefined;
   }
 }

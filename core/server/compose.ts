@@ -32,7 +32,9 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   const online = OnlineMachine.forFile(file, sink, { allowInsecureCreds: flag(flags, 'allow-insecure-creds') });
   container.register(CONFIG_FILE, { useValue: online?.config ?? file });
   if (online) container.register(ONLINE_MACHINE, { useValue: online });
-  container.register(KernelOptions, { useValue: defaultKernelOptions({ debug: flag(flags, 'debug') }) });
+  container.register(KernelOptions, {
+    useValue: defaultKernelOptions({ debug: flag(flags, 'debug'), allowInsecureCreds: flag(flags, 'allow-insecure-creds') }),
+  });
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
   container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });
   container.registerSingleton(Machine);

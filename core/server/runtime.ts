@@ -85,6 +85,7 @@ export class Runtime {
     this.packages = new MachinePackages(
       new PackageStore(),
       sink.logger('platform.packages', () => this.levelOf('platform.packages')),
+      flag(flags, 'allow-insecure-creds'),
     );
     machine.setHooks({ prepareEntries: (entries) => this.packages.prepare(entries) });
   }

@@ -4,11 +4,11 @@
 // so a change to any resource's capture config rebuilds the data manager (and only it).
 import { homedir } from 'node:os';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
-import type { MachineConfig } from './machine-config.js';
+import type { CloudLinkSettings } from '../cloud-link/link-settings.js';
 import type { ResourceEntry } from './resource-entry.js';
 import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from './service-configs.js';
 import type { ModelRegistry } from './model-registry.js';
-import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type CloudAccess } from './data-manager-attributes.js';
+import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig } from './data-manager-attributes.js';
 import { builtinCaptureMethods } from './capture-methods.js';
 
 /** The capture methods a resource's api and model offer, by name: built-in kind, or the model's declaration. */
@@ -63,14 +63,6 @@ function targetOf(entry: ResourceEntry, registry: ModelRegistry): CaptureTargetC
   return target.methods.length ? target : undefined;
 }
 
-function cloudAccess(cloud: MachineConfig['cloud']): CloudAccess | undefined {
-  if (!cloud?.app_address) return undefined;
-  const credentials = cloud.secret
-    ? { type: 'robot-secret' as const, entity: cloud.id, payload: cloud.secret }
-    : { type: 'api-key' as const, entity: cloud.api_key!.id, payload: cloud.api_key!.key };
-  return { partId: cloud.id, appAddress: cloud.app_address, credentials };
-}
-
 export function expandHome(path: string): string {
   return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
 }
@@ -80,7 +72,7 @@ export function expandHome(path: string): string {
  * `_cloud` and the dependencies on every captured resource and the selective syncer. Errors land on the
  * entries they concern.
  */
-export function assembleDataManager(entries: ResourceEntry[], registry: ModelRegistry, cloud: MachineConfig['cloud']): void {
+export function assembleDataManager(entries: ResourceEntry[], registry: ModelRegistry, cloud: CloudLinkSettings | undefined): void {
   const managers = entries.filter((e) => !e.error && e.api === DATA_MANAGER_API);
   for (const extra of managers.slice(1))
     extra.error = new ConfigError(`${extra.path}.api`, `only one data manager per machine; ${managers[0].path} is the first`, extra.api);
@@ -102,7 +94,7 @@ export function assembleDataManager(entries: ResourceEntry[], registry: ModelReg
     capture_dir: expandHome(attributes.capture_dir),
     additional_sync_paths: attributes.additional_sync_paths.map(expandHome),
     _targets: captured,
-    _cloud: cloudAccess(cloud),
+    _cloud: cloud,
   };
   const needed = [...captured.map((t) => t.resource), ...(attributes.selective_syncer_name ? [attributes.selective_syncer_name] : [])];
   manager.dependsOn = [...new Set([...manager.dependsOn, ...needed])];

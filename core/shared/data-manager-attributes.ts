@@ -2,6 +2,7 @@
 // internal attributes the runtime adds from the rest of the config (what to capture, the cloud to sync
 // to). The internal ones start with `_`: a user config that sets them is rejected (see assemble.ts).
 import { z } from 'zod';
+import { cloudLinkSettings } from '../cloud-link/link-settings.js';
 
 export const DATA_MANAGER_API = 'core:service:data_manager';
 export const DATA_MANAGER_MODEL = 'builtin';
@@ -54,19 +55,12 @@ const captureMethod = z.object({
 /** One resource the data manager captures from, with its enabled methods. */
 const captureTarget = z.object({ resource: z.string(), api: z.string(), methods: z.array(captureMethod) });
 
-/** How the machine reaches its cloud: the part id with its secret (or an API key), and the address. */
-const cloudAccess = z.object({
-  partId: z.string(),
-  appAddress: z.string(),
-  credentials: z.object({ type: z.enum(['robot-secret', 'api-key']), entity: z.string(), payload: z.string() }),
-});
-
 export const dataManagerAttributes = dataManagerUserAttributes.extend({
   _targets: z.array(captureTarget).default([]),
-  _cloud: cloudAccess.optional(),
+  /** How the machine reaches its cloud: the link settings, built again into a CloudLink in the worker. */
+  _cloud: cloudLinkSettings.optional(),
 });
 
 export type DataManagerAttributes = z.output<typeof dataManagerAttributes>;
 export type CaptureTargetConfig = z.output<typeof captureTarget>;
 export type CaptureMethodSpec = z.output<typeof captureMethod>;
-export type CloudAccess = z.output<typeof cloudAccess>;

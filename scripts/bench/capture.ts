@@ -265,6 +265,7 @@ async function syncBench(): Promise<{ sync: number; raw: number; files: number }
       partId: machine.part_id,
       appAddress: cloud.address,
       credentials: { type: 'robot-secret' as const, entity: machine.part_id, payload: machine.part_secret },
+      allowInsecure: false,
     };
     const part = connectPartCloud(access);
     const captureDir = mkdtempSync(join(tmpdir(), 'bench-sync-'));
