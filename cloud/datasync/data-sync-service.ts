@@ -15,6 +15,7 @@ import {
   type UploadMetadata,
 } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { Authorizer } from '../auth/authorizer.js';
+import { describePrincipal } from '../auth/principal.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
 import { clientStream, unary } from '../server/handlers.js';
@@ -25,6 +26,7 @@ import { extensionOf, mimeTypeFor } from './mime.js';
 import { insertTabular, type TabularPoint } from './tabular-ingest.js';
 import { decodeDataCaptureUploadRequest } from './struct-codec.js';
 import { storedIdFor, UploadDedup } from './upload-dedup.js';
+import { untilClientEnd, uploadStreamLimitsFromEnv, UploadStreamSlots, type UploadStreamLimits } from './upload-streams.js';
 
 /** Largest binary datum accepted from a stream; bigger uploads are RESOURCE_EXHAUSTED. */
 export const maxBinaryBytes = 512 * 1024 * 1024;
@@ -33,6 +35,8 @@ export interface DataSyncDeps {
   store: Store;
   authorizer: Authorizer;
   parts: PartDirectory;
+  /** Default: from the environment (uploadStreamLimitsFromEnv). */
+  streamLimits?: UploadStreamLimits;
 }
 
 const isSensor = (componentType: string, methodName: string) => /(^|:)sensor$/i.test(componentType) || methodName === 'Readings';
@@ -51,9 +55,13 @@ function checkTags(tags: string[], field: string): void {
 
 export class DataSync {
   private readonly dedup: UploadDedup;
+  private readonly streamLimits: UploadStreamLimits;
+  private readonly streamSlots: UploadStreamSlots;
 
   constructor(private readonly deps: DataSyncDeps) {
     this.dedup = new UploadDedup(deps.store);
+    this.streamLimits = deps.streamLimits ?? uploadStreamLimitsFromEnv();
+    this.streamSlots = new UploadStreamSlots(this.streamLimits.maxStreamsPerPrincipal);
   }
 
   /** Authenticates, resolves metadata.part_id and checks that the caller may upload for it. */
@@ -164,44 +172,51 @@ export class DataSync {
   /**
    * Reads a client stream of uploads: the first message through `first` (which checks the caller and
    * all of its metadata before any content arrives, so a refused upload does not transfer its data), the
-   * others through `chunk`, whose bytes go to a blob writer as they arrive rather than into memory.
-   * Returns the writer holding the content (uncommitted) and what `first` returned; on any error the
-   * writer is aborted.
+   * others through `chunk`, whose bytes go to a blob writer as they arrive rather than into memory, then
+   * stores it with `store`. Content is stored only after the client's end of stream: a cancelled,
+   * dropped or idle stream throws (untilClientEnd) and its writer is aborted, so nothing of it is kept or
+   * remembered as a duplicate. The caller holds one of its principal's stream slots meanwhile.
    */
   private async receive<M, F>(
-    call: AsyncIterable<M>,
-    name: string,
+    call: ServerReadableStream<M, unknown>,
+    rpc: 'FileUpload' | 'StreamingDataCaptureUpload',
     first: (message: M) => Promise<F>,
     chunk: (message: M, index: number) => Uint8Array,
-  ): Promise<{ head: F; writer: BlobWriter }> {
+    store: (head: F, writer: BlobWriter) => Promise<string>,
+  ): Promise<string> {
+    const principal = await this.deps.authorizer.authenticate(call.metadata);
+    const release = this.streamSlots.take(principal, describePrincipal(principal));
     let head: F | undefined;
     let writer: BlobWriter | undefined;
     let index = 0;
     try {
-      for await (const message of call) {
-        if (index++ === 0) {
-          head = await first(message);
-          writer = await openBlobWriter(this.deps.store.blobs);
-          continue;
+      try {
+        for await (const message of untilClientEnd(call, this.streamLimits.idleTimeoutMs, rpc)) {
+          if (index++ === 0) {
+            head = await first(message);
+            writer = await openBlobWriter(this.deps.store.blobs);
+            continue;
+          }
+          const data = chunk(message, index - 1);
+          if (writer!.size + data.byteLength > maxBinaryBytes) throw resourceExhausted(`${rpc} content is larger than the limit of ${maxBinaryBytes} bytes`);
+          await writer!.write(data);
         }
-        const data = chunk(message, index - 1);
-        if (writer!.size + data.byteLength > maxBinaryBytes) throw resourceExhausted(`${name} is larger than the limit of ${maxBinaryBytes} bytes`);
-        await writer!.write(data);
+      } catch (err) {
+        await writer?.abort();
+        throw err;
       }
-    } catch (err) {
-      await writer?.abort();
-      throw err;
+      if (head === undefined || !writer) throw invalidArgument(`${rpc} needs a first message with metadata`);
+      // storeBinary commits the writer, or aborts it when anything fails.
+      return await store(head, writer);
+    } finally {
+      release();
     }
-    if (head === undefined || !writer)
-      throw invalidArgument(`${name === 'file' ? 'FileUpload' : 'StreamingDataCaptureUpload'} needs a first message with metadata`);
-    return { head, writer };
   }
 
   async fileUpload(call: ServerReadableStream<FileUploadRequest, FileUploadResponse>): Promise<FileUploadResponse> {
-    await this.deps.authorizer.authenticate(call.metadata);
-    const { head: capture, writer } = await this.receive(
-      call as AsyncIterable<FileUploadRequest>,
-      'file',
+    const id = await this.receive(
+      call,
+      'FileUpload',
       async (message) => {
         if (!message.metadata) throw invalidArgument('the first FileUpload message must carry metadata');
         return this.capture(call.metadata, message.metadata, 'metadata');
@@ -212,18 +227,17 @@ export class DataSync {
         if (!data) throw invalidArgument(`FileUpload message ${index} must carry file_contents`);
         return data;
       },
+      (capture, writer) => this.storeBinary(capture, writer),
     );
-    const id = await this.storeBinary(capture, writer);
     return { fileId: id, binaryDataId: id };
   }
 
   async streamingDataCaptureUpload(
     call: ServerReadableStream<StreamingDataCaptureUploadRequest, StreamingDataCaptureUploadResponse>,
   ): Promise<StreamingDataCaptureUploadResponse> {
-    await this.deps.authorizer.authenticate(call.metadata);
-    const { head, writer } = await this.receive(
-      call as AsyncIterable<StreamingDataCaptureUploadRequest>,
-      'data',
+    const id = await this.receive(
+      call,
+      'StreamingDataCaptureUpload',
       async (message) => {
         if (!message.metadata) throw invalidArgument('the first StreamingDataCaptureUpload message must carry metadata');
         const capture = await this.capture(call.metadata, message.metadata.uploadMetadata, 'metadata.upload_metadata');
@@ -240,9 +254,8 @@ export class DataSync {
         if (!message.data) throw invalidArgument(`StreamingDataCaptureUpload message ${index} must carry data`);
         return message.data;
       },
+      (head, writer) => this.storeBinary(head.capture, writer, head.requested, head.received, head.mimeType),
     );
-    // insertBinary commits the writer, or aborts it when anything fails.
-    const id = await this.storeBinary(head.capture, writer, head.requested, head.received, head.mimeType);
     return { fileId: id, binaryDataId: id };
   }
 }

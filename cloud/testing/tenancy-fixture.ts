@@ -40,8 +40,9 @@ async function admin<T>(dataDir: string, action: string, args: Record<string, un
   return res.result as T;
 }
 
-export async function startFixture(): Promise<CloudFixture> {
-  const cloud = await spawnCloud();
+/** `env`: settings for the cloud (added to this process' environment), such as PLATFORM_UPLOAD_*. */
+export async function startFixture(env: NodeJS.ProcessEnv = {}): Promise<CloudFixture> {
+  const cloud = await spawnCloud(undefined, [], env);
   const dir = cloud.dataDir;
   const orgA = (await admin<{ id: string }>(dir, 'org.create', { name: 'Org A' })).id;
   const orgB = (await admin<{ id: string }>(dir, 'org.create', { name: 'Org B' })).id;
