@@ -20,6 +20,17 @@ test('later layers override field by field; maps merge by key; arrays are replac
   });
 });
 
+test('a layer key "__proto__" stays an own key that validation names, never the merged layer\'s prototype (issue 27)', (t) => {
+  // The cloud's agent object arrives as a Struct, which keeps "__proto__" as data.
+  const over = JSON.parse('{"advanced_settings": {"__proto__": {"debug": true}}, "__proto__": {"platform_server_env": {"X": "1"}}}') as Record<string, unknown>;
+  const merged = mergeLayers({ advanced_settings: { debug: false } }, over);
+  t.is(Object.getPrototypeOf(merged), Object.prototype);
+  t.is((merged as { platform_server_env?: unknown }).platform_server_env, undefined, 'nothing is inherited');
+  t.is((merged.advanced_settings as { debug: boolean }).debug, false);
+  t.deepEqual(Object.keys(merged), ['advanced_settings', '__proto__']);
+  t.throws(() => effectiveAgentConfig([{ name: 'cloud', layer: over }]), { message: /__proto__/ });
+});
+
 test('built-in defaults fill what no layer sets', (t) => {
   const cfg = effectiveAgentConfig([
     {

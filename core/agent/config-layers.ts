@@ -14,7 +14,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 export function mergeLayers(base: Layer, over: Layer): Layer {
   const out: Layer = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    out[key] = isPlainObject(value) && isPlainObject(out[key]) ? mergeLayers(out[key] as Layer, value) : value;
+    // Own keys only: a layer's key "__proto__" (JSON and Structs keep it as data) must neither read
+    // Object.prototype as a layer nor, assigned, become the merged layer's prototype, whose inherited
+    // values would pass unvalidated. Defined as an own key, validation sees it and names it.
+    const mine = Object.hasOwn(out, key) ? out[key] : undefined;
+    const merged = isPlainObject(value) && isPlainObject(mine) ? mergeLayers(mine, value) : value;
+    Object.defineProperty(out, key, { value: merged, enumerable: true, configurable: true, writable: true });
   }
   return out;
 }
