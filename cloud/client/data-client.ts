@@ -26,9 +26,11 @@ import {
 import { DataSyncServiceClient, DataSyncServiceService, DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { encodeDataCaptureUploadRequest } from '../datasync/struct-codec.js';
 import type { CloudConnection } from './connection.js';
+import { exportDatasetTo, type ExportDatasetOptions, type ExportedDataset } from './dataset-transfer.js';
 import { FileNotFoundError, ValueError } from './errors.js';
 
 export { Order, TabularDataSourceType, TagsFilterType };
+export { DatasetFormat, type DatasetFormatName, type ExportDatasetOptions, type ExportedDataset } from './dataset-transfer.js';
 export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset, DatasetSplit, DatasetVersion, DatasetVersionMember };
 
 /** Filter fields (FACTS.md), all optional; startTime/endTime set the interval. */
@@ -566,6 +568,14 @@ export class DataClient {
       this.datasets.getDatasetVersion({ datasetId, version }, md, cb),
     );
     return { version: res.version!, members: res.members };
+  }
+
+  /**
+   * Exports a version (or the live dataset, version 0) as jsonl, coco or yolo: into the folder `dest`,
+   * or as the zip itself when `dest` ends with .zip (cloud/dataset/README.md "Export").
+   */
+  async exportDataset(datasetId: string, dest: string, options: ExportDatasetOptions): Promise<ExportedDataset> {
+    return exportDatasetTo(this.datasets, await this.connection.metadata(), datasetId, dest, options);
   }
 
   close(): void {

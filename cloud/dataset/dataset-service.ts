@@ -10,12 +10,13 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import { BinaryDataStore, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
-import { unary } from '../server/handlers.js';
+import { serverStream, unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import { datasetTag } from './dataset-tag.js';
 import { DatasetVersions } from './dataset-versions.js';
-import { versionHandlers } from './version-handlers.js';
+import { exportDataset } from './export-handler.js';
+import { VersionOperations, versionHandlers } from './version-handlers.js';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 const datasetOf = (row: Row): Dataset => ({
@@ -175,8 +176,10 @@ export class Datasets {
 
 export function addDatasetService(server: Server, store: Store, authorizer: Authorizer): void {
   const datasets = new Datasets(store, authorizer);
+  const versions = new VersionOperations(datasets, store, authorizer);
   const impl: DatasetServiceServer = {
-    ...versionHandlers(datasets, store, authorizer),
+    ...versionHandlers(versions),
+    exportDataset: serverStream((call) => exportDataset(versions, store, call)),
     createDataset: unary(async (req, md) => ({ id: await datasets.create(md, req.name, req.organizationId) })),
     deleteDataset: unary(async (req, md) => {
       await datasets.delete(md, req.id);

@@ -101,12 +101,7 @@ export class VersionOperations {
   }
 }
 
-export function versionHandlers(
-  datasets: DatasetLookup,
-  store: Store,
-  authorizer: Authorizer,
-): Pick<DatasetServiceServer, 'createDatasetVersion' | 'listDatasetVersions' | 'getDatasetVersion'> {
-  const ops = new VersionOperations(datasets, store, authorizer);
+export function versionHandlers(ops: VersionOperations): Pick<DatasetServiceServer, 'createDatasetVersion' | 'listDatasetVersions' | 'getDatasetVersion'> {
   return {
     createDatasetVersion: unary(async (req, md) => ({ version: await ops.create(md, req.datasetId, req.split) })),
     listDatasetVersions: unary(async (req, md) => {

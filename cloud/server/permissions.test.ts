@@ -2,6 +2,9 @@
 // without a token, with a bad token, with another organization's key, as an operator and as an owner.
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import test, { type ExecutionContext } from 'ava';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DataClient } from '../client/data-client.js';
 import type { CloudConnection } from '../client/connection.js';
 import { TokenSigner } from '../auth/token.js';
@@ -104,6 +107,14 @@ const rpcs: Rpc[] = [
     run: async (c, s) => {
       if (s !== nothing) await owner.createDatasetVersion(s.datasetId);
       return c.getDatasetVersion(s.datasetId, 1);
+    },
+  },
+  {
+    name: 'ExportDataset',
+    kind: 'read',
+    run: (c, s) => {
+      const zip = join(tmpdir(), `perm-export-${s.unique}-${++counter}.zip`);
+      return c.exportDataset(s.datasetId, zip, { format: 'jsonl' }).finally(() => rmSync(zip, { force: true }));
     },
   },
 ];
