@@ -112,6 +112,26 @@ test.serial('AppService: any role reads, owners update, other organizations are 
   );
   t.is((invalid as { code?: number }).code, status.INVALID_ARGUMENT);
   t.regex((invalid as Error).message, /components\[1\] "y": depends on "z", which is not configured/);
+  // Every error is listed: a top-level one does not hide a resource's own (issue 29).
+  const both = await t.throwsAsync(
+    call(
+      owner.app.updateRobotPart.bind(owner.app),
+      {
+        id: rover.part_id,
+        robotConfig: {
+          session: { heartbeat_window: 'soon' },
+          components: [
+            { name: 'b', api: 'core:component:board', model: 'fake' },
+            { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '1', dir: '2' } } },
+          ],
+        },
+      },
+      owner.md,
+    ),
+  );
+  t.is((both as { code?: number }).code, status.INVALID_ARGUMENT);
+  t.regex((both as Error).message, /session\.heartbeat_window "soon"/);
+  t.regex((both as Error).message, /components\[1\]\.attributes\.max_rpm: is required when the motor has no encoder/);
   const updated = await call(
     owner.app.updateRobotPart.bind(owner.app),
     { id: rover.part_id, robotConfig: { components: [sensor('thermometer'), sensor('hygrometer')] } },

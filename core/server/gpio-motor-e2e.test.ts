@@ -44,7 +44,7 @@ const invalid: Array<[string, Record<string, unknown>, string]> = [
     { pins: { pwm: '63', dir: '64' }, max_rpm: 10, min_power_pct: 0.7, max_power_pct: 0.5 },
     'min_power_pct 0.7: must be no greater than max_power_pct (0.5)',
   ],
-  ['bad-no-rpm', { pins: { pwm: '63', dir: '64' } }, 'max_rpm: is required when the motor has no encoder'],
+  ['bad-no-rpm', { pins: { pwm: '63', dir: '64' } }, 'max_rpm: is required when the motor has no encoder: it is the speed (rpm) at full power'],
   ['bad-no-tpr', { pins: { pwm: '63', dir: '64' }, encoder: 'enc-f' }, 'ticks_per_rotation: is required when the motor has an encoder'],
   ['bad-board', { pins: { pwm: '63', dir: '64' }, max_rpm: 10, board: 'nope' }, 'depends on "nope", which is not configured'],
   [

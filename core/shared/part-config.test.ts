@@ -91,3 +91,20 @@ test('packages: entries are checked with path and rule, and ${packages.NAME} mus
   t.true(ok.ok, JSON.stringify(ok));
   if (ok.ok) t.deepEqual(ok.config.packages, [{ name: 'shapes', package: 'org1/shapes', version: 'latest', type: 'ml_model' }]);
 });
+
+test('a top-level error does not hide the resources’ own errors: every error is listed', (t) => {
+  const errors = errorsOf({
+    session: { heartbeat_window: 'soon' },
+    components: [
+      { name: 'b', api: 'core:component:board', model: 'fake' },
+      // A gpio motor without an encoder needs max_rpm.
+      { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '1', dir: '2' } } },
+    ],
+  });
+  t.is(errors.length, 2, errors.join('\n'));
+  t.regex(errors[0], /^session\.heartbeat_window "soon"/);
+  t.regex(errors[1], /^components\[1\]\.attributes\.max_rpm/);
+  // A resource section that itself breaks the schema is listed once, from the schema.
+  const shape = errorsOf({ debug: 'yes', components: 'none' });
+  t.is(shape.length, 2, shape.join('\n'));
+});

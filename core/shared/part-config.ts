@@ -25,11 +25,38 @@ export function checkPartConfig(doc: unknown, registry: ModelRegistry): PartConf
   try {
     config = parseMachineConfig(doc);
   } catch (err) {
-    if (err instanceof InvalidConfigError) return { ok: false, errors: err.errors.map((e) => e.message) };
-    throw err;
+    if (!(err instanceof InvalidConfigError)) throw err;
+    const errors = err.errors.map((e) => e.message);
+    // A top-level mistake (a bad session.heartbeat_window) must not hide the resources' own errors (a
+    // motor's missing attribute): those are checked on the resource sections alone, when they parse.
+    const resourcesOnly = resourceSections(doc);
+    if (!resourcesOnly) return { ok: false, errors };
+    let resources: MachineConfig;
+    try {
+      resources = parseMachineConfig(resourcesOnly);
+    } catch (again) {
+      if (!(again instanceof InvalidConfigError)) throw again;
+      // Their schema errors are in the list already.
+      return { ok: false, errors };
+    }
+    return { ok: false, errors: [...errors, ...resourceErrors(resources, registry)] };
   }
   const errors: string[] = [];
   if (config.cloud) errors.push(new ConfigError('cloud', "must not be saved in the cloud: a machine's credentials stay in its own file").message);
+  errors.push(...resourceErrors(config, registry));
+  return errors.length ? { ok: false, errors } : { ok: true, config };
+}
+
+/** The parts of a config document that the resources' checks read; undefined when it is no object. */
+function resourceSections(doc: unknown): Record<string, unknown> | undefined {
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+  const { components, services, packages } = doc as Record<string, unknown>;
+  return { components, services, packages };
+}
+
+/** Every per-resource error the runtime would report for `config`'s entries. */
+function resourceErrors(config: MachineConfig, registry: ModelRegistry): string[] {
+  const errors: string[] = [];
   const entries = parseResourceEntries(config.components, config.services);
   // The data manager's attributes and every resource's service_configs, as the runtime checks them.
   assembleDataManager(entries, registry, undefined);
@@ -51,5 +78,5 @@ export function checkPartConfig(doc: unknown, registry: ModelRegistry): PartConf
     if (!resource.model && !resource.entry.error && isModularModel(resource.entry.model)) continue;
     errors.push(resource.error);
   }
-  return errors.length ? { ok: false, errors } : { ok: true, config };
+  return errors;
 }

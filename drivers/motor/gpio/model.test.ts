@@ -2,6 +2,8 @@
 // the field and the rule.
 import test from 'ava';
 import { validateAttributes } from '../../../plugins/contract.js';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { gpioMotorModel } from './model.js';
 
 const path = 'components[0].attributes';
@@ -64,7 +66,10 @@ test('ranges: max_power_pct 0.06..1, min_power_pct <= max_power_pct, pwm_freq a 
 test('board is required; max_rpm without an encoder; ticks_per_rotation with one', (t) => {
   t.regex(error({ pins: base.pins, max_rpm: 100 }), /attributes\.board: is required/);
   t.regex(error({ board: 'b1', max_rpm: 100 }), /attributes\.pins: is required/);
-  t.is(error({ board: 'b1', pins: base.pins }), `${path}.max_rpm: is required when the motor has no encoder`);
+  t.is(
+    error({ board: 'b1', pins: base.pins }),
+    `${path}.max_rpm: is required when the motor has no encoder: it is the speed (rpm) at full power, with which SetRPM and GoFor run the motor open loop at rpm / max_rpm power (e.g. "max_rpm": 200); or name an encoder to measure the speed instead`,
+  );
   t.is(error({ board: 'b1', pins: base.pins, encoder: 'e1' }), `${path}.ticks_per_rotation: is required when the motor has an encoder`);
   t.notThrows(() => validate({ board: 'b1', pins: base.pins, encoder: 'e1', ticks_per_rotation: 360 }));
   t.is(error({ ...base, ticks_per_rotation: 0.5 }), `${path}.ticks_per_rotation 0.5: must be an integer`);
@@ -72,4 +77,17 @@ test('board is required; max_rpm without an encoder; ticks_per_rotation with one
 
 test('pin numbers are strings', (t) => {
   t.is(error({ ...base, pins: { pwm: 12, dir: '16' } }), `${path}.pins.pwm 12: must be a string holding a board pin number, e.g. "12"`);
+});
+
+test("drivers/README.md's first example shows max_rpm on the motor without an encoder, and the example is a valid config", (t) => {
+  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+  const example = JSON.parse(/```json\n([\s\S]*?)```/.exec(readme)![1]) as {
+    components: { name: string; model: string; attributes: Record<string, unknown> }[];
+  };
+  const motors = example.components.filter((c) => c.model === 'gpio');
+  const firstMotor = motors[0];
+  t.is(firstMotor.attributes.encoder, undefined, 'the first motor of the example is the one without an encoder');
+  t.is(typeof firstMotor.attributes.max_rpm, 'number');
+  for (const motor of motors) t.notThrows(() => validate(motor.attributes), motor.name);
+  t.regex(readme.slice(0, readme.indexOf('```json')), /needs \*\*`max_rpm`\*\*, its speed at full power/);
 });

@@ -45,11 +45,17 @@ export const gpioMotorAttributes = z
     if (attrs.min_power_pct > attrs.max_power_pct) {
       ctx.addIssue({ code: 'custom', path: ['min_power_pct'], message: `must be no greater than max_power_pct (${attrs.max_power_pct})` });
     }
-    if (!attrs.encoder && attrs.max_rpm === undefined)
-      ctx.addIssue({ code: 'custom', path: ['max_rpm'], message: 'is required when the motor has no encoder' });
+    if (!attrs.encoder && attrs.max_rpm === undefined) ctx.addIssue({ code: 'custom', path: ['max_rpm'], message: MAX_RPM_RULE });
     if (attrs.encoder && attrs.ticks_per_rotation === undefined)
       ctx.addIssue({ code: 'custom', path: ['ticks_per_rotation'], message: 'is required when the motor has an encoder' });
   });
+
+/**
+ * Why max_rpm is asked for: SPEC's attribute table does not list it, so the message says what it is for
+ * and how to do without it.
+ */
+export const MAX_RPM_RULE =
+  'is required when the motor has no encoder: it is the speed (rpm) at full power, with which SetRPM and GoFor run the motor open loop at rpm / max_rpm power (e.g. "max_rpm": 200); or name an encoder to measure the speed instead';
 
 export type GpioMotorAttributes = z.output<typeof gpioMotorAttributes>;
 
