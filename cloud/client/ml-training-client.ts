@@ -9,6 +9,7 @@ import {
   type ModelFramework,
   type CancelTrainingJobResponse,
   type DeleteCompletedTrainingJobResponse,
+  type DeleteTrainingScriptResponse,
   type GetTrainingJobResponse,
   type GetTrainingJobLogsResponse,
   type ListModelArtefactsResponse,
@@ -163,6 +164,11 @@ export class MLTrainingClient {
   async listTrainingScripts(organizationId: string, registryItemId = ''): Promise<TrainingScript[]> {
     return (await this.call((md, cb: Callback<ListTrainingScriptsResponse>) => this.rpc.listTrainingScripts({ organizationId, registryItemId }, md, cb)))
       .scripts;
+  }
+
+  /** Deletes one version of a training script (FAILED_PRECONDITION while a pending job needs it). */
+  async deleteTrainingScript(organizationId: string, registryItemId: string, version: string): Promise<void> {
+    await this.call((md, cb: Callback<DeleteTrainingScriptResponse>) => this.rpc.deleteTrainingScript({ organizationId, registryItemId, version }, md, cb));
   }
 
   async listModelArtefacts(organizationId: string, modelName = ''): Promise<ModelArtefact[]> {

@@ -220,3 +220,12 @@ test.serial('jobs survive a restart; a job running when the cloud is killed beco
   await waitFor('the orphaned trainer to end', () => !isRunning(child), 30_000);
   t.false(isRunning(child));
 });
+
+test.serial("a training script version can be deleted through the client, only with the organization's owner key", async (t) => {
+  const pkg = await scriptPackage({ 'train.sh': { content: blockerScript, mode: 0o755 } });
+  await fx.training.uploadTrainingScript(fx.orgId, 'temporary', '1', 'train.sh', pkg);
+  t.is(codeOf(await t.throwsAsync(fx.operator.mlTrainingClient.deleteTrainingScript(fx.orgId, 'temporary', '1'))), status.PERMISSION_DENIED);
+  await fx.training.deleteTrainingScript(fx.orgId, 'temporary', '1');
+  t.false((await fx.training.listTrainingScripts(fx.orgId)).some((s) => s.registryItemId === 'temporary'));
+  t.is(codeOf(await t.throwsAsync(fx.training.deleteTrainingScript(fx.orgId, 'temporary', '1'))), status.NOT_FOUND);
+});

@@ -1,6 +1,7 @@
 // Plugs the ML training service into platform-cloud. Its files live under <data-dir>/mltraining.
 // Settings come from the environment of `platform-cloud serve`:
-//   PLATFORM_TRAINING_CONCURRENCY      jobs trained at the same time (default 1)
+//   PLATFORM_TRAINING_CONCURRENCY      jobs trained at the same time (default 2)
+//   PLATFORM_TRAINING_CONCURRENCY_PER_ORG  jobs of one organization trained at the same time (default 1)
 //   PLATFORM_TRAINING_PYTHON           python with torch (default /usr/bin/python3 when present)
 //   PLATFORM_TRAINING_THREADS          PyTorch threads per built-in job (default: CPUs / concurrency)
 //   PLATFORM_TRAINING_TIMEOUT_S        wall-clock limit of a built-in job (default 21600)
@@ -9,6 +10,12 @@
 //   PLATFORM_TRAINING_CUSTOM_MEMORY_MB address-space limit of a custom job (default 8192)
 //   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default: chosen from the dataset's size)
 //   PLATFORM_TRAINING_MEMORY_MB        address-space limit of a built-in job (default 16384)
+//   PLATFORM_TRAINING_MAX_PENDING_PER_ORG     pending jobs of one organization (default 100)
+// Training-script registry (script-registry.ts):
+//   PLATFORM_TRAINING_SCRIPT_MAX_FILES        entries of one package (default 10000)
+//   PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB  one package unpacked (default 512)
+//   PLATFORM_TRAINING_SCRIPTS_PER_ORG         script versions of one organization (default 100)
+//   PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB unpacked bytes of one organization's scripts (default 2048)
 // Confinement (trainer-sandbox.ts, README "Confinement"):
 //   PLATFORM_TRAINING_BWRAP            path of bubblewrap (default /usr/bin/bwrap)
 //   PLATFORM_TRAINING_UNCONFINED       1: built-in jobs run unconfined when bubblewrap is unavailable (custom: never)
@@ -19,8 +26,9 @@
 import { join } from 'node:path';
 import type { CloudExtension } from '../server/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
-import { MLTraining } from './ml-training.js';
+import { defaultConcurrency, MLTraining } from './ml-training.js';
 import { addMLTrainingService } from './ml-training-service.js';
+import { defaultRegistryLimits } from './script-registry.js';
 import { addPackageService, authorizerPackageAuth } from './package-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
 import { envNumber } from '../../core/shared/env.js';
@@ -36,7 +44,8 @@ export function createMlTrainingExtension(): CloudExtension {
       const training = new MLTraining({
         root: join(ctx.dataDir, 'mltraining'),
         dataSource: new CloudTrainingDataSource(ctx.store),
-        concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', 1, 1)!),
+        concurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY', defaultConcurrency, 1)),
+        perOrganizationConcurrency: Math.floor(envNumber('PLATFORM_TRAINING_CONCURRENCY_PER_ORG', 1, 1)),
         python: process.env.PLATFORM_TRAINING_PYTHON || undefined,
         trainerThreads: process.env.PLATFORM_TRAINING_THREADS ? Math.floor(envNumber('PLATFORM_TRAINING_THREADS', 1, 1)!) : undefined,
         builtinLimits: {
@@ -57,6 +66,13 @@ export function createMlTrainingExtension(): CloudExtension {
           tmpBytes: envNumber('PLATFORM_TRAINING_TMP_MB', 256, 1) * 2 ** 20,
           rootJobsFolder: process.env.PLATFORM_TRAINING_SANDBOX_DIR || undefined,
         },
+        registryLimits: {
+          maxEntries: Math.floor(envNumber('PLATFORM_TRAINING_SCRIPT_MAX_FILES', defaultRegistryLimits.maxEntries, 1)),
+          maxUnpackedBytes: envNumber('PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB', defaultRegistryLimits.maxUnpackedBytes / 2 ** 20, 1) * 2 ** 20,
+          maxScriptsPerOrg: Math.floor(envNumber('PLATFORM_TRAINING_SCRIPTS_PER_ORG', defaultRegistryLimits.maxScriptsPerOrg, 1)),
+          maxBytesPerOrg: envNumber('PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB', defaultRegistryLimits.maxBytesPerOrg / 2 ** 20, 1) * 2 ** 20,
+        },
+        maxPendingPerOrg: Math.floor(envNumber('PLATFORM_TRAINING_MAX_PENDING_PER_ORG', 100, 1)),
         allowUnconfinedBuiltins: process.env.PLATFORM_TRAINING_UNCONFINED === '1',
         logger: ctx.logger.child({ extension: 'mltraining' }),
       });

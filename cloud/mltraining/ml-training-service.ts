@@ -77,6 +77,11 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
       await orgOf(md, req.organizationId);
       return { scripts: (await training.registry.list(req.organizationId, req.registryItemId || undefined)).map(scriptToProto) };
     }),
+    deleteTrainingScript: unary(async (req, md) => {
+      await orgOf(md, req.organizationId);
+      await training.deleteTrainingScript(req.organizationId, req.registryItemId, req.version);
+      return {};
+    }),
     listModelArtefacts: unary(async (req, md) => {
       await orgOf(md, req.organizationId);
       return { artefacts: training.artefacts.list(req.organizationId, req.modelName || undefined).map(artefactToProto) };

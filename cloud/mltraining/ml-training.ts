@@ -4,13 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { alreadyExists, failedPrecondition, invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { ModelArtefactStore } from './model-artefacts.js';
 import { killOrphans } from './orphan-trainers.js';
 import { defaultPython } from './python-command.js';
-import { TrainingScriptRegistry } from './script-registry.js';
+import { TrainingScriptRegistry, type RegistryLimits } from './script-registry.js';
 import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
 import { TrainingQueue } from './training-queue.js';
 import { TrainingRun, type TrainingRunContext } from './training-run.js';
@@ -22,8 +22,10 @@ export interface MLTrainingOptions {
   /** Folder for jobs, logs, registry, models and work files (the cloud uses <data-dir>/mltraining). */
   root: string;
   dataSource: TrainingDataSource;
-  /** Jobs that train at the same time. Default 1. */
+  /** Jobs that train at the same time, in total. Default 2. */
   concurrency?: number;
+  /** Jobs of one organization that train at the same time. Default 1 (training-queue.ts). */
+  perOrganizationConcurrency?: number;
   python?: string;
   builtinLimits?: Partial<ProcessLimits>;
   customLimits?: Partial<ProcessLimits>;
@@ -31,6 +33,10 @@ export interface MLTrainingOptions {
   /** PyTorch threads per built-in job. Default: the CPU count divided by the concurrency (at least 1). */
   trainerThreads?: number;
   killGraceMs?: number;
+  /** Bounds of the training-script registry (script-registry.ts). */
+  registryLimits?: Partial<RegistryLimits>;
+  /** PENDING jobs one organization may have. Default 100. */
+  maxPendingPerOrg?: number;
   /** Trainer confinement with bubblewrap (trainer-sandbox.ts); every trainer runs in it. */
   sandbox?: SandboxSettings;
   /**
@@ -65,6 +71,9 @@ export interface SubmitCustomTrainingJob {
   arguments?: Record<string, string>;
 }
 
+/** Two, so that one organization's long job (per-organization limit 1) does not stop every other's. */
+export const defaultConcurrency = 2;
+
 const nameRule = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const idRule = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -90,9 +99,10 @@ export class MLTraining {
 
   constructor(private readonly options: MLTrainingOptions) {
     this.store = new JobStore(options.root);
-    this.registry = new TrainingScriptRegistry(options.root);
+    this.registry = new TrainingScriptRegistry(options.root, options.registryLimits);
     this.artefacts = new ModelArtefactStore(options.root);
-    this.queue = new TrainingQueue(options.concurrency ?? 1, (id) => this.execute(id));
+    const concurrency = options.concurrency ?? defaultConcurrency;
+    this.queue = new TrainingQueue({ concurrency, perOrganization: options.perOrganizationConcurrency ?? 1 }, (id) => this.execute(id));
     this.ctx = {
       workRoot: join(options.root, 'work'),
       store: this.store,
@@ -105,7 +115,7 @@ export class MLTraining {
       builtinDefaults: options.builtinDefaults ?? {},
       // One share of the cores per concurrent job: oversubscribed OpenMP threads spin and slow training
       // down several times over.
-      trainerThreads: options.trainerThreads ?? Math.max(1, Math.floor(availableParallelism() / (options.concurrency ?? 1))),
+      trainerThreads: options.trainerThreads ?? Math.max(1, Math.floor(availableParallelism() / concurrency)),
       killGraceMs: options.killGraceMs ?? 5_000,
       confinement: { unconfinedReason: 'the training service is starting; try again' },
     };
@@ -145,7 +155,7 @@ export class MLTraining {
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
     await this.chooseConfinement();
     this.started = true;
-    for (const job of this.jobs.values()) if (job.status === 'PENDING') this.queue.push(job.id);
+    for (const job of this.jobs.values()) if (job.status === 'PENDING') this.queue.push(job.id, job.organizationId);
   }
 
   private async recoverInterrupted(job: TrainingJob): Promise<void> {
@@ -241,6 +251,13 @@ export class MLTraining {
     if (used)
       throw alreadyExists(`model_version '${fields.modelVersion}' is already used for model ${fields.modelName} in organization ${fields.organizationId}`);
     if (!this.started) throw failedPrecondition('the training service is starting; try again');
+    const maxPending = this.options.maxPendingPerOrg ?? 100;
+    const pending = [...this.jobs.values()].filter((j) => j.organizationId === fields.organizationId && j.status === 'PENDING').length;
+    if (pending >= maxPending) {
+      throw resourceExhausted(
+        `organization ${fields.organizationId} already has ${pending} pending training jobs, the limit (PLATFORM_TRAINING_MAX_PENDING_PER_ORG); wait for some to start or cancel them`,
+      );
+    }
     const now = new Date().toISOString();
     const job: TrainingJob = {
       ...fields,
@@ -255,7 +272,7 @@ export class MLTraining {
     this.jobs.set(job.id, job);
     return this.store.save(job).then(
       () => {
-        this.queue.push(job.id);
+        this.queue.push(job.id, job.organizationId);
         return job.id;
       },
       (err) => {
@@ -275,6 +292,18 @@ export class MLTraining {
     } finally {
       this.runs.delete(id);
     }
+  }
+
+  /** Removes a script version; refused while a pending job of the organization still needs it. */
+  async deleteTrainingScript(organizationId: string, registryItemId: string, version: string): Promise<void> {
+    checkOrganizationId(organizationId);
+    const waiting = [...this.jobs.values()].find(
+      (j) => j.organizationId === organizationId && j.status === 'PENDING' && j.registryItemId === registryItemId && j.registryItemVersion === version,
+    );
+    if (waiting) {
+      throw failedPrecondition(`training script ${registryItemId} version ${version} is needed by pending job ${waiting.id}; cancel it first`);
+    }
+    await this.registry.delete(organizationId, registryItemId, version);
   }
 
   getTrainingJob(id: string): TrainingJob {

@@ -1,10 +1,11 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
-import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { c as createTar } from 'tar';
-import { TrainingScriptRegistry } from './script-registry.js';
+import { c as createTar, Header } from 'tar';
+import { gzipSync } from 'node:zlib';
+import { defaultRegistryLimits, scanPackage, TrainingScriptRegistry } from './script-registry.js';
 import { scriptPackage } from './testing/script-package.js';
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }) {
@@ -74,4 +75,66 @@ test('packages with symbolic links are refused', async (t) => {
   const err = await t.throwsAsync(registry.upload(upload(await readFile(archive))));
   t.is(code(err), status.INVALID_ARGUMENT);
   t.regex(err!.message, /links found: secrets \(SymbolicLink\)/);
+});
+
+/** A tar.gz of `count` empty files (headers only), built in memory; `tail` is appended before gzip. */
+function emptyFilesArchive(count: number, tail = Buffer.alloc(1024)): Buffer {
+  const blocks: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const block = Buffer.alloc(512);
+    new Header({ path: `f/${i}`, mode: 0o644, size: 0, type: 'File', mtime: new Date(0), uid: 0, gid: 0 }).encode(block, 0);
+    blocks.push(block);
+  }
+  return gzipSync(Buffer.concat([...blocks, tail]));
+}
+
+test('a package of more entries than the limit is refused from its headers, before anything is unpacked', async (t) => {
+  const { registry, root } = await setup(t);
+  // 20,000 empty files in a 100 KB upload (the issue's had 200,000 in 1.2 MB and took 204 s to accept).
+  const flood = emptyFilesArchive(20_000);
+  t.true(flood.length < 200_000);
+  const err = await t.throwsAsync(registry.upload(upload(flood, { entrypoint: 'f/0' })));
+  t.is(code(err), status.INVALID_ARGUMENT);
+  t.regex(err!.message, /more than 10000 entries \(files and folders; PLATFORM_TRAINING_SCRIPT_MAX_FILES\)/);
+  t.deepEqual(await readdir(join(root, 'registry', '.staging')).catch(() => []), []);
+  // Early: past entry 10,000 the rest is not even read (here it is garbage, which would give another error).
+  const early = await t.throwsAsync(scanPackage(emptyFilesArchive(10_001, Buffer.alloc(4096, 0x41)), defaultRegistryLimits));
+  t.regex(early!.message, /more than 10000 entries/);
+  // The unpacked size is bounded the same way, from the headers.
+  const big = await scriptPackage({ 'train.py': 'x'.repeat(5000) });
+  const tooBig = await t.throwsAsync(new TrainingScriptRegistry(root, { maxUnpackedBytes: 4096 }).upload(upload(big)));
+  t.regex(tooBig!.message, /unpacks to more than 4096 bytes \(PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB\)/);
+  t.is((await registry.list('org')).length, 0);
+});
+
+test("an organization's scripts are bounded in number and bytes; deleting one frees its share", async (t) => {
+  const { root } = await setup(t);
+  const registry = new TrainingScriptRegistry(root, { maxScriptsPerOrg: 2, maxBytesPerOrg: 3000 });
+  const pkg = await scriptPackage({ 'train.py': 'x'.repeat(1000) });
+  await registry.upload(upload(pkg, { version: '1' }));
+  await registry.upload(upload(pkg, { version: '2' }));
+  const third = await t.throwsAsync(registry.upload(upload(pkg, { version: '3' })));
+  t.is(code(third), status.RESOURCE_EXHAUSTED);
+  t.regex(third!.message, /already keeps 2 training script versions, the limit \(PLATFORM_TRAINING_SCRIPTS_PER_ORG\)/);
+  // Another organization has its own quota.
+  await registry.upload(upload(pkg, { organizationId: 'other', version: '1' }));
+  await registry.delete('org', 'acme:trainer', '1');
+  t.deepEqual(
+    (await registry.list('org')).map((s) => s.version),
+    ['2'],
+  );
+  t.is(code(await t.throwsAsync(registry.get('org', 'acme:trainer', '1'))), status.NOT_FOUND);
+  t.is(code(await t.throwsAsync(registry.delete('org', 'acme:trainer', '1'))), status.NOT_FOUND);
+  t.is(code(await t.throwsAsync(registry.delete('other', 'acme:trainer', '2'))), status.NOT_FOUND);
+  await registry.upload(upload(pkg, { version: '3' }));
+  // Bytes: 2 x 1000 kept, 1,500 more would pass 3,000.
+  await registry.delete('org', 'acme:trainer', '3');
+  const large = await scriptPackage({ 'train.py': 'x'.repeat(2500) });
+  const bytes = await t.throwsAsync(registry.upload(upload(large, { version: '4' })));
+  t.is(code(bytes), status.RESOURCE_EXHAUSTED);
+  t.regex(bytes!.message, /more than its 3000-byte quota \(PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB\)/);
+  // Concurrent uploads cannot both slip under the count.
+  await registry.delete('org', 'acme:trainer', '2');
+  const racing = await Promise.allSettled(['5', '6', '7'].map((version) => registry.upload(upload(pkg, { version }))));
+  t.is(racing.filter((r) => r.status === 'fulfilled').length, 2);
 });

@@ -2,10 +2,11 @@
 // not) with an entrypoint, owned by an organization and identified by (registry_item_id, version).
 // Versions are immutable. Layout: <root>/registry/<org>/<item>/<version>/{manifest.json,package/}.
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { setImmediate as turn } from 'node:timers/promises';
 import { join } from 'node:path';
-import { x as extractTar } from 'tar';
-import { alreadyExists, invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { Parser, x as extractTar } from 'tar';
+import { alreadyExists, invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
 import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
@@ -18,6 +19,8 @@ export interface TrainingScript {
   modelFramework?: ModelFramework;
   description: string;
   packageSizeBytes: number;
+  /** Bytes of its files once unpacked (what counts against the organization's quota). */
+  unpackedBytes?: number;
   createdOn: string;
 }
 
@@ -34,7 +37,25 @@ export interface TrainingScriptUpload {
 
 // Below the cloud's 64 MiB gRPC message limit, leaving room for the rest of the request.
 export const maxPackageBytes = 48 * 1024 * 1024;
-const maxExtractedBytes = 512 * 1024 * 1024;
+
+/** Bounds of the registry (issue 27 finding 9); the cloud sets them from PLATFORM_TRAINING_SCRIPT_*. */
+export interface RegistryLimits {
+  /** Entries (files and folders) of one package. */
+  maxEntries: number;
+  /** Bytes of one package once unpacked. */
+  maxUnpackedBytes: number;
+  /** Script versions one organization keeps. */
+  maxScriptsPerOrg: number;
+  /** Unpacked bytes of all of one organization's script versions. */
+  maxBytesPerOrg: number;
+}
+
+export const defaultRegistryLimits: RegistryLimits = {
+  maxEntries: 10_000,
+  maxUnpackedBytes: 512 * 2 ** 20,
+  maxScriptsPerOrg: 100,
+  maxBytesPerOrg: 2 * 2 ** 30,
+};
 // Item ids may carry a namespace ("acme:yolo-trainer"); both parts become folder names, so no slashes.
 const itemIdRule = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const versionRule = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
@@ -59,11 +80,68 @@ function checkEntrypoint(entrypoint: string): void {
   }
 }
 
+/** What a package holds, from its headers (read before anything is written to disk). */
+interface PackageContents {
+  entries: number;
+  bytes: number;
+  links: string[];
+}
+
+/**
+ * Reads the archive's headers, without writing anything, and stops at the first bound passed: a small
+ * archive of 200,000 empty files (or a gzip bomb) is refused after reading 10,001 headers, not after
+ * creating 200,000 files.
+ */
+export async function scanPackage(pkg: Uint8Array, limits: Pick<RegistryLimits, 'maxEntries' | 'maxUnpackedBytes'>): Promise<PackageContents> {
+  const contents: PackageContents = { entries: 0, bytes: 0, links: [] };
+  let problem: Error | undefined;
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry) => {
+    contents.entries += 1;
+    contents.bytes += entry.size ?? 0;
+    if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'Directory') contents.links.push(`${entry.path} (${entry.type})`);
+    if (contents.entries > limits.maxEntries && !problem) {
+      problem = invalidArgument(`package has more than ${limits.maxEntries} entries (files and folders; PLATFORM_TRAINING_SCRIPT_MAX_FILES)`);
+    }
+    if (contents.bytes > limits.maxUnpackedBytes && !problem) {
+      problem = invalidArgument(`package unpacks to more than ${limits.maxUnpackedBytes} bytes (PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB)`);
+    }
+    entry.resume();
+  });
+  parser.on('error', (err: Error) => (problem ??= invalidArgument(`package must be a tar or tar.gz archive: ${err.message}`)));
+  // Fed in pieces so that a passed bound stops the reading (the parser works synchronously), with a
+  // turn of the event loop between them: unzipping is CPU work that must not stall other requests.
+  const piece = 64 * 1024;
+  for (let at = 0; at < pkg.length && !problem; at += piece) {
+    parser.write(Buffer.from(pkg.buffer, pkg.byteOffset + at, Math.min(piece, pkg.length - at)));
+    await turn();
+  }
+  if (!problem) parser.end();
+  if (problem) throw problem;
+  if (contents.entries === 0) throw invalidArgument('package must be a tar or tar.gz archive with at least one file');
+  return contents;
+}
+
 export class TrainingScriptRegistry {
   private readonly folder: string;
+  private readonly limits: RegistryLimits;
+  /** One upload or delete at a time per organization, so that its quota is checked against settled state. */
+  private readonly orgLocks = new Map<string, Promise<unknown>>();
 
-  constructor(root: string) {
+  constructor(root: string, limits: Partial<RegistryLimits> = {}) {
     this.folder = join(root, 'registry');
+    this.limits = { ...defaultRegistryLimits, ...limits };
+  }
+
+  private serialize<T>(org: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.orgLocks.get(org) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.orgLocks.set(org, settled);
+    void settled.then(() => {
+      if (this.orgLocks.get(org) === settled) this.orgLocks.delete(org);
+    });
+    return next;
   }
 
   private versionFolder(org: string, item: string, version: string): string {
@@ -75,9 +153,27 @@ export class TrainingScriptRegistry {
     checkEntrypoint(upload.entrypoint);
     if (upload.package.length === 0) throw invalidArgument('package must be a non-empty tar archive');
     if (upload.package.length > maxPackageBytes) throw invalidArgument(`package must be at most ${maxPackageBytes} bytes`);
+    return this.serialize(upload.organizationId, () => this.store(upload));
+  }
+
+  private async store(upload: TrainingScriptUpload): Promise<TrainingScript> {
     const target = this.versionFolder(upload.organizationId, upload.registryItemId, upload.version);
     if (await exists(target)) {
       throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
+    }
+    const existing = await this.list(upload.organizationId);
+    if (existing.length >= this.limits.maxScriptsPerOrg) {
+      throw resourceExhausted(
+        `organization ${upload.organizationId} already keeps ${existing.length} training script versions, the limit (PLATFORM_TRAINING_SCRIPTS_PER_ORG); delete some with DeleteTrainingScript`,
+      );
+    }
+    const contents = await scanPackage(upload.package, this.limits);
+    if (contents.links.length) throw invalidArgument(`package may contain only files and folders; links found: ${contents.links.slice(0, 10).join(', ')}`);
+    const used = existing.reduce((sum, s) => sum + (s.unpackedBytes ?? s.packageSizeBytes), 0);
+    if (used + contents.bytes > this.limits.maxBytesPerOrg) {
+      throw resourceExhausted(
+        `organization ${upload.organizationId} would keep ${used + contents.bytes} bytes of training scripts, more than its ${this.limits.maxBytesPerOrg}-byte quota (PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB); delete some with DeleteTrainingScript`,
+      );
     }
     const staging = join(this.folder, '.staging', randomUUID());
     await mkdir(join(staging, 'package'), { recursive: true });
@@ -94,6 +190,7 @@ export class TrainingScriptRegistry {
         modelFramework: upload.modelFramework,
         description: upload.description ?? '',
         packageSizeBytes: upload.package.length,
+        unpackedBytes: contents.bytes,
         createdOn: new Date().toISOString(),
       };
       await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(script, null, 1), 0o600);
@@ -112,6 +209,7 @@ export class TrainingScriptRegistry {
     const archive = join(staging, 'package.tar');
     await writeFile(archive, pkg);
     let total = 0;
+    let entries = 0;
     const problems: string[] = [];
     try {
       await extractTar({
@@ -125,8 +223,13 @@ export class TrainingScriptRegistry {
             problems.push(`${path} (${type})`);
             return false;
           }
+          // scanPackage checked these bounds already; this holds them should the two readings differ.
           total += entry.size ?? 0;
-          if (total > maxExtractedBytes) throw invalidArgument(`package unpacks to more than ${maxExtractedBytes} bytes`);
+          entries += 1;
+          if (total > this.limits.maxUnpackedBytes || entries > this.limits.maxEntries) {
+            problems.push(`${path} (past the package's bounds)`);
+            return false;
+          }
           return true;
         },
       });
@@ -136,7 +239,7 @@ export class TrainingScriptRegistry {
     } finally {
       await rm(archive, { force: true });
     }
-    if (problems.length) throw invalidArgument(`package may contain only files and folders; links found: ${problems.join(', ')}`);
+    if (problems.length) throw invalidArgument(`package may contain only files and folders within its bounds; refused: ${problems.slice(0, 10).join(', ')}`);
   }
 
   async get(organizationId: string, registryItemId: string, version: string): Promise<TrainingScript & { packageFolder: string }> {
@@ -151,6 +254,24 @@ export class TrainingScriptRegistry {
       }
       throw err;
     }
+  }
+
+  /** Removes one script version; NOT_FOUND when it does not exist. */
+  async delete(organizationId: string, registryItemId: string, version: string): Promise<void> {
+    checkRegistryRef(registryItemId, version);
+    await this.serialize(organizationId, async () => {
+      const folder = this.versionFolder(organizationId, registryItemId, version);
+      if (!(await exists(join(folder, 'manifest.json')))) {
+        throw notFound(`no training script ${registryItemId} version ${version} in the registry of organization ${organizationId}`);
+      }
+      // Out of the listing in one step (rename), then removed at leisure.
+      const doomed = join(this.folder, '.staging', `deleted-${randomUUID()}`);
+      await mkdir(join(this.folder, '.staging'), { recursive: true });
+      await rename(folder, doomed);
+      await syncFolder(join(folder, '..'));
+      await rm(doomed, { recursive: true, force: true });
+      await rmdir(join(folder, '..')).catch(() => undefined); // the item's folder, once empty
+    });
   }
 
   async list(organizationId: string, registryItemId?: string): Promise<TrainingScript[]> {
