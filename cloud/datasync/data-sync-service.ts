@@ -1,13 +1,12 @@
 // platform.app.datasync.v1.DataSyncService: the uploads of SPEC.md "Upload operations". A machine part
 // (robot-secret token) uploads for itself; an owner API key may upload for any part in its scope.
 import type { Metadata, Server, ServerReadableStream } from '@grpc/grpc-js';
-import { invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound, resourceExhausted, StatusError } from '../../core/shared/status-error.js';
 import {
   DataSyncServiceService,
   DataType,
   type DataCaptureUploadRequest,
   type DataCaptureUploadResponse,
-  type DataSyncServiceServer,
   type FileUploadRequest,
   type FileUploadResponse,
   type StreamingDataCaptureUploadRequest,
@@ -15,7 +14,7 @@ import {
   type UploadMetadata,
 } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import { describePrincipal } from '../auth/principal.js';
+import { describePrincipal, type Principal } from '../auth/principal.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
 import { clientStream, unary } from '../server/handlers.js';
@@ -25,6 +24,7 @@ import { insertBinary, type CaptureFields } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
 import { insertTabular, type TabularPoint } from './tabular-ingest.js';
 import { decodeDataCaptureUploadRequest } from './struct-codec.js';
+import { ByteBudget, captureUploadLimitsFromEnv, type CaptureUploadLimits } from './upload-budget.js';
 import { storedIdFor, UploadDedup } from './upload-dedup.js';
 import { untilClientEnd, uploadStreamLimitsFromEnv, UploadStreamSlots, type UploadStreamLimits } from './upload-streams.js';
 
@@ -37,6 +37,8 @@ export interface DataSyncDeps {
   parts: PartDirectory;
   /** Default: from the environment (uploadStreamLimitsFromEnv). */
   streamLimits?: UploadStreamLimits;
+  /** Default: from the environment (captureUploadLimitsFromEnv). */
+  captureLimits?: CaptureUploadLimits;
 }
 
 const isSensor = (componentType: string, methodName: string) => /(^|:)sensor$/i.test(componentType) || methodName === 'Readings';
@@ -57,16 +59,25 @@ export class DataSync {
   private readonly dedup: UploadDedup;
   private readonly streamLimits: UploadStreamLimits;
   private readonly streamSlots: UploadStreamSlots;
+  private readonly captureLimits: CaptureUploadLimits;
+  private readonly inFlight: ByteBudget;
 
   constructor(private readonly deps: DataSyncDeps) {
     this.dedup = new UploadDedup(deps.store);
     this.streamLimits = deps.streamLimits ?? uploadStreamLimitsFromEnv();
     this.streamSlots = new UploadStreamSlots(this.streamLimits.maxStreamsPerPrincipal);
+    this.captureLimits = deps.captureLimits ?? captureUploadLimitsFromEnv();
+    this.inFlight = new ByteBudget(this.captureLimits.maxInFlightBytesPerPrincipal);
   }
 
-  /** Authenticates, resolves metadata.part_id and checks that the caller may upload for it. */
-  private async capture(metadata: Metadata, upload: UploadMetadata | undefined, field: string): Promise<CaptureFields & { upload: UploadMetadata }> {
-    const principal = await this.deps.authorizer.authenticate(metadata);
+  /** Authenticates (unless given the principal), resolves metadata.part_id and checks that the caller may upload for it. */
+  private async capture(
+    metadata: Metadata,
+    upload: UploadMetadata | undefined,
+    field: string,
+    known?: Principal,
+  ): Promise<CaptureFields & { upload: UploadMetadata }> {
+    const principal = known ?? (await this.deps.authorizer.authenticate(metadata));
     if (!upload) throw invalidArgument(`${field} is required and must come first`);
     const part: PartInfo = await this.deps.parts.require(upload.partId, `${field}.part_id`);
     this.deps.authorizer.checkUpload(principal, part);
@@ -91,8 +102,31 @@ export class DataSync {
     };
   }
 
-  async dataCaptureUpload(request: DataCaptureUploadRequest, metadata: Metadata): Promise<DataCaptureUploadResponse> {
-    const capture = await this.capture(metadata, request.metadata, 'metadata');
+  /**
+   * DataCaptureUpload from its undecoded bytes: the caller is authenticated and the bytes taken from its
+   * in-flight budget first, then the request is decoded under the point and value caps, so no request
+   * builds more objects than the caps allow and one principal cannot decode many at once.
+   */
+  async dataCaptureUploadBytes(bytes: Uint8Array, metadata: Metadata): Promise<DataCaptureUploadResponse> {
+    const principal = await this.deps.authorizer.authenticate(metadata);
+    const release = this.inFlight.take(principal, bytes.byteLength, describePrincipal(principal));
+    try {
+      let request: DataCaptureUploadRequest;
+      try {
+        request = decodeDataCaptureUploadRequest(bytes, this.captureLimits);
+      } catch (err) {
+        if (err instanceof StatusError) throw err;
+        // A malformed or too deeply nested request (RangeError): the caller's error, as handlers.ts has it.
+        throw invalidArgument(`request: cannot be decoded (${(err as Error).message}); nest it less deeply`);
+      }
+      return await this.dataCaptureUpload(request, metadata, principal);
+    } finally {
+      release();
+    }
+  }
+
+  async dataCaptureUpload(request: DataCaptureUploadRequest, metadata: Metadata, principal?: Principal): Promise<DataCaptureUploadResponse> {
+    const capture = await this.capture(metadata, request.metadata, 'metadata', principal);
     const contents = request.sensorContents;
     if (contents.length === 0) throw invalidArgument('sensor_contents must hold at least one item');
     let type = capture.upload.type;
@@ -260,16 +294,23 @@ export class DataSync {
   }
 }
 
+/** A request grpc-js hands on undecoded. */
+interface RawRequest {
+  bytes: Buffer;
+}
+
 export function addDataSyncService(server: Server, deps: DataSyncDeps): void {
   const sync = new DataSync(deps);
-  const impl: DataSyncServiceServer = {
-    dataCaptureUpload: unary((req: DataCaptureUploadRequest, md) => sync.dataCaptureUpload(req, md)),
+  const impl = {
+    dataCaptureUpload: unary((req: RawRequest, md) => sync.dataCaptureUploadBytes(req.bytes, md)),
     fileUpload: clientStream((call) => sync.fileUpload(call)),
     streamingDataCaptureUpload: clientStream((call) => sync.streamingDataCaptureUpload(call)),
   };
+  // DataCaptureUpload's bytes reach the handler undecoded: it decodes them after authenticating the
+  // caller and taking the bytes from its budget (grpc-js would decode before anyone knows the caller).
   const definition = {
     ...DataSyncServiceService,
-    dataCaptureUpload: { ...DataSyncServiceService.dataCaptureUpload, requestDeserialize: decodeDataCaptureUploadRequest },
+    dataCaptureUpload: { ...DataSyncServiceService.dataCaptureUpload, requestDeserialize: (bytes: Buffer): RawRequest => ({ bytes }) },
   };
   server.addService(definition, impl);
 }

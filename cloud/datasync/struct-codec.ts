@@ -6,11 +6,40 @@
 // Wire format (struct.proto): Struct{1: map<string, Value>}; Value{1 null_value, 2 number_value,
 // 3 string_value, 4 bool_value, 5 struct_value, 6 list_value}; ListValue{1: repeated Value}.
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
+import { invalidArgument } from '../../core/shared/status-error.js';
 import { SensorMetadata, UploadMetadata, type DataCaptureUploadRequest, type SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 
 type Json = null | number | string | boolean | Json[] | { [key: string]: Json };
 
+/** Caps checked while decoding, before the objects they would cost are built (issue 27, finding 5). */
+export interface DecodeLimits {
+  /** Items of sensor_contents (PLATFORM_UPLOAD_MAX_POINTS). */
+  maxPoints: number;
+  /** Struct fields, values and list elements in the whole request (PLATFORM_UPLOAD_MAX_VALUES). */
+  maxValues: number;
+}
+
+const unlimited: DecodeLimits = { maxPoints: Infinity, maxValues: Infinity };
+
+// The values the decode in progress may still build. Decoding is synchronous, so one counter serves.
+let valuesLeft = Infinity;
+let valuesLimit = Infinity;
+let valuesPoint = -1;
+
+/**
+ * Counts one decoded value. An empty value is 2 bytes on the wire and an object of dozens in memory,
+ * so the count, not the request's size, bounds what a request can cost.
+ */
+function spend(): void {
+  if (--valuesLeft < 0) {
+    throw invalidArgument(
+      `${valuesPoint < 0 ? 'metadata' : `sensor_contents[${valuesPoint}]`}: the request holds more than ${valuesLimit} values (fields, values and list items; PLATFORM_UPLOAD_MAX_VALUES); split it into several requests`,
+    );
+  }
+}
+
 function readValue(r: BinaryReader, end: number): Json {
+  spend();
   let value: Json = null;
   while (r.pos < end) {
     const tag = r.uint32();
@@ -57,6 +86,7 @@ export function readStruct(r: BinaryReader, end: number): { [key: string]: Json 
       r.skip(tag & 7);
       continue;
     }
+    spend();
     const entryEnd = r.uint32() + r.pos;
     let key = '';
     let value: Json = null;
@@ -118,7 +148,21 @@ function readSensorMetadata(r: BinaryReader, end: number): SensorMetadata {
   return metadata;
 }
 
-export function decodeDataCaptureUploadRequest(bytes: Uint8Array): DataCaptureUploadRequest {
+/**
+ * Decodes a request, refusing it (INVALID_ARGUMENT naming the field and the limit) as soon as it passes
+ * `limits`: 16M empty points are 61 MiB on the wire and took 6.2 GB once decoded.
+ */
+export function decodeDataCaptureUploadRequest(bytes: Uint8Array, limits: DecodeLimits = unlimited): DataCaptureUploadRequest {
+  valuesLeft = valuesLimit = limits.maxValues;
+  valuesPoint = -1;
+  try {
+    return decodeRequest(bytes, limits.maxPoints);
+  } finally {
+    valuesLeft = valuesLimit = Infinity;
+  }
+}
+
+function decodeRequest(bytes: Uint8Array, maxPoints: number): DataCaptureUploadRequest {
   const r = new BinaryReader(bytes);
   const request: DataCaptureUploadRequest = { metadata: undefined, sensorContents: [] };
   while (r.pos < r.len) {
@@ -127,6 +171,10 @@ export function decodeDataCaptureUploadRequest(bytes: Uint8Array): DataCaptureUp
     if (field === 1 && (tag & 7) === WireType.LengthDelimited) {
       request.metadata = UploadMetadata.decode(r, r.uint32());
     } else if (field === 2 && (tag & 7) === WireType.LengthDelimited) {
+      if (request.sensorContents.length >= maxPoints) {
+        throw invalidArgument(`sensor_contents: more than ${maxPoints} items in one request (PLATFORM_UPLOAD_MAX_POINTS); split it into several requests`);
+      }
+      valuesPoint = request.sensorContents.length;
       const end = r.uint32() + r.pos;
       const item: SensorData = { metadata: undefined, struct: undefined, binary: undefined };
       while (r.pos < end) {

@@ -45,12 +45,44 @@ function metadata(header: CaptureFileHeader, partId: string, tags: string[], upl
   }).finish();
 }
 
-/** The requests of one closed capture file; `tags` are the data manager's, added to the file's own. */
+/**
+ * Points and bytes of points per tabular request: well under the cloud's caps (PLATFORM_UPLOAD_MAX_POINTS,
+ * 100,000 by default, and its 64 MiB message limit), so a large capture file is never refused whole.
+ */
+export const MAX_POINTS_PER_REQUEST = 10_000;
+export const MAX_POINT_BYTES_PER_REQUEST = 8 * 1024 * 1024;
+
+/** Consecutive runs of records within both request limits (every run holds at least one record). */
+function batches(records: Buffer[]): Buffer[][] {
+  const out: Buffer[][] = [];
+  let current: Buffer[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    if (current.length > 0 && (current.length >= MAX_POINTS_PER_REQUEST || bytes + record.byteLength > MAX_POINT_BYTES_PER_REQUEST)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(record);
+    bytes += record.byteLength;
+  }
+  if (current.length > 0 || out.length === 0) out.push(current);
+  return out;
+}
+
+/**
+ * The requests of one closed capture file; `tags` are the data manager's, added to the file's own. A
+ * tabular file is one request unless it passes the request limits; then the first keeps the file's
+ * upload id (as a file of one request always has) and the n-th (n ≥ 1) gets `<upload id>/<n>`.
+ */
 export function uploadRequests(header: CaptureFileHeader, records: Buffer[], partId: string, tags: string[]): UploadRequest[] {
   if (header.kind === 'tabular') {
-    const parts = field(0x0a, metadata(header, partId, tags, header.upload_id));
-    for (const record of records) parts.push(...field(0x12, record));
-    return [{ body: Buffer.concat(parts), uploadId: header.upload_id, items: records.length }];
+    return batches(records).map((batch, i) => {
+      const uploadId = i === 0 || !header.upload_id ? header.upload_id : `${header.upload_id}/${i}`;
+      const parts = field(0x0a, metadata(header, partId, tags, uploadId));
+      for (const record of batch) parts.push(...field(0x12, record));
+      return { body: Buffer.concat(parts), uploadId, items: batch.length };
+    });
   }
   return records.map((record, i) => {
     const uploadId = `${header.upload_id}/${i}`;
