@@ -139,3 +139,14 @@ test('log_configuration.level is case-insensitive (SPEC shows "Debug")', (t) => 
   const [entry] = parseResourceEntries([{ name: 'a', api: 'core:component:sensor', model: 'fake', log_configuration: { level: 'Debug' } }], []);
   t.is(entry.logLevel, 'debug');
 });
+
+test('network.web_allowed_hosts takes host names, addresses and *, and names a bad entry by its index', (t) => {
+  const config = parseMachineConfig({ network: { web_allowed_hosts: ['robot.example.com', '10.0.0.5', '[fe80::1]', '*'] } });
+  t.deepEqual(config.network.web_allowed_hosts, ['robot.example.com', '10.0.0.5', '[fe80::1]', '*']);
+  t.deepEqual(errorsOf({ network: { web_allowed_hosts: ['robot.example.com:8081'] } }), [
+    'network.web_allowed_hosts[0] "robot.example.com:8081": must be a host name or address without port, or *',
+  ]);
+  t.deepEqual(errorsOf({ network: { web_allowed_hosts: 'robot.example.com' } }), [
+    'network.web_allowed_hosts "robot.example.com": must be an array of host names',
+  ]);
+});

@@ -69,6 +69,12 @@ export function trailerStatus(payload: Uint8Array): { code: number; detail: stri
   return { code, detail };
 }
 
+/** A refusal by the web port itself (a 403 naming the Host it does not answer to, say), in its words. */
+async function httpRefusal(response: Response): Promise<string> {
+  const text = (await response.text().catch(() => '')).trim().slice(0, 500);
+  return text ? `${text} (HTTP ${response.status})` : `HTTP ${response.status}`;
+}
+
 /** `extraHeaders` carry metadata of this call (the cloud's `authorization: Bearer <token>`). */
 function post<Req>(path: string, req: Codec<Req>, message: object, signal?: AbortSignal, extraHeaders: Record<string, string> = {}): Promise<Response> {
   const body = req.encode(req.fromPartial(message)).finish();
@@ -88,7 +94,7 @@ export async function unary<Req, Res>(
   extraHeaders: Record<string, string> = {},
 ): Promise<Res> {
   const response = await post(path, req, message, undefined, extraHeaders);
-  if (!response.ok) throw new RpcError(14, path, `HTTP ${response.status}`);
+  if (!response.ok) throw new RpcError(14, path, await httpRefusal(response));
   let reply: Res | undefined;
   let status = { code: 2, detail: 'the reply had no status' };
   for (const f of frames(new Uint8Array(await response.arrayBuffer()))) {
@@ -120,7 +126,7 @@ export async function serverStream<Req, Res>(
     if (signal?.aborted) throw err;
     throw new RpcError(14, path, `no connection (${(err as Error).message})`);
   }
-  if (!response.ok || !response.body) throw new RpcError(14, path, `HTTP ${response.status}`);
+  if (!response.ok || !response.body) throw new RpcError(14, path, await httpRefusal(response));
   const reader = response.body.getReader();
   const frames = new FrameReader();
   for (;;) {

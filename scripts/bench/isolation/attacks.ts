@@ -1,6 +1,8 @@
 // Every attack bench:isolation runs, in order. An attack of a hostile-tenant finding lives in its own
 // file beside this one (attack-<name>.ts) and is listed here.
 import { heavySql } from './attack-heavy-sql.js';
+import { hugePosts } from './attack-huge-posts.js';
+import { oversizedNames } from './attack-oversized-names.js';
 import type { Attack } from './harness.js';
 
-export const attacks: Attack[] = [heavySql];
+export const attacks: Attack[] = [heavySql, hugePosts, oversizedNames];
