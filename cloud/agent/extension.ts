@@ -12,6 +12,9 @@ import { addAgentService } from './agent-service.js';
 import { ensureMachineConfigTables, getMachineAgentConfig, setMachineAgentConfig } from './machine-agent-config.js';
 import { addRelease, ensureReleaseTables, listReleases, setChannel, AGENT_SUBSYSTEMS, CHANNELS } from './releases.js';
 
+/** How long a download for the sha256 may take before the file counts as unreachable. */
+const DOWNLOAD_TIMEOUT_MS = 120_000;
+
 /** sha256 of a local file or of what a URL serves, so that admins need not compute it by hand. */
 export async function sha256Of(location: string): Promise<string> {
   const hash = createHash('sha256');
@@ -19,7 +22,7 @@ export async function sha256Of(location: string): Promise<string> {
   if (spec.kind === 'file') {
     for await (const chunk of createReadStream(spec.path)) hash.update(chunk as Buffer);
   } else if (spec.kind === 'url') {
-    const res = await fetch(spec.url);
+    const res = await fetch(spec.url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
     if (!res.ok || !res.body) throw new Error(`GET ${spec.url}: HTTP ${res.status}`);
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) hash.update(chunk);
   } else {
@@ -52,16 +55,34 @@ function commands(program: Command, admin: AdminRunner): void {
     .option('--platform <os/arch>', 'linux/amd64, linux/arm64, windows/amd64, or any', 'any')
     .option('--url <url>', 'http(s):// or file:// URL the machines download it from')
     .option('--file <path>', 'a local binary: its sha256 is computed, and it is served as a file:// URL unless --url is given')
-    .option('--sha256 <hex>', 'sha256 of the binary')
+    .option('--sha256 <hex>', 'sha256 of the binary; checked against the file when it can be read from here (refused when it differs)')
     .addOption(new Option('--channel <channel>', 'also point this channel at the version').choices([...CHANNELS]))
     .action(async (o: { subsystem: string; version: string; platform: string; url?: string; file?: string; sha256?: string; channel?: string }) => {
       const url = o.url ?? (o.file ? pathToFileURL(resolve(o.file)).href : undefined);
       if (!url) return program.error('give --url or --file');
+      const source = o.file ? pathToFileURL(resolve(o.file)).href : url;
       let sha256 = o.sha256;
-      try {
-        sha256 ??= await sha256Of(o.file ? pathToFileURL(resolve(o.file)).href : url);
-      } catch (err) {
-        return program.error(`cannot compute the sha256: ${(err as Error).message}`);
+      if (sha256 === undefined) {
+        try {
+          sha256 = await sha256Of(source);
+        } catch (err) {
+          return program.error(`cannot compute the sha256: ${(err as Error).message}`);
+        }
+      } else if (/^[0-9a-f]{64}$/i.test(sha256)) {
+        // A digest that does not match the file would be refused by every machine later: check it now,
+        // when the file can be read from here. (A malformed one is refused by the release table's rule.)
+        let actual: string | undefined;
+        try {
+          actual = await sha256Of(source);
+        } catch (err) {
+          process.stderr.write(
+            `warning: --sha256 not checked: ${source} cannot be read from here (${(err as Error).message}); the release is added with the sha256 as given, and each machine checks the bytes it downloads against it\n`,
+          );
+        }
+        if (actual !== undefined && actual !== sha256.toLowerCase())
+          return program.error(
+            `--sha256 ${sha256.toLowerCase()} does not match ${source}, whose sha256 is ${actual}: machines would refuse the download; give the file's own sha256, or leave --sha256 out to have it computed`,
+          );
       }
       await run(add, 'agent.release.add', { subsystem: o.subsystem, version: o.version, platform: o.platform, url, sha256, channel: o.channel }, (r) => {
         const row = r as { subsystem: string; version: string; platform: string; sha256: string };

@@ -3,7 +3,7 @@
 import test from 'ava';
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import { execFile } from 'node:child_process';
-import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -71,7 +71,7 @@ test.serial('admin commands validate releases and channels', async (t) => {
       '--version',
       'latest',
       '--url',
-      'http://x/y',
+      'http://127.0.0.1:1/y',
       '--sha256',
       'a'.repeat(64),
     ]),
@@ -105,7 +105,10 @@ test.serial('stable, pinned and range versions resolve from the release table; t
   const tampered = writeFakeRuntime(box.dir, { tag: 'tampered', log: box.log });
   await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', '1.0.0', '--file', v1, '--channel', 'stable']);
   await admin(cloud.dataDir, ['agent', 'release', 'add', '--subsystem', 'platform-server', '--version', '2.0.0', '--file', v2, '--platform', 'linux/amd64']);
-  // 3.0.0 is published with the sha256 of v2 but serves other bytes: machines must refuse it.
+  // 3.0.0 is published from a file holding v2 (the command checks a given sha256 against it), and the
+  // file is then replaced by other bytes: machines must refuse it.
+  const served3 = join(box.dir, 'platform-server-3.0.0');
+  copyFileSync(v2, served3);
   await admin(cloud.dataDir, [
     'agent',
     'release',
@@ -115,10 +118,11 @@ test.serial('stable, pinned and range versions resolve from the release table; t
     '--version',
     '3.0.0',
     '--file',
-    tampered,
+    served3,
     '--sha256',
     await sha256File(v2),
   ]);
+  copyFileSync(tampered, served3);
 
   const stable = await ask(key, machine.part_id);
   t.is(stable.updateInfo['platform-server'].version, '1.0.0');
