@@ -2,7 +2,9 @@
 // file beside this one (attack-<name>.ts) and is listed here.
 import { heavySql } from './attack-heavy-sql.js';
 import { hugePosts } from './attack-huge-posts.js';
+import { memoryInflation } from './attack-memory-inflation.js';
 import { oversizedNames } from './attack-oversized-names.js';
+import { pgLockout } from './attack-pg-lockout.js';
 import type { Attack } from './harness.js';
 
-export const attacks: Attack[] = [heavySql, hugePosts, oversizedNames];
+export const attacks: Attack[] = [heavySql, hugePosts, oversizedNames, pgLockout, memoryInflation];
