@@ -26,11 +26,19 @@ import {
 import { DataSyncServiceClient, DataSyncServiceService, DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { encodeDataCaptureUploadRequest } from '../datasync/struct-codec.js';
 import type { CloudConnection } from './connection.js';
-import { exportDatasetTo, type ExportDatasetOptions, type ExportedDataset } from './dataset-transfer.js';
+import {
+  exportDatasetTo,
+  importDatasetFrom,
+  type DatasetFormat,
+  type DatasetFormatName,
+  type ExportDatasetOptions,
+  type ExportedDataset,
+  type ImportedDataset,
+} from './dataset-transfer.js';
 import { FileNotFoundError, ValueError } from './errors.js';
 
 export { Order, TabularDataSourceType, TagsFilterType };
-export { DatasetFormat, type DatasetFormatName, type ExportDatasetOptions, type ExportedDataset } from './dataset-transfer.js';
+export { DatasetFormat, type DatasetFormatName, type ExportDatasetOptions, type ExportedDataset, type ImportedDataset } from './dataset-transfer.js';
 export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset, DatasetSplit, DatasetVersion, DatasetVersionMember };
 
 /** Filter fields (FACTS.md), all optional; startTime/endTime set the interval. */
@@ -576,6 +584,14 @@ export class DataClient {
    */
   async exportDataset(datasetId: string, dest: string, options: ExportDatasetOptions): Promise<ExportedDataset> {
     return exportDatasetTo(this.datasets, await this.connection.metadata(), datasetId, dest, options);
+  }
+
+  /**
+   * Imports a COCO or YOLO dataset (a .zip, or a folder, zipped on the way) into the dataset: images
+   * become binary data of `partId` in the dataset, categories become box labels. All or nothing.
+   */
+  async importDataset(datasetId: string, source: string, format: DatasetFormat | DatasetFormatName, partId: string): Promise<ImportedDataset> {
+    return importDatasetFrom(this.datasets, await this.connection.metadata(), datasetId, source, format, partId);
   }
 
   close(): void {

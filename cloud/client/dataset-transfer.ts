@@ -3,14 +3,15 @@
 // or a folder zipped on the fly, after a header naming the dataset, format and part.
 import type { ClientReadableStream, Metadata } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rename, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { lstat, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { DatasetFormat, type DatasetServiceClient, type ExportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
+import { ZipFile } from 'yazl';
+import { DatasetFormat, type DatasetServiceClient, type ExportDatasetResponse, type ImportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
 import { defaultZipLimits, extractZip } from '../dataset/safe-zip.js';
-import { ValueError } from './errors.js';
+import { FileNotFoundError, ValueError } from './errors.js';
 
 export { DatasetFormat };
 export type DatasetFormatName = 'jsonl' | 'coco' | 'yolo';
@@ -75,6 +76,76 @@ export async function exportDatasetTo(
     }
     const files = await extractZip(zipPath, dest, exportLimits);
     return { path: dest, files, zipBytes };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+export interface ImportedDataset {
+  binaryDataIds: string[];
+  imageCount: number;
+  boundingBoxCount: number;
+}
+
+/** Chunk size of an import's zip. */
+const importChunkBytes = 256 * 1024;
+
+/** Zips a folder's regular files (a link in it is refused: the cloud would refuse it anyway). */
+async function zipFolder(folder: string, zipPath: string): Promise<void> {
+  const zip = new ZipFile();
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of (await readdir(dir)).sort()) {
+      const full = join(dir, entry);
+      const info = await lstat(full);
+      if (info.isSymbolicLink()) throw new ValueError(`${full}: is a symbolic link; an import takes regular files only`);
+      if (info.isDirectory()) await walk(full);
+      else if (info.isFile()) zip.addFile(full, relative(folder, full).split(sep).join('/'));
+    }
+  };
+  await walk(folder);
+  zip.end();
+  await pipeline(zip.outputStream, createWriteStream(zipPath, { mode: 0o600 }));
+}
+
+export async function importDatasetFrom(
+  rpc: DatasetServiceClient,
+  md: Metadata,
+  datasetId: string,
+  source: string,
+  format: DatasetFormat | DatasetFormatName,
+  partId: string,
+): Promise<ImportedDataset> {
+  const header = { datasetId, format: formatOf(format), partId };
+  const info = await lstat(source).catch(() => undefined);
+  if (!info) throw new FileNotFoundError(`${source}: no such file or folder`);
+  const work = await mkdtemp(join(tmpdir(), '.dataset-import-'));
+  try {
+    let zipPath = source;
+    if (info.isDirectory()) {
+      zipPath = join(work, 'import.zip');
+      await zipFolder(source, zipPath);
+    }
+    return await new Promise<ImportedDataset>((resolve, reject) => {
+      const file = createReadStream(zipPath, { highWaterMark: importChunkBytes });
+      const call = rpc.importDataset(md, (err, res?: ImportDatasetResponse) => {
+        // The cloud may answer (a refusal) before it has read everything: stop sending.
+        file.destroy();
+        if (err) reject(err);
+        else resolve(res!);
+      });
+      call.write({ header });
+      file.on('data', (chunk) => {
+        if (!call.write({ data: chunk as Buffer })) {
+          file.pause();
+          call.once('drain', () => file.resume());
+        }
+      });
+      file.on('end', () => call.end());
+      file.on('error', (err) => {
+        call.cancel();
+        reject(err);
+      });
+    });
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -10,12 +10,14 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import { BinaryDataStore, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
-import { serverStream, unary } from '../server/handlers.js';
+import { clientStream, serverStream, unary } from '../server/handlers.js';
 import type { Row, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import { datasetTag } from './dataset-tag.js';
 import { DatasetVersions } from './dataset-versions.js';
 import { exportDataset } from './export-handler.js';
+import { importDataset } from './import-handler.js';
+import { PartDirectory } from '../data/parts.js';
 import { VersionOperations, versionHandlers } from './version-handlers.js';
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
@@ -177,9 +179,11 @@ export class Datasets {
 export function addDatasetService(server: Server, store: Store, authorizer: Authorizer): void {
   const datasets = new Datasets(store, authorizer);
   const versions = new VersionOperations(datasets, store, authorizer);
+  const parts = new PartDirectory(store);
   const impl: DatasetServiceServer = {
     ...versionHandlers(versions),
     exportDataset: serverStream((call) => exportDataset(versions, store, call)),
+    importDataset: clientStream((call) => importDataset(versions, store, authorizer, parts, call)),
     createDataset: unary(async (req, md) => ({ id: await datasets.create(md, req.name, req.organizationId) })),
     deleteDataset: unary(async (req, md) => {
       await datasets.delete(md, req.id);

@@ -1,5 +1,7 @@
 // Assembles platform-cloud: store, token signer, authorizer, the core services (auth, data sync, data,
 // datasets), the extensions, reflection and health, then binds and opens the admin channel.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Server as HttpServer } from 'node:http';
 import { pino, type Logger } from 'pino';
@@ -58,6 +60,8 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   } catch (err) {
     logger.error({ err }, 'the sweep of orphaned blob files failed; it runs again at the next start');
   }
+  // Temp zips of imports that a crash cut short (cloud/dataset/import-handler.ts).
+  await rm(join(options.dataDir, 'imports'), { recursive: true, force: true }).catch((err) => logger.error({ err }, 'could not clear the imports folder'));
   const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
   const authorizer = new Authorizer(store, tokens);
   const server = decodeErrorsAsInvalidArgument(

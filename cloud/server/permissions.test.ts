@@ -2,13 +2,15 @@
 // without a token, with a bad token, with another organization's key, as an operator and as an owner.
 import { credentials, Metadata, status } from '@grpc/grpc-js';
 import test, { type ExecutionContext } from 'ava';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataClient } from '../client/data-client.js';
 import type { CloudConnection } from '../client/connection.js';
 import { TokenSigner } from '../auth/token.js';
+import { rawZip } from '../dataset/testing/raw-zip.js';
 import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
+import { noisyPng } from '../web/testing-images.js';
 
 let fx: CloudFixture;
 let owner: DataClient;
@@ -115,6 +117,16 @@ const rpcs: Rpc[] = [
     run: (c, s) => {
       const zip = join(tmpdir(), `perm-export-${s.unique}-${++counter}.zip`);
       return c.exportDataset(s.datasetId, zip, { format: 'jsonl' }).finally(() => rmSync(zip, { force: true }));
+    },
+  },
+  {
+    name: 'ImportDataset',
+    kind: 'write',
+    run: (c, s) => {
+      const zip = join(tmpdir(), `perm-import-${s.unique}-${++counter}.zip`);
+      const yaml = { name: 'data.yaml', data: Buffer.from('names: [thing]\n') };
+      writeFileSync(zip, rawZip([yaml, { name: 'images/a.png', data: noisyPng(4, 4) }]));
+      return c.importDataset(s.datasetId, zip, 'yolo', fx.machineA1.part_id).finally(() => rmSync(zip, { force: true }));
     },
   },
 ];
