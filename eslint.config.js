@@ -1,13 +1,14 @@
-// ESLint flat config. Besides typescript-eslint's recommended rules it encodes DESIGN.md's three import
-// boundaries and forbids import cycles, type-only ones included (scripts/lint/), so that a wrong reach
-// fails `npm run lint`, and so `npm test`, instead of waiting for a reviewer. scripts/lint/lint.test.ts
-// pins both rules.
+// ESLint flat config. Besides typescript-eslint's recommended rules it encodes the import boundaries
+// (DESIGN.md's three, core/ never importing cloud/, web pages), and forbids import cycles between files and
+// between folders, type-only ones included (scripts/lint/), so that a wrong reach fails `npm run lint`, and
+// so `npm test`, instead of waiting for a reviewer. scripts/lint/lint.test.ts pins every rule. The web
+// pages' .tsx files are linted like the rest.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import platform from './scripts/lint/plugin.js';
 
 export default tseslint.config({ ignores: ['node_modules/', 'gen/', 'dist/', '**/*.d.ts'] }, js.configs.recommended, ...tseslint.configs.recommended, {
-  files: ['**/*.{ts,js,mjs}'],
+  files: ['**/*.{ts,tsx,js,mjs}'],
   plugins: { platform },
   languageOptions: {
     ecmaVersion: 2023,
@@ -35,6 +36,7 @@ export default tseslint.config({ ignores: ['node_modules/', 'gen/', 'dist/', '**
   rules: {
     'platform/boundaries': 'error',
     'platform/no-cycle': 'error',
+    'platform/no-folder-cycle': 'error',
     // Control characters in a pattern are deliberate: input checks reject them by name.
     'no-control-regex': 'off',
     '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],

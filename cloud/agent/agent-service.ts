@@ -12,7 +12,7 @@ import { parseAgentConfig } from '../../core/shared/agent-config.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
-import { unary } from '../server/handlers.js';
+import { unary } from '../kit/handlers.js';
 import { AGENT_SUBSYSTEMS, ReleaseResolutionError, resolveRelease } from './releases.js';
 import { getPartAgentConfig } from './machine-agent-config.js';
 import { VersionSpecError } from '../../core/shared/version-spec.js';

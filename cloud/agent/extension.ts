@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Option, type Command } from 'commander';
 import { parseVersionSpec } from '../../core/shared/version-spec.js';
-import type { AdminRunner, CloudExtension } from '../server/extension-contract.js';
+import type { AdminRunner, CloudExtension } from '../kit/extension-contract.js';
 import { addAgentService } from './agent-service.js';
 import { ensureMachineConfigTables, getMachineAgentConfig, setMachineAgentConfig } from './machine-agent-config.js';
 import { addRelease, ensureReleaseTables, listReleases, setChannel, AGENT_SUBSYSTEMS, CHANNELS } from './releases.js';

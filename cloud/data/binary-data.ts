@@ -5,7 +5,7 @@ import { invalidArgument, notFound } from '../../core/shared/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
-import { datasetIdsOfTags, missingDatasets } from '../dataset/dataset-tag.js';
+import { datasetIdsOfTags, missingDatasets } from './dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
 import { filterWhere, inList, type Where } from './filter.js';

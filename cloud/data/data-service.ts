@@ -13,11 +13,11 @@ import {
 } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
-import { serverStream, unary } from '../server/handlers.js';
+import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
 import { BinaryDataStore, checkTagList, idsOf } from './binary-data.js';
 import type { PartDirectory } from './parts.js';
-import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from './query-engine-slot.js';
+import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from '../kit/query-engine-slot.js';
 import { pageOf } from './rows.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 

@@ -9,9 +9,9 @@ import { createKey, createOrganization } from '../admin/tenancy.js';
 import { createCloudClient } from '../client/cloud-client.js';
 import { TabularDataSourceType } from '../client/data-client.js';
 import { startCloud } from '../server/cloud-server.js';
-import type { CloudExtension } from '../server/extension-contract.js';
+import type { CloudExtension } from '../kit/extension-contract.js';
 import { removeDataDir, tempDataDir } from '../testing/spawn-cloud.js';
-import type { QueryEngine } from './query-engine-slot.js';
+import type { QueryEngine } from '../kit/query-engine-slot.js';
 
 const calls: unknown[][] = [];
 const engine: QueryEngine = {

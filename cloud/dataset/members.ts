@@ -3,7 +3,7 @@
 // data id), so that one exporter writes either.
 import type { BlobStore } from '../store/blob-store.js';
 import type { Row, Store } from '../store/store.js';
-import { datasetTagPrefix } from './dataset-tag.js';
+import { datasetTagPrefix } from '../data/dataset-tag.js';
 import { imageSize } from './image-size.js';
 import { splitMembers, type SplitName, type SplitSpec } from './split.js';
 

@@ -6,7 +6,7 @@ import type { Dataset, DatasetServiceServer, DatasetVersion, DatasetVersionMembe
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import { inList } from '../data/filter.js';
-import { unary } from '../server/handlers.js';
+import { unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
 import { DatasetVersions } from './dataset-versions.js';
 import type { Member } from './members.js';

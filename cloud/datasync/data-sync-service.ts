@@ -16,8 +16,8 @@ import {
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type Principal } from '../auth/principal.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
-import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
-import { clientStream, unary } from '../server/handlers.js';
+import { datasetIdsOfTags, datasetTag, missingDatasets } from '../data/dataset-tag.js';
+import { clientStream, unary } from '../kit/handlers.js';
 import { openBlobWriter, type BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';
 import { insertBinary, type CaptureFields } from './ingest.js';

@@ -5,7 +5,7 @@ import { BIGINT, LIST, listValue, VARCHAR } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { notFound } from '../../core/shared/status-error.js';
 import type { PartInfo } from '../data/parts.js';
-import { datasetIdsOfTags, datasetTag, missingDatasets } from '../dataset/dataset-tag.js';
+import { datasetIdsOfTags, datasetTag, missingDatasets } from '../data/dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { BlobWriter } from '../store/blob-store.js';
 import type { Store } from '../store/store.js';

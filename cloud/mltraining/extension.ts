@@ -24,7 +24,7 @@
 //   PLATFORM_TRAINING_TMP_MB           size of a trainer's private /tmp, a tmpfs (default 256)
 //   PLATFORM_TRAINING_SANDBOX_DIR      job folders when the cloud runs as root (default <tmp>/platform-training-<hash>)
 import { join } from 'node:path';
-import type { CloudExtension } from '../server/extension-contract.js';
+import type { CloudExtension } from '../kit/extension-contract.js';
 import { CloudTrainingDataSource } from './cloud-data-source.js';
 import { defaultConcurrency, MLTraining } from './ml-training.js';
 import { addMLTrainingService } from './ml-training-service.js';

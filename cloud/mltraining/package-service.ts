@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { invalidArgument, notFound } from '../../core/shared/status-error.js';
 import { PackageServiceService, type PackageFile, type PackageServiceServer } from '../../gen/platform/app/packages/v1/packages.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import { serverStream, unary } from '../server/handlers.js';
+import { serverStream, unary } from '../kit/handlers.js';
 import type { ModelArtefact, ModelArtefactStore } from './model-artefacts.js';
 
 export const ML_MODEL_PACKAGE = 'ml_model';

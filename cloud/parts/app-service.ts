@@ -15,7 +15,7 @@ import {
 } from '../../gen/platform/app/v1/robot_part.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal } from '../auth/principal.js';
-import { serverStream, unary } from '../server/handlers.js';
+import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
 import { latestPartConfig, partConfigHistory, savePartConfig, type PartRow } from './part-configs.js';
 import { authorizeUser } from './part-access.js';

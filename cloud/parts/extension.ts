@@ -3,7 +3,7 @@
 //   platform-cloud part config set|get, platform-cloud part logs
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import type { AdminRunner, CloudExtension } from '../server/extension-contract.js';
+import type { AdminRunner, CloudExtension } from '../kit/extension-contract.js';
 import type { Store } from '../store/store.js';
 import { addAppService } from './app-service.js';
 import { ensurePartConfigTables, findPart, latestPartConfig, savePartConfig } from './part-configs.js';

@@ -12,7 +12,7 @@ import {
 import { invalidArgument } from '../../core/shared/status-error.js';
 import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
 import type { Authorizer } from '../auth/authorizer.js';
-import { serverStream, unary } from '../server/handlers.js';
+import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
 import { latestPartConfig } from './part-configs.js';
 import { authorizeMachine } from './part-access.js';

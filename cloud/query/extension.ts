@@ -23,7 +23,7 @@
 //   PLATFORM_QUERY_PIPELINE_RETRIES   further attempts of a failed pipeline window (default 3)
 //   PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S wait before a window's first retry, doubled for each next (default 60)
 import { hostname as machineHostname } from 'node:os';
-import type { CloudExtension } from '../server/extension-contract.js';
+import type { CloudExtension } from '../kit/extension-contract.js';
 import { QueryAdmission } from './admission.js';
 import { resultBytesFromEnv } from './result-size.js';
 import { MemoryGuard } from './memory-guard.js';

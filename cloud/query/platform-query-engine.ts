@@ -1,7 +1,7 @@
 // The QueryEngine behind DataService's TabularDataBySQL, TabularDataByMQL, GetDatabaseConnection and
 // ConfigureDatabaseUser (cloud/data/query-engine-slot.ts). The data service has already checked the caller's
 // key; everything here is scoped to the organisation it is given.
-import type { QueryEngine, TabularDataSourceTypeName } from '../data/query-engine-slot.js';
+import type { QueryEngine, TabularDataSourceTypeName } from '../kit/query-engine-slot.js';
 import { exactNumbers } from './exact-numbers.js';
 import type { MqlRunner } from './mql/mql-runner.js';
 import { databaseUsername, type DatabaseUsers } from './pg/database-users.js';

@@ -13,15 +13,15 @@ import { addAuthService } from '../auth/auth-service.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { LoginBackoff } from '../auth/login-backoff.js';
 import { TokenSigner } from '../auth/token.js';
-import { addDataServices } from '../data/add-data-services.js';
-import { QueryEngineSlot } from '../data/query-engine-slot.js';
+import { addDataServices } from './data-services.js';
+import { QueryEngineSlot } from '../kit/query-engine-slot.js';
 import { blobOrphanAgeMs, removeOrphanBlobs } from '../store/blob-orphans.js';
 import { Store } from '../store/store.js';
 import { startCloudWeb } from '../web/cloud-web.js';
 import { ThumbnailRoute } from '../web/thumbnails.js';
 import type { WebServer } from '../../core/shared/web/web-server.js';
-import { registerExtensions, type CloudContext, type CloudExtension, type ServingTls } from './extension-contract.js';
-import { decodeErrorsAsInvalidArgument } from './handlers.js';
+import { registerExtensions, type CloudContext, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
+import { decodeErrorsAsInvalidArgument } from '../kit/handlers.js';
 
 export interface CloudServerOptions {
   dataDir: string;

@@ -2,7 +2,7 @@
 //
 // To add one: write `export function createMyExtension(): CloudExtension` (or a const, when it holds
 // nothing) in your folder, import it below and append it to the list (one line each; keep the list sorted by folder).
-import type { CloudExtension } from './extension-contract.js';
+import type { CloudExtension } from '../kit/extension-contract.js';
 import { agentExtension } from '../agent/extension.js';
 import { createMlTrainingExtension } from '../mltraining/extension.js';
 import { partsExtension } from '../parts/extension.js';

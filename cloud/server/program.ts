@@ -9,7 +9,7 @@ import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
-import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from './extension-contract.js';
+import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
 

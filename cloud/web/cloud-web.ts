@@ -5,7 +5,7 @@ import { credentials, type ServiceDefinition } from '@grpc/grpc-js';
 import { GrpcWebForwarder, methodTable } from '../../core/shared/web/grpc-web.js';
 import { webLimitsFromEnv } from '../../core/shared/web/request-body.js';
 import { builtAssetsDir, startWebServer, type WebServer } from '../../core/shared/web/web-server.js';
-import type { ServingTls } from '../server/extension-contract.js';
+import type { ServingTls } from '../kit/extension-contract.js';
 import type { ThumbnailRoute } from './thumbnails.js';
 
 export interface CloudWebOptions {

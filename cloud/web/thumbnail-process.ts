@@ -2,7 +2,7 @@
 // main thread (other tenants' calls never wait behind a large PNG), and an image that exhausts memory or
 // takes too long ends that child only. The child is replaced for the next request.
 import { fork, type ChildProcess } from 'node:child_process';
-import { childEntry } from '../server/child-entry.js';
+import { childEntry } from '../kit/child-entry.js';
 import { ThumbnailError } from './thumbnail-error.js';
 
 /** How long one thumbnail may take before its child is killed. */

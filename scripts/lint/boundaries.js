@@ -1,7 +1,11 @@
-// ESLint rule `platform/boundaries`: DESIGN.md's three rules for who may import whom.
+// ESLint rule `platform/boundaries`: who may import whom (DESIGN.md's three rules, and the ones that keep
+// the machine, the cloud and the pages apart).
 //   - drivers/ imports only plugins/, its own files and packages;
 //   - plugins/ (its examples included) never imports core/, cloud/ or drivers/;
-//   - cloud/ imports from core/ only through core/shared/.
+//   - cloud/ imports from core/ only through core/shared/;
+//   - core/ never imports cloud/ (a test that starts both programs lives in scripts/e2e/);
+//   - a web page (web/<page>/, .tsx included) imports only its own folder, web/shared/, the plugin
+//     contract's file formats (plugins/formats/) and generated code; web/shared/ only itself.
 // A driver knows only the plugin contract; when something must cross a line, widen the contract, not
 // the reach. Paths are judged after resolving the specifier, so `../../core/x.js` and a deeper
 // `../../../core/x.js` are the same reach. gen/ (the code generated from proto/) is the wire contract,
@@ -18,12 +22,25 @@ export const BOUNDARIES = [
     rule: 'plugins/ (its examples included) never imports core/, cloud/ or drivers/',
   },
   { area: 'cloud', forbidden: ['core'], allowed: ['core/shared'], rule: 'cloud/ imports from core/ only through core/shared/' },
+  { area: 'core', forbidden: ['cloud'], allowed: [], rule: 'core/ never imports cloud/ (tests that start both programs live in scripts/e2e/)' },
 ];
+
+/** What a web page may reach besides its own folder: shared page code, file formats, the wire contract. */
+export const WEB_ALLOWED = ['web/shared', 'plugins/formats', 'gen'];
+export const WEB_RULE = 'web/ pages import only their own folder, web/shared/, plugins/formats/ and generated code (gen/)';
+
+/** The broken web rule for an import of `target` from a file under web/, or undefined. */
+function brokenWebBoundary(file, target) {
+  const page = file.split('/').slice(0, 2).join('/');
+  if (under(target, page) || WEB_ALLOWED.some((folder) => under(target, folder))) return undefined;
+  return WEB_RULE;
+}
 
 const under = (path, folder) => path === folder || path.startsWith(`${folder}/`);
 
 /** The broken rule for an import of `target` from `file` (both relative to the repo root), or undefined. */
 export function brokenBoundary(file, target) {
+  if (under(file, 'web')) return brokenWebBoundary(file, target);
   for (const boundary of BOUNDARIES) {
     if (!under(file, boundary.area)) continue;
     const reach = boundary.forbidden.find((folder) => under(target, folder));
@@ -35,7 +52,7 @@ export function brokenBoundary(file, target) {
 export default {
   meta: {
     type: 'problem',
-    docs: { description: "enforce DESIGN.md's import boundaries between core/, plugins/, drivers/ and cloud/" },
+    docs: { description: "enforce DESIGN.md's import boundaries between core/, plugins/, drivers/, cloud/ and web/" },
     schema: [],
     messages: { boundary: '{{file}} imports {{target}}: {{rule}} (DESIGN.md). Move the shared code or widen the plugin contract.' },
   },

@@ -62,12 +62,58 @@ test('cloud/ imports core/ only through core/shared/', async (t) => {
 });
 
 test('an import cycle fails lint even when it is type-only, and the message shows the cycle', async (t) => {
-  // cloud/server/extensions.ts imports extension-contract.ts; importing it back closes a cycle.
-  const found = await problems(
-    'cloud/server/extension-contract.ts',
-    "import type { createExtensions } from './extensions.js';\nexport type F = typeof createExtensions;\n",
-  );
+  // cloud/server/cloud-server.ts imports data-services.ts; importing it back closes a cycle.
+  const found = await problems('cloud/server/data-services.ts', "import type * as server from './cloud-server.js';\nexport type S = typeof server;\n");
   t.is(found.length, 1);
   t.is(found[0].rule, 'platform/no-cycle');
-  t.regex(found[0].message, /cloud\/server\/extension-contract\.ts -> cloud\/server\/extensions\.ts -> cloud\/server\/extension-contract\.ts/);
+  t.regex(found[0].message, /cloud\/server\/data-services\.ts -> cloud\/server\/cloud-server\.ts -> cloud\/server\/data-services\.ts/);
+});
+
+test('core/ never imports cloud/, a test included: the lint names the rule', async (t) => {
+  for (const path of ['core/session/reach.ts', 'core/session/reach.test.ts']) {
+    const found = await problems(path, "import { RobotClient } from '../../cloud/client/robot-client.js';\nexport const c = RobotClient;\n");
+    t.is(found.length, 1, path);
+    t.is(found[0].rule, 'platform/boundaries');
+    t.regex(found[0].message, /core\/session\/reach(\.test)?\.ts imports cloud\/client\/robot-client\.js: core\/ never imports cloud\//);
+  }
+});
+
+test('a .tsx page that imports drivers/ (or core/, plugins/ beyond formats, another page) fails lint, naming the rule', async (t) => {
+  const targets = ['../../drivers/camera/fake/driver.js', '../../core/shared/status-error.js', '../../plugins/apis/camera.js', '../cloud/session.js'];
+  for (const target of targets) {
+    const found = await problems('web/runtime/reach-view.tsx', `import * as x from '${target}';\nexport const View = () => <p>{String(x)}</p>;\n`);
+    t.is(found.length, 1, target);
+    t.is(found[0].rule, 'platform/boundaries');
+    t.regex(
+      found[0].message,
+      /web\/runtime\/reach-view\.tsx imports .*: web\/ pages import only their own folder, web\/shared\/, plugins\/formats\/ and generated code/,
+    );
+  }
+});
+
+test('a page may import its own folder, web/shared/, plugins/formats/, gen/ and packages', async (t) => {
+  const text = [
+    "import { useState } from 'preact/hooks';",
+    "import { cameraApi } from './api.js';",
+    "import { unary } from '../shared/grpc-web-client.js';",
+    "import { readPcd } from '../../plugins/formats/pcd/pcd-reader.js';",
+    "import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';",
+    'export const View = () => <p>{String([useState, cameraApi, unary, readPcd, RobotServiceClient].length)}</p>;',
+  ].join('\n');
+  t.deepEqual(await problems('web/runtime/reach-view.tsx', text), []);
+});
+
+test('a folder cycle fails lint, naming the folders and the imports that make it; tests are left out', async (t) => {
+  // core/online imports core/cloud-link (the link); a file of core/cloud-link importing core/online closes
+  // a cycle between the folders, though no file cycle (this file is new).
+  const text = "import { onlineCredentials } from '../online/credentials.js';\nexport const o = onlineCredentials;\n";
+  const found = await problems('core/cloud-link/reach.ts', text);
+  t.is(found.length, 1);
+  t.is(found[0].rule, 'platform/no-folder-cycle');
+  t.regex(
+    found[0].message,
+    /^folder import cycle: core\/cloud-link -> core\/online -> core\/cloud-link \(core\/cloud-link\/reach\.ts imports core\/online\/credentials\.ts; core\/online\/\S+ imports core\/cloud-link\/\S+\)/,
+  );
+  // A test may reach across: it is not part of the folders' design.
+  t.deepEqual(await problems('core/cloud-link/reach.test.ts', text), []);
 });

@@ -8,14 +8,16 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-const ROOTS = ['core', 'plugins', 'drivers', 'cloud', 'scripts'];
-const SOURCE = /\.(ts|js|mjs)$/;
+const ROOTS = ['core', 'plugins', 'drivers', 'cloud', 'scripts', 'web'];
+const SOURCE = /\.(ts|tsx|js|mjs)$/;
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** Maps a relative specifier to the source file it names (`./x.js` is `./x.ts` before the build). */
 export function resolveSpecifier(fromFile, specifier) {
   const target = resolve(dirname(fromFile), specifier);
-  const candidates = target.endsWith('.js') ? [target.slice(0, -3) + '.ts', target] : [target, `${target}.ts`, join(target, 'index.ts')];
+  const candidates = target.endsWith('.js')
+    ? [target.slice(0, -3) + '.ts', target.slice(0, -3) + '.tsx', target]
+    : [target, `${target}.ts`, `${target}.tsx`, join(target, 'index.ts')];
   return candidates.find((file) => existsSync(file) && statSync(file).isFile());
 }
 
@@ -31,7 +33,7 @@ function listSources(dir, out) {
 
 const graphs = new Map();
 /** file -> set of files it imports, for every source file under `root`. */
-function diskGraph(root) {
+export function diskGraph(root) {
   let graph = graphs.get(root);
   if (graph) return graph;
   graph = new Map();

@@ -1,12 +1,12 @@
 // The camera's point cloud in a 3D view: a perspective projection onto a 2D canvas, coloured by depth
-// (or the cloud's own colours), turned by dragging. The PCD bytes are parsed with the runtime's own PCD
-// reader (any encoding, binary_compressed included); positions are in millimetres. With a vision service
+// (or the cloud's own colours), turned by dragging. The PCD bytes are parsed with the platform's own PCD
+// reader (plugins/formats/pcd/) (any encoding, binary_compressed included); positions are in millimetres. With a vision service
 // chosen, its obstacles (GetObjectPointClouds: boxes in millimetres in the camera frame) are drawn over
 // the points as wireframe boxes.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import { readPcd } from '../../plugins/formats/pcd/pcd-reader.js';
 import type { PointCloudObject } from '../../gen/platform/service/vision/v1/vision.js';
-import type { PointCloud } from '../../plugins/apis/camera.js';
+import type { PointCloud } from '../../plugins/formats/pcd/pcd-reader.js';
 import { cameraApi, visionApi } from './api.js';
 
 const WIDTH = 480;

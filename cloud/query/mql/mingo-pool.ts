@@ -6,7 +6,7 @@
 // runaway aggregation.
 import { fork, type ChildProcess } from 'node:child_process';
 import { resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
-import { childEntry } from '../../server/child-entry.js';
+import { childEntry } from '../../kit/child-entry.js';
 import type { MingoTask } from './mingo-worker.js';
 
 export interface MingoPoolOptions {

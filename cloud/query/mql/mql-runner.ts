@@ -5,7 +5,7 @@ import { calculateObjectSize } from 'bson';
 import { checkResultSize } from '../result-size.js';
 import { invalidArgument, StatusError } from '../../../core/shared/status-error.js';
 import type { QueryAdmission } from '../admission.js';
-import type { TabularDataSourceTypeName } from '../../data/query-engine-slot.js';
+import type { TabularDataSourceTypeName } from '../../kit/query-engine-slot.js';
 import { timeoutError } from '../sql/limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from '../sql/limits.js';
 import { readingsScope } from '../sql/readings-view.js';

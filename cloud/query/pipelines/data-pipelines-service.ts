@@ -11,7 +11,7 @@ import {
 import { TabularDataSourceType } from '../../../gen/platform/app/data/v1/data.js';
 import { invalidArgument } from '../../../core/shared/status-error.js';
 import type { Authorizer } from '../../auth/authorizer.js';
-import { unary } from '../../server/handlers.js';
+import { unary } from '../../kit/handlers.js';
 import type { DataPipeline, PipelineSourceType, PipelineStore } from './pipeline-store.js';
 
 function toMessage(p: DataPipeline): DataPipelineMessage {

@@ -7,7 +7,7 @@ import { encodeColorPng } from '../depth/color-png.js';
 import { encodeDepthPng } from '../depth/depth-png.js';
 import { intrinsicsFromFov } from '../depth/intrinsics.js';
 import { depthToPointCloud, type DepthMap } from '../depth/projection.js';
-import { writePcd } from '../pointcloud/pcd-writer.js';
+import { writePcd } from '../../../plugins/formats/pcd/pcd-writer.js';
 import { transferables } from '../pointcloud/point-cloud.js';
 import type { FakeBoxAttributes, FakeCameraAttributes } from './model.js';
 import { SeededRandom } from './random.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Camera, PointCloud } from '../../../plugins/apis/camera.js';
 import { unwrapTransfer } from '../../../plugins/transfer.js';
-import { writePcd } from '../pointcloud/pcd-writer.js';
+import { writePcd } from '../../../plugins/formats/pcd/pcd-writer.js';
 import pcdFile from './driver.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -8,8 +8,8 @@ import { DriverError, failedPrecondition, invalidArgument } from '../../../plugi
 import { transfer } from '../../../plugins/transfer.js';
 import { encodeColorPng } from '../depth/color-png.js';
 import { encodeDepthPng } from '../depth/depth-png.js';
-import { readPcd } from '../pointcloud/pcd-reader.js';
-import { writePcd } from '../pointcloud/pcd-writer.js';
+import { readPcd } from '../../../plugins/formats/pcd/pcd-reader.js';
+import { writePcd } from '../../../plugins/formats/pcd/pcd-writer.js';
 import { transferables } from '../pointcloud/point-cloud.js';
 import { fitIntrinsics } from './intrinsics-fit.js';
 import type { PcdFileCameraAttributes } from './model.js';

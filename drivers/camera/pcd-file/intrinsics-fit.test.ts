@@ -2,7 +2,7 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { intrinsicsFromFov } from '../depth/intrinsics.js';
 import { depthToPointCloud } from '../depth/projection.js';
-import { readPcd } from '../pointcloud/pcd-reader.js';
+import { readPcd } from '../../../plugins/formats/pcd/pcd-reader.js';
 import { fitIntrinsics } from './intrinsics-fit.js';
 import { pcdDataPath } from '../../testing/pcd-data.js';
 

@@ -7,7 +7,7 @@ import { isTransfer, unwrapTransfer } from '../../../plugins/transfer.js';
 import fakeCamera from '../../camera/fake/driver.js';
 import { fakeCameraAttributes } from '../../camera/fake/model.js';
 import { decodeDepthPng } from '../../camera/depth/depth-png.js';
-import { readPcd } from '../../camera/pointcloud/pcd-reader.js';
+import { readPcd } from '../../../plugins/formats/pcd/pcd-reader.js';
 import { parseObstaclesDepthAttributes, type ObstaclesDepthAttributes } from './attributes.js';
 import obstaclesDepth from './driver.js';
 

@@ -8,7 +8,7 @@ import { invalidArgument } from '../../../plugins/errors.js';
 import { transfer } from '../../../plugins/transfer.js';
 import { decodeDepthPng } from '../../camera/depth/depth-png.js';
 import { depthToPointCloud, type DepthMap } from '../../camera/depth/projection.js';
-import { writePcd } from '../../camera/pointcloud/pcd-writer.js';
+import { writePcd } from '../../../plugins/formats/pcd/pcd-writer.js';
 import { countValid } from '../../camera/pointcloud/point-cloud.js';
 import type { ObstaclesDepthAttributes } from './attributes.js';
 import { tiltFromIdealDegs } from './segmenter/plane.js';

@@ -1,7 +1,7 @@
 // The segmenter on the three real Kinect-class clouds of ../shared/data/pcd, with the outcomes stated.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { readPcd } from '../../../camera/pointcloud/pcd-reader.js';
+import { readPcd } from '../../../../plugins/formats/pcd/pcd-reader.js';
 import { parseObstaclesDepthAttributes } from '../attributes.js';
 import { tiltFromIdealDegs } from './plane.js';
 import { Segmenter } from './segmenter.js';

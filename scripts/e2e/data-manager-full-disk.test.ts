@@ -9,12 +9,19 @@ import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixture, type CloudFixture } from '../../cloud/testing/tenancy-fixture.js';
-import { builtinCaptureMethods } from '../shared/capture-methods.js';
-import type { SampleBatch, SamplerFunction } from '../workers/port-sampler.js';
-import { CaptureFileWriter, CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile, type CaptureFileHeader, type CaptureFileIo } from './capture-file.js';
-import { CaptureLoop } from './capture-loop.js';
-import { connectPartCloud } from './part-cloud.js';
-import { Syncer } from './sync.js';
+import { builtinCaptureMethods } from '../../core/shared/capture-methods.js';
+import type { SampleBatch, SamplerFunction } from '../../core/workers/port-sampler.js';
+import {
+  CaptureFileWriter,
+  CLOSED_SUFFIX,
+  OPEN_SUFFIX,
+  readCaptureFile,
+  type CaptureFileHeader,
+  type CaptureFileIo,
+} from '../../core/datamanager/capture-file.js';
+import { CaptureLoop } from '../../core/datamanager/capture-loop.js';
+import { connectPartCloud } from '../../core/datamanager/part-cloud.js';
+import { Syncer } from '../../core/datamanager/sync.js';
 
 const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
 

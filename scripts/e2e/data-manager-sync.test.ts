@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startFixture, type CloudFixture } from '../../cloud/testing/tenancy-fixture.js';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
-import { CaptureFileWriter, type CaptureFileHeader } from './capture-file.js';
-import { connectPartCloud } from './part-cloud.js';
-import { INITIAL_BACKOFF_MS, Syncer } from './sync.js';
+import { CaptureFileWriter, type CaptureFileHeader } from '../../core/datamanager/capture-file.js';
+import { connectPartCloud } from '../../core/datamanager/part-cloud.js';
+import { INITIAL_BACKOFF_MS, Syncer } from '../../core/datamanager/sync.js';
 
 let fx: CloudFixture;
 test.before(async () => {

@@ -10,10 +10,10 @@ import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { DataManagerServiceClient } from '../../gen/platform/service/datamanager/v1/data_manager.js';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { readCaptureFile } from './capture-file.js';
-import { closedCaptureFiles } from './sync.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { eventually, spawnRuntime } from '../../core/server/testing/spawn-runtime.js';
+import { readCaptureFile } from '../../core/datamanager/capture-file.js';
+import { closedCaptureFiles } from '../../core/datamanager/sync.js';
 
 const captures = (methods: unknown[]) => [{ type: 'data_manager', attributes: { capture_methods: methods } }];
 const dataManager = (attributes: Record<string, unknown>) => ({ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes });

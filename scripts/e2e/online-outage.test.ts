@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { adminJson, removeDataDir, spawnCloud, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
 import { call as cloudCall, partClients } from '../../cloud/parts/testing/part-clients.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { eventually, spawnRuntime } from '../../core/server/testing/spawn-runtime.js';
 
 const sensor = (v: number) => ({ name: 'probe', api: 'core:component:sensor', model: 'fake', attributes: { readings: { v } } });
 

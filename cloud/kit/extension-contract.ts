@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { AdminAction } from '../admin/actions.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { LoginGate } from '../auth/login-backoff.js';
-import type { QueryEngine } from '../data/query-engine-slot.js';
+import type { QueryEngine } from './query-engine-slot.js';
 import type { Store } from '../store/store.js';
 
 export interface CloudContext {

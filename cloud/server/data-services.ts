@@ -4,10 +4,10 @@ import type { Logger } from 'pino';
 import type { Authorizer } from '../auth/authorizer.js';
 import { addDatasetService } from '../dataset/dataset-service.js';
 import { addDataSyncService } from '../datasync/data-sync-service.js';
-import type { QueryEngineSlot } from './query-engine-slot.js';
+import type { QueryEngineSlot } from '../kit/query-engine-slot.js';
 import type { Store } from '../store/store.js';
-import { addDataService } from './data-service.js';
-import { PartDirectory } from './parts.js';
+import { addDataService } from '../data/data-service.js';
+import { PartDirectory } from '../data/parts.js';
 
 export interface DataServiceDeps {
   store: Store;

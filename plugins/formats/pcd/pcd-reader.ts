@@ -3,7 +3,9 @@
 // `rgb`/`rgba` field or from separate `r g b [a]` fields. Other fields (normals, intensity, ...) are skipped.
 import { lzfDecompress, LzfError } from './lzf.js';
 import { parsePcdHeader, PcdError, type PcdField, type PcdHeader } from './pcd-header.js';
-import type { PointCloud } from './point-cloud.js';
+import type { PointCloud } from '../../apis/camera.js';
+
+export type { PointCloud };
 
 const MM_PER_M = 1000;
 

@@ -5,14 +5,14 @@ import test from 'ava';
 import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AgentProgram, agentSandbox } from '../agent/testing/agent-program.js';
+import { AgentProgram, agentSandbox } from '../../core/agent/testing/agent-program.js';
 import { join } from 'node:path';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
 import { call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
 
 type Machine = { machine_id: string; part_id: string; part_secret: string };
 
@@ -357,7 +357,7 @@ test.serial('credentials go in plaintext to a non-loopback address only with -al
 test.serial('platform-agent runs that runtime online from the same credentials file, with its agent config from the part config', async (t) => {
   for (const r of runtimes.splice(0)) await r.stop();
   const box = agentSandbox(0.02);
-  const serverMain = fileURLToPath(new URL('../server/main.ts', import.meta.url));
+  const serverMain = fileURLToPath(new URL('../../core/server/main.ts', import.meta.url));
   const wrapper = join(box.dir, 'platform-server.sh');
   writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' --import tsx '${serverMain}' "$@"\n`);
   chmodSync(wrapper, 0o755);

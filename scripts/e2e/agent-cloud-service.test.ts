@@ -10,10 +10,10 @@ import { promisify } from 'node:util';
 import { AgentDeviceServiceClient, type DeviceAgentConfigResponse } from '../../gen/platform/app/agent/v1/agent.js';
 import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
 import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
-import { AgentProgram, agentSandbox } from './testing/agent-program.js';
-import { readRuntimeLog, writeFakeRuntime } from './testing/fake-runtime.js';
-import { sha256File } from './binary-cache.js';
-import { AGENT_NODE_FLAGS } from './service-install.js';
+import { AgentProgram, agentSandbox } from '../../core/agent/testing/agent-program.js';
+import { readRuntimeLog, writeFakeRuntime } from '../../core/agent/testing/fake-runtime.js';
+import { sha256File } from '../../core/agent/binary-cache.js';
+import { AGENT_NODE_FLAGS } from '../../core/agent/service-install.js';
 
 const cloudMain = fileURLToPath(new URL('../../cloud/server/main.ts', import.meta.url));
 const run = promisify(execFile);

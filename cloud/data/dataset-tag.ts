@@ -1,6 +1,6 @@
 // Dataset membership is recorded twice on a binary datum: its dataset id in dataset_ids, and the tag
 // PLATFORM_DATASET_{id} (SPEC.md "Data records"). Every path that changes one changes the other.
-import { inList } from '../data/filter.js';
+import { inList } from './filter.js';
 import type { Store } from '../store/store.js';
 
 export const datasetTagPrefix = 'PLATFORM_DATASET_';

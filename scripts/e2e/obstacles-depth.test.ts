@@ -4,11 +4,11 @@ import { status, type ServiceError } from '@grpc/grpc-js';
 import { CameraServiceClient } from '../../gen/platform/component/camera/v1/camera.js';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
-import { call, insecure } from './testing/grpc.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
 import { RobotClient } from '../../cloud/client/robot-client.js';
-import { spawnRuntime, type SpawnedRuntime } from './testing/spawn-runtime.js';
+import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
 import { decodeDepthPng } from '../../drivers/camera/depth/depth-png.js';
-import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import { readPcd } from '../../plugins/formats/pcd/pcd-reader.js';
 import { countValid } from '../../drivers/camera/pointcloud/point-cloud.js';
 import { pcdDataPath } from '../../drivers/testing/pcd-data.js';
 

@@ -17,9 +17,9 @@ import { PackageServiceClient } from '../../gen/platform/app/packages/v1/package
 import { MLModelServiceClient } from '../../gen/platform/service/mlmodel/v1/mlmodel.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
-import { waitFor } from '../shared/testing/eventually.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
+import { waitFor } from '../../core/shared/testing/eventually.js';
 
 type Machine = { machine_id: string; part_id: string; part_secret: string };
 

@@ -3,7 +3,7 @@
 // unsigned integer (ascii, where printing a float would lose the bits).
 import { lzfCompress } from './lzf.js';
 import type { PcdEncoding } from './pcd-header.js';
-import type { PointCloud } from './point-cloud.js';
+import type { PointCloud } from '../../apis/camera.js';
 
 const M_PER_MM = 0.001;
 

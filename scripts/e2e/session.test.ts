@@ -8,8 +8,8 @@ import { Metadata, status } from '@grpc/grpc-js';
 import { MotorServiceClient } from '../../gen/platform/component/motor/v1/motor.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { eventually, spawnRuntime } from '../../core/server/testing/spawn-runtime.js';
 
 const run = promisify(execFile);
 const CLIENT = fileURLToPath(new URL('./testing/commanding-client.ts', import.meta.url));

@@ -17,8 +17,8 @@ import { call as cloudCall, partClients } from '../../cloud/parts/testing/part-c
 import { spawnCloud, tempDataDir, removeDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
 import { DataManagerServiceClient } from '../../gen/platform/service/datamanager/v1/data_manager.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { call, insecure } from '../server/testing/grpc.js';
-import { eventually, spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
+import { call, insecure } from '../../core/server/testing/grpc.js';
+import { eventually, spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
