@@ -17,7 +17,7 @@ import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { mimeTypeFor } from '../datasync/mime.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
-import { datasetTag } from './dataset-tag.js';
+import { datasetTag } from '../data/dataset-tag.js';
 import { imageSize } from './image-size.js';
 import { clampBox, ImportError, planCoco, planYolo, type PlannedImage } from './import-formats.js';
 import { defaultZipLimits, openCheckedZip, ZipRefusedError, type ZipLimits } from './safe-zip.js';
