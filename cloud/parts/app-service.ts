@@ -23,8 +23,14 @@ import { partEvents } from './part-events.js';
 import { checkLevels, type PartLogs, type StoredLogEntry } from './part-logs.js';
 import { listLocations, listMachines, listOrganizations } from './places.js';
 import type { PartStatusBook } from './part-status.js';
+import { BoundedSender, maxQueuedBytesFromEnv } from './stream-sender.js';
 
 export const logEntryOut = (e: StoredLogEntry): LogEntry => ({ time: e.time, level: e.level, loggerName: e.loggerName, message: e.message, fields: e.fields });
+
+/** About what an entry costs while it waits: its strings (UTF-16, two bytes a character) and fields as JSON. */
+function logEntryBytes(e: LogEntry): number {
+  return 64 + 2 * (e.message.length + e.loggerName.length + e.level.length + JSON.stringify(e.fields ?? {}).length);
+}
 
 export async function robotPartOf(store: Store, status: PartStatusBook, part: PartRow): Promise<RobotPart> {
   const latest = await latestPartConfig(store, part.id);
@@ -44,6 +50,7 @@ export async function robotPartOf(store: Store, status: PartStatusBook, part: Pa
 }
 
 export function addAppService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
+  const maxQueuedBytes = maxQueuedBytesFromEnv();
   server.addService(AppServiceService, {
     getRobotPart: unary(async (req: GetRobotPartRequest, md: Metadata) => {
       const { part } = await authorizeUser(store, authorizer, md, req.id);
@@ -82,17 +89,29 @@ export function addAppService(server: Server, store: Store, authorizer: Authoriz
       const { part } = await authorizeUser(store, authorizer, call.metadata, call.request.id);
       const levels = checkLevels(call.request.levels);
       const events = partEvents(store);
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
+        // Entries wait here while the client does not read; past the limit the tail is closed (stream-sender.ts).
+        const sender = new BoundedSender<LogEntry, TailRobotPartLogsResponse>(
+          call,
+          (logs) => ({ logs }),
+          logEntryBytes,
+          maxQueuedBytes,
+          (err) => finish(err),
+          `TailRobotPartLogs of part ${part.id}`,
+        );
         const onLogs = (partId: string, entries: StoredLogEntry[]) => {
           if (partId !== part.id) return;
           const wanted = levels.length ? entries.filter((e) => levels.includes(e.level)) : entries;
-          if (wanted.length) call.write({ logs: wanted.map(logEntryOut) });
+          if (wanted.length) sender.push(wanted.map(logEntryOut));
+        };
+        const finish = (err?: Error) => {
+          events.off('logs', onLogs);
+          sender.stop();
+          if (err) reject(err);
+          else resolve();
         };
         events.on('logs', onLogs);
-        call.once('cancelled', () => {
-          events.off('logs', onLogs);
-          resolve();
-        });
+        call.once('cancelled', () => finish());
       });
     }),
   });

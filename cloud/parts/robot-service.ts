@@ -44,28 +44,51 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
       // Headers now: the machine learns that its stream is accepted before any revision arrives.
       call.sendMetadata(new GrpcMetadata());
       let sent = call.request.knownRevision;
-      let sending = Promise.resolve();
+      let ended = false;
+      let pumping = false;
+      let again = false;
       // Revisions are read from the table, never from the event, so that a burst of saves ends with
-      // the newest one sent and none sent twice.
-      const sendNewer = () => {
-        sending = sending
-          .then(async () => {
+      // the newest one sent and none sent twice. While the machine does not read (write() returned
+      // false), saves only mark the stream dirty: after 'drain' the newest revision goes, once, so a
+      // machine that stops reading holds one config in the cloud's memory, not one per save.
+      const drained = () =>
+        new Promise<void>((resolve) => {
+          const done = () => {
+            call.off('drain', done);
+            call.off('cancelled', done);
+            resolve();
+          };
+          call.on('drain', done);
+          call.on('cancelled', done);
+        });
+      const sendNewer = async () => {
+        again = true;
+        if (pumping) return;
+        pumping = true;
+        try {
+          while (again && !ended) {
+            again = false;
             const current = await configOf(store, part.id);
-            if (current.revision > sent) {
+            if (current.revision > sent && !ended) {
               sent = current.revision;
-              call.write(current);
+              if (!call.write(current)) await drained();
             }
-          })
-          .catch(() => undefined);
+          }
+        } catch {
+          // A failed read: the next save (or the machine's reconnect) tries again.
+        } finally {
+          pumping = false;
+        }
       };
       const events = partEvents(store);
       const onConfig = (partId: string) => {
-        if (partId === part.id) sendNewer();
+        if (partId === part.id) void sendNewer();
       };
       events.on('config', onConfig);
-      sendNewer();
+      void sendNewer();
       await new Promise<void>((resolve) => {
         call.once('cancelled', () => {
+          ended = true;
           events.off('config', onConfig);
           resolve();
         });
