@@ -3,9 +3,8 @@
 // record written before and after the disk filled reaches the real cloud exactly once. Once with an
 // injected ENOSPC after a partial write, once with a real 1 MiB tmpfs as capture_dir (root only).
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { ftruncateSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixture, type CloudFixture } from '../../cloud/testing/tenancy-fixture.js';
@@ -22,6 +21,7 @@ import {
 import { CaptureLoop } from '../../core/datamanager/capture-loop.js';
 import { connectPartCloud } from '../../core/datamanager/part-cloud.js';
 import { Syncer } from '../../core/datamanager/sync.js';
+import { fill, smallFilesystem } from '../../core/datamanager/testing/small-filesystem.js';
 
 const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });
 
@@ -192,38 +192,6 @@ test('an injected ENOSPC after a partial write: every acknowledged reading reach
   t.deepEqual(await syncAndRead(captureDir, resource), stored, 'every acknowledged reading, once, in order');
   rmSync(captureDir, { recursive: true, force: true });
 });
-
-/** Mounts a tmpfs of `size` on a new folder; undefined where that is not allowed (not root). */
-function smallFilesystem(size: string): { dir: string; unmount(): void } | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'full-disk-tmpfs-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-  return {
-    dir,
-    unmount() {
-      execFileSync('umount', [dir]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Fills the filesystem of `dir` with one file until ENOSPC, then frees `free` bytes of it. */
-function fill(path: string, free: number): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  let size = 0;
-  try {
-    for (;;) size += writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  }
-  ftruncateSync(fd, Math.max(0, size - free));
-  closeSync(fd);
-}
 
 test('a real full filesystem (1 MiB tmpfs): readings before and after the disk filled reach the cloud exactly once, the others are errors', async (t) => {
   const fs = smallFilesystem('1m');
