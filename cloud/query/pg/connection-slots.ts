@@ -4,11 +4,14 @@
 // connection is counted twice over its life:
 // - until it has logged in, against its source address (a client that has not proven who it is can only
 //   be told apart by where it comes from), bounded by `maxStartupsPerAddress`; the handshake timer in
-//   pg-endpoint.ts closes it if it never logs in;
+//   pg-endpoint.ts closes it if it never logs in. An IPv6 address counts as its /64, the block one host
+//   or one customer line is usually given whole, so that one machine cannot spread itself over 2^64
+//   addresses;
 // - once logged in, against its organisation, bounded by `maxSessionsPerOrganization`, which is set
 //   below the global cap so that one organisation's sessions leave room for the others.
 // Every refusal is SQLSTATE 53300 (too_many_connections), as PostgreSQL refuses past max_connections or
 // a role's connection limit, and names the limit and the variable that sets it.
+import { isIPv6 } from 'node:net';
 import { sourceAddress } from '../../auth/login-backoff.js';
 
 export interface ConnectionSlotLimits {
@@ -48,7 +51,7 @@ export class ConnectionSlots {
 
   /** Connections from `address` that have not logged in yet. */
   startupsFrom(address: string): number {
-    return this.startups.get(sourceAddress(address)) ?? 0;
+    return this.startups.get(addressGroup(address)) ?? 0;
   }
 
   /** Logged-in sessions of `organizationId`. */
@@ -62,7 +65,7 @@ export class ConnectionSlots {
     if (this.open >= maxConnections) {
       return refusal(`sorry, too many clients already (the ${maxConnections}-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS)`);
     }
-    const address = sourceAddress(remoteAddress);
+    const address = addressGroup(remoteAddress);
     const starting = this.startups.get(address) ?? 0;
     if (starting >= maxStartupsPerAddress) {
       return refusal(
@@ -109,4 +112,24 @@ function decrement(counts: Map<string, number>, key: string): void {
   const n = (counts.get(key) ?? 0) - 1;
   if (n > 0) counts.set(key, n);
   else counts.delete(key);
+}
+
+/**
+ * What a connection's start-up counts against: an IPv4 address as it is (also when seen through a
+ * dual-stack socket), an IPv6 address as its /64 (`2001:db8:1:2::/64`), as an IPv4 office behind NAT is one
+ * address; a link-local IPv6 address as it is.
+ */
+export function addressGroup(remoteAddress: string): string {
+  const address = sourceAddress(remoteAddress);
+  const bare = address.replace(/%.*$/, ''); // a link-local address' zone
+  // Link-local addresses (fe80::/10) share one /64 on every link: each stays its own.
+  if (!isIPv6(bare) || /^fe[89ab]/i.test(bare)) return address;
+  const [head, tail = ''] = bare.split('::');
+  const left = head ? head.split(':') : [];
+  const right = bare.includes('::') ? (tail ? tail.split(':') : []) : [];
+  const groups = bare.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { ConnectionSlots, isRefusal, type ConnectionSlot } from './connection-slots.js';
+import { addressGroup, ConnectionSlots, isRefusal, type ConnectionSlot } from './connection-slots.js';
 import { pgLimitsFromEnv } from './pg-endpoint.js';
 import { PASSWORD_A, PASSWORD_B, startTestEndpoint, USER_A, USER_B } from './test-endpoint.js';
 
@@ -148,4 +148,20 @@ test('connection slots: a connection counts against its address until it logs in
   t.false(isRefusal(full.accept('10.0.0.3')));
   const refusedGlobally = full.accept('10.0.0.4');
   t.regex(isRefusal(refusedGlobally) ? refusedGlobally.message : '', /too many clients already \(the 1-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS\)/);
+});
+
+test('an IPv6 client counts as its /64, an IPv4 one as its address', (t) => {
+  t.is(addressGroup('2001:db8:1:2:aaaa:bbbb:cccc:dddd'), '2001:db8:1:2::/64');
+  t.is(addressGroup('2001:db8:1:2::5'), '2001:db8:1:2::/64');
+  t.is(addressGroup('2001:db8::1'), '2001:db8:0:0::/64');
+  t.is(addressGroup('::1'), '0:0:0:0::/64');
+  t.is(addressGroup('fe80::1%eth0'), 'fe80::1%eth0');
+  t.is(addressGroup('::ffff:10.1.2.3'), '10.1.2.3');
+  t.is(addressGroup('10.1.2.3'), '10.1.2.3');
+  const slots = new ConnectionSlots({ maxConnections: 100, maxStartupsPerAddress: 2, maxSessionsPerOrganization: 2 });
+  t.false(isRefusal(slots.accept('2001:db8:1:2::a')));
+  t.false(isRefusal(slots.accept('2001:db8:1:2::b')));
+  const third = slots.accept('2001:db8:1:2:ffff::c');
+  t.regex(isRefusal(third) ? third.message : '', /too many connections from 2001:db8:1:2::\/64 that have not logged in yet/);
+  t.false(isRefusal(slots.accept('2001:db8:1:3::a')), 'the next /64 is another client');
 });
