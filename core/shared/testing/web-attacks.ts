@@ -34,11 +34,20 @@ export function parseGrpcWeb(httpStatus: number, headers: WebReply['headers'], b
   return { httpStatus, headers, code, detail, reply, body };
 }
 
-/** A unary gRPC-Web call with a small body, over plain HTTP (any Host and Origin can be set). */
-export function grpcWebCall(baseUrl: string, path: string, message: Uint8Array, headers: Record<string, string> = {}): Promise<WebReply> {
+/**
+ * A unary gRPC-Web call with a small body, over plain HTTP (any Host and Origin can be set; from
+ * `localAddress`, another loopback address such as 127.0.0.2, to be another browser).
+ */
+export function grpcWebCall(
+  baseUrl: string,
+  path: string,
+  message: Uint8Array,
+  headers: Record<string, string> = {},
+  localAddress?: string,
+): Promise<WebReply> {
   const head = Buffer.alloc(5);
   head.writeUInt32BE(message.length, 1);
-  return hostilePost(baseUrl, path, { headers, body: Buffer.concat([head, message]) });
+  return hostilePost(baseUrl, path, { headers, body: Buffer.concat([head, message]), localAddress });
 }
 
 export interface HostilePost {
@@ -48,6 +57,8 @@ export interface HostilePost {
   /** Or: a frame head announcing this length, then zeros up to `sendBytes` in all, chunked, made while sent. */
   announce?: number;
   sendBytes?: number;
+  /** The local address to send from. */
+  localAddress?: string;
 }
 
 /**
@@ -60,7 +71,16 @@ export function hostilePost(baseUrl: string, path: string, post: HostilePost): P
   return new Promise((resolve, reject) => {
     let sent = 0;
     let answered = false;
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, setHost: !('host' in headers) }, (res) => {
+    const options = {
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers,
+      setHost: !('host' in headers),
+      localAddress: post.localAddress,
+    };
+    const req = request(options, (res) => {
       answered = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

@@ -135,9 +135,9 @@ const DRAINED_BODY_BYTES = 64 * 1024;
 /**
  * Sends the answer to a refused request without reading its body further. A small body (by its
  * Content-Length) is read and dropped first, so the connection can serve the next request. Any other
- * body is left unread: the answer says `connection: close`, the connection is half-closed after it, the
- * rest of the body is discarded for at most a second (so that a client still sending reads the answer
- * rather than a reset), and then it is destroyed.
+ * body is left unread: the answer says `connection: close`, the connection is half-closed after it and
+ * no longer read (TCP flow control then stops the sender, at no cost here), and a second later it is
+ * destroyed; the second lets a client that is still sending read the answer rather than a reset.
  */
 export function answerRefusal(req: IncomingMessage, res: ServerResponse, send: () => void): void {
   const declared = Number(req.headers['content-length']);
@@ -150,10 +150,10 @@ export function answerRefusal(req: IncomingMessage, res: ServerResponse, send: (
   res.setHeader('connection', 'close');
   const socket = req.socket;
   // Node destroys a `connection: close` socket as soon as the answer is written, which with the body
-  // unread resets the connection; linger instead.
+  // unread resets the connection at once; linger instead.
   socket.destroySoon = () => {
     socket.end();
-    req.resume();
+    socket.pause();
     setTimeout(() => socket.destroy(), 1000).unref();
   };
   send();

@@ -38,7 +38,7 @@ export const hugePosts: Attack = {
         '/platform.rpc.v1.AuthService/Authenticate',
         AuthenticateRequest.encode({ entity: attacker.keyId, credentials: { type: 'api-key', payload: attacker.key } }).finish(),
       );
-      return `outcomes ${JSON.stringify(Object.fromEntries(outcomes))}, ${Math.round(sentBytes / MiB)} MiB sent before the refusals; a sign-in through the web port afterwards: gRPC ${signIn.code}`;
+      return `outcomes ${JSON.stringify(Object.fromEntries(outcomes))}, ${Math.round(sentBytes / MiB)} MiB taken by the sockets (kernel buffers; the port reads none of it past the frame head) before the refusals; a sign-in through the web port afterwards: gRPC ${signIn.code}`;
     };
   },
 };
