@@ -22,6 +22,8 @@
 //   PLATFORM_TRAINING_PROCESSES        processes and threads per trainer, RLIMIT_NPROC (default 512)
 //   PLATFORM_TRAINING_FILE_MB          largest file a trainer may write, RLIMIT_FSIZE (default 4096)
 //   PLATFORM_TRAINING_TMP_MB           size of a trainer's private /tmp, a tmpfs (default 256)
+//   PLATFORM_TRAINING_DISK_MB          what one job folder may hold, measured every 2 s (default 20480)
+//   PLATFORM_TRAINING_DISK_FILES       files and folders one job folder may hold (default 200000)
 //   PLATFORM_TRAINING_SANDBOX_DIR      job folders when the cloud runs as root (default <tmp>/platform-training-<hash>)
 import { join } from 'node:path';
 import type { CloudExtension } from '../kit/extension-contract.js';
@@ -71,6 +73,10 @@ export function createMlTrainingExtension(): CloudExtension {
           maxUnpackedBytes: envNumber('PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB', defaultRegistryLimits.maxUnpackedBytes / 2 ** 20, 1) * 2 ** 20,
           maxScriptsPerOrg: Math.floor(envNumber('PLATFORM_TRAINING_SCRIPTS_PER_ORG', defaultRegistryLimits.maxScriptsPerOrg, 1)),
           maxBytesPerOrg: envNumber('PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB', defaultRegistryLimits.maxBytesPerOrg / 2 ** 20, 1) * 2 ** 20,
+        },
+        disk: {
+          maxBytes: envNumber('PLATFORM_TRAINING_DISK_MB', 20_480, 1) * 2 ** 20,
+          maxEntries: Math.floor(envNumber('PLATFORM_TRAINING_DISK_FILES', 200_000, 100)),
         },
         maxPendingPerOrg: Math.floor(envNumber('PLATFORM_TRAINING_MAX_PENDING_PER_ORG', 100, 1)),
         allowUnconfinedBuiltins: process.env.PLATFORM_TRAINING_UNCONFINED === '1',

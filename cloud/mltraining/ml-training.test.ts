@@ -269,3 +269,19 @@ test('a script past its CPU-time limit fails with RESOURCE_EXHAUSTED', async (t)
   t.is(job.errorStatus?.code, status.RESOURCE_EXHAUSTED);
   t.regex(job.errorStatus!.message, /CPU time limit of 1 s/);
 });
+
+test('a script filling its job folder past the limit (bytes or files) is stopped with RESOURCE_EXHAUSTED', async (t) => {
+  const { training, datasetId, upload } = await setup(t, {
+    customLimits: { wallSeconds: 60 },
+    disk: { maxBytes: 4 * 2 ** 20, maxEntries: 500, intervalMs: 100 },
+  });
+  await upload('filler', '#!/bin/sh\ni=0\nwhile :; do head -c 1048576 /dev/zero > fill$i; i=$((i+1)); sleep 0.05; done\n');
+  await upload('spawner', '#!/bin/sh\ni=0\nwhile :; do : > empty$i; i=$((i+1)); done\n');
+  const filler = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'filler', 'v1')));
+  t.is(filler.status, 'FAILED');
+  t.is(filler.errorStatus?.code, status.RESOURCE_EXHAUSTED);
+  t.regex(filler.errorStatus!.message, /wrote more than 4194304 bytes to its job folder \(PLATFORM_TRAINING_DISK_MB\) and was stopped/);
+  const spawner = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'spawner', 'v2')));
+  t.is(spawner.errorStatus?.code, status.RESOURCE_EXHAUSTED);
+  t.regex(spawner.errorStatus!.message, /more than 500 files and folders in its job folder \(PLATFORM_TRAINING_DISK_FILES\)/);
+});

@@ -15,6 +15,7 @@ import { checkBuiltinArguments, checkCustomArguments } from './training-argument
 import { TrainingQueue } from './training-queue.js';
 import { TrainingRun, type TrainingRunContext } from './training-run.js';
 import type { ProcessLimits } from './trainer-process.js';
+import type { DiskLimits } from './job-disk-watch.js';
 import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './trainer-sandbox.js';
 import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
 
@@ -35,6 +36,8 @@ export interface MLTrainingOptions {
   killGraceMs?: number;
   /** Bounds of the training-script registry (script-registry.ts). */
   registryLimits?: Partial<RegistryLimits>;
+  /** What one job folder may hold in total. Default 20 GiB, 200,000 entries, measured every 2 s. */
+  disk?: Partial<DiskLimits>;
   /** PENDING jobs one organization may have. Default 100. */
   maxPendingPerOrg?: number;
   /** Trainer confinement with bubblewrap (trainer-sandbox.ts); every trainer runs in it. */
@@ -118,6 +121,7 @@ export class MLTraining {
       trainerThreads: options.trainerThreads ?? Math.max(1, Math.floor(availableParallelism() / concurrency)),
       killGraceMs: options.killGraceMs ?? 5_000,
       confinement: { unconfinedReason: 'the training service is starting; try again' },
+      disk: { maxBytes: 20 * 2 ** 30, maxEntries: 200_000, ...options.disk },
     };
     this.bubblewrap = new BubblewrapConfinement(options.sandbox ?? {}, this.ctx.workRoot);
   }

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseTrainerLine, TrainerProcess, type TrainerEvent } from './trainer-process.js';
+import { maxLineChars } from './trainer-output.js';
 import { isRunning } from './testing/processes.js';
 
 test('protocol lines become events; anything else is an info log', (t) => {
@@ -55,4 +56,27 @@ test('a command that cannot start reports why', async (t) => {
   t.is(outcome.ending, 'exited');
   t.is(outcome.exitCode, 127); // sh's "not found"
   t.regex(outcome.stderrTail.join('\n'), /not found|No such file/);
+});
+
+test('output is read with bounds: a line without end is cut, and a flood of lines waits for its handler', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'trainer-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  const seen: string[] = [];
+  const trainer = new TrainerProcess(
+    // 50 MB without a newline, then 100,000 short lines.
+    { command: '/bin/sh', args: ['-c', "head -c 50000000 /dev/zero | tr '\\0' x; echo; seq 1 100000"], cwd, limits: { wallSeconds: 600 } },
+    async (event) => {
+      if (event.kind === 'log') seen.push(event.message);
+      if (seen.length % 100 === 0) await new Promise((resolve) => setImmediate(resolve)); // a slow handler
+    },
+  );
+  const outcome = await trainer.done;
+  t.is(outcome.exitCode, 0);
+  t.true(seen[0].length < maxLineChars + 100, `first line ${seen[0].length} characters`);
+  t.regex(seen[0], /^x+ … \(line cut at 8192 characters\)$/);
+  t.is(seen.length, 1 + 100_000);
+  t.is(seen.at(-1), '100000');
+  t.deepEqual(seen.slice(1, 4), ['1', '2', '3']);
+  // Paused past 256 waiting events: the backlog stays at the pause threshold, never the whole flood.
+  t.true(trainer.events.maxBacklog < 1_000, `largest backlog ${trainer.events.maxBacklog}`);
 });

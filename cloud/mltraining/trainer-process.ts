@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { createInterface } from 'node:readline';
 import { isLevelName } from '../../core/shared/log-levels.js';
+import { eachLine, OrderedEvents } from './trainer-output.js';
 
 export interface ProcessLimits {
   /** Wall-clock limit; past it the group is ended and the job fails with DEADLINE_EXCEEDED. */
@@ -57,7 +57,7 @@ export type TrainerEvent =
   | { kind: 'metrics'; metrics: Record<string, number> };
 
 export interface TrainerOutcome {
-  ending: 'exited' | 'canceled' | 'timed-out' | 'spawn-failed';
+  ending: 'exited' | 'canceled' | 'timed-out' | 'over-limit' | 'spawn-failed';
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** The last lines of stderr, to say why a trainer failed. */
@@ -115,13 +115,16 @@ function signalNamed(number: number): NodeJS.Signals | undefined {
 export class TrainerProcess {
   readonly done: Promise<TrainerOutcome>;
   private readonly child: ChildProcess;
+  /** The trainer's events, handled in order (exposed for tests: its largest backlog). */
+  readonly events: OrderedEvents<TrainerEvent>;
   private ending: TrainerOutcome['ending'] = 'exited';
   private killTimer?: NodeJS.Timeout;
   private wallTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly spec: TrainerProcessSpec,
-    onEvent: (event: TrainerEvent) => void,
+    /** Called for each event in the order written, one at a time: the next waits for a returned promise. */
+    onEvent: (event: TrainerEvent) => void | Promise<void>,
   ) {
     const stderrTail: string[] = [];
     const confined = spec.confined;
@@ -133,12 +136,18 @@ export class TrainerProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group, which cancel and timeouts end as a whole
     });
-    createInterface({ input: this.child.stdout! }).on('line', (line) => onEvent(parseTrainerLine(line)));
-    createInterface({ input: this.child.stderr! }).on('line', (line) => {
-      stderrTail.push(line);
-      if (stderrTail.length > stderrTailLines) stderrTail.shift();
-      onEvent({ kind: 'log', level: 'warn', message: line });
-    });
+    const events = new OrderedEvents(onEvent, [this.child.stdout!, this.child.stderr!]);
+    this.events = events;
+    eachLine(this.child.stdout!, (line) => events.push(parseTrainerLine(line)), events);
+    eachLine(
+      this.child.stderr!,
+      (line) => {
+        stderrTail.push(line);
+        if (stderrTail.length > stderrTailLines) stderrTail.shift();
+        events.push({ kind: 'log', level: 'warn', message: line });
+      },
+      events,
+    );
     this.wallTimer = setTimeout(() => this.stop('timed-out'), spec.limits.wallSeconds * 1000);
     this.done = new Promise((resolve) => {
       let spawnError: string | undefined;
@@ -152,7 +161,8 @@ export class TrainerProcess {
         clearTimeout(this.killTimer);
         // bubblewrap reports a trainer killed by a signal as exit code 128 + the signal's number.
         if (confined && signal === null && exitCode !== null && exitCode > 128) signal = signalNamed(exitCode - 128) ?? null;
-        resolve({ ending: this.ending, exitCode, signal, stderrTail, spawnError });
+        // Resolved once every event was handled too.
+        void events.drained().then(() => resolve({ ending: this.ending, exitCode, signal, stderrTail, spawnError }));
       });
     });
   }
@@ -166,7 +176,12 @@ export class TrainerProcess {
     this.stop('canceled');
   }
 
-  private stop(ending: 'canceled' | 'timed-out'): void {
+  /** Ends the whole process group because the trainer passed a limit the caller watches (disk). */
+  stopOverLimit(): void {
+    this.stop('over-limit');
+  }
+
+  private stop(ending: 'canceled' | 'timed-out' | 'over-limit'): void {
     if (this.child.exitCode !== null || this.child.signalCode !== null || this.killTimer) return;
     this.ending = ending;
     // bubblewrap dies at SIGTERM and takes the sandbox with it at once; the trainer's grace period

@@ -12,6 +12,7 @@ import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
 import type { TrainingScriptRegistry } from './script-registry.js';
 import { TrainerProcess, type ProcessLimits, type TrainerProcessSpec, type TrainerEvent, type TrainerOutcome } from './trainer-process.js';
 import type { JobFolders, TrainerConfinement } from './trainer-sandbox.js';
+import { watchDisk, type DiskLimits } from './job-disk-watch.js';
 import type { ErrorStatus, TrainingJob, TrainingLogEntry } from './training-job.js';
 
 // The built-in trainer's folder; it is copied into each job folder and run from there.
@@ -35,6 +36,8 @@ export interface TrainingRunContext {
    * when confinement is unavailable; such jobs fail with FAILED_PRECONDITION and `unconfinedReason`.
    */
   confinement: { custom?: TrainerConfinement; builtin?: TrainerConfinement; unconfinedReason: string };
+  /** What a job folder may hold in total (job-disk-watch.ts). */
+  disk: DiskLimits;
 }
 
 /** Raised inside a run to fail the job with a given status. */
@@ -49,6 +52,7 @@ export class TrainingRun {
   private process?: TrainerProcess;
   private stopReason?: 'canceled' | 'shutdown';
   private lastError = '';
+  private overLimit?: string;
 
   constructor(
     private readonly job: TrainingJob,
@@ -101,7 +105,10 @@ export class TrainingRun {
       await mkdir(output, { recursive: true });
       const spec = await this.command(folders, relative(folders.work, exported.datasetFile));
       await confinement.handOver(folders);
-      const outcome = await this.runTrainer({ ...spec, confined: confinement.wrap(spec.command, spec.args, spec.env ?? {}, spec.limits, folders) });
+      const outcome = await this.runTrainer(
+        { ...spec, confined: confinement.wrap(spec.command, spec.args, spec.env ?? {}, spec.limits, folders) },
+        folders.work,
+      );
       this.throwIfStopped();
       this.check(outcome);
       const files = await readdir(output, { recursive: true });
@@ -171,18 +178,19 @@ export class TrainingRun {
     };
   }
 
-  private async runTrainer(spec: TrainerProcessSpec): Promise<TrainerOutcome> {
+  private async runTrainer(spec: TrainerProcessSpec, workFolder: string): Promise<TrainerOutcome> {
     this.throwIfStopped();
-    // Events are handled one after another, in the order the trainer wrote them: handled concurrently, a
-    // progress event whose handler logs first could save its metric after the final `metrics` event.
-    let handled: Promise<void> = Promise.resolve();
-    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => {
-      handled = handled.then(() => this.onEvent(event)).catch(() => undefined);
-    });
+    // Events are handled one after another, in the order the trainer wrote them (TrainerProcess): handled
+    // concurrently, a progress event whose handler logs first could save its metric after the final
+    // `metrics` event. The outcome comes once every event was handled.
+    this.process = new TrainerProcess({ ...spec, killGraceMs: this.ctx.killGraceMs }, (event) => this.onEvent(event));
     if (this.stopReason) this.process.cancel();
     await this.update({ pid: this.process.pid });
-    const outcome = await this.process.done;
-    await handled;
+    const stopWatching = watchDisk(workFolder, this.ctx.disk, (why) => {
+      this.overLimit = why;
+      this.process?.stopOverLimit();
+    });
+    const outcome = await this.process.done.finally(stopWatching);
     return outcome;
   }
 
@@ -213,6 +221,7 @@ export class TrainingRun {
     const limits = this.job.isCustomJob ? this.ctx.customLimits : this.ctx.builtinLimits;
     const why = this.lastError || outcome.stderrTail.at(-1) || '';
     if (outcome.ending === 'spawn-failed') throw new JobFailure({ code: grpcStatus.INTERNAL, message: `the trainer could not start: ${outcome.spawnError}` });
+    if (outcome.ending === 'over-limit') throw new JobFailure({ code: grpcStatus.RESOURCE_EXHAUSTED, message: `${this.overLimit} and was stopped` });
     if (outcome.ending === 'timed-out') {
       throw new JobFailure({ code: grpcStatus.DEADLINE_EXCEEDED, message: `the trainer exceeded its time limit of ${limits.wallSeconds} s and was stopped` });
     }

@@ -5,6 +5,7 @@ import { hugePosts } from './attack-huge-posts.js';
 import { memoryInflation } from './attack-memory-inflation.js';
 import { oversizedNames } from './attack-oversized-names.js';
 import { pgLockout } from './attack-pg-lockout.js';
+import { trainingFlood1, trainingFlood2 } from './attack-training-flood.js';
 import type { Attack } from './harness.js';
 
-export const attacks: Attack[] = [heavySql, hugePosts, oversizedNames, pgLockout, memoryInflation];
+export const attacks: Attack[] = [heavySql, hugePosts, oversizedNames, pgLockout, memoryInflation, trainingFlood2, trainingFlood1];
