@@ -9,6 +9,10 @@
 //   addresses;
 // - once logged in, against its organisation, bounded by `maxSessionsPerOrganization`, which is set
 //   below the global cap so that one organisation's sessions leave room for the others.
+// When the global cap is reached anyway (half-open sockets spread over many addresses), a new connection
+// takes the place of the oldest one that has still not logged in after EVICT_STARTUP_AFTER_MS: a client
+// that speaks the protocol logs in within tens of milliseconds, so the oldest waiting ones are the stalled
+// ones. Logged-in sessions are never evicted.
 // Every refusal is SQLSTATE 53300 (too_many_connections), as PostgreSQL refuses past max_connections or
 // a role's connection limit, and names the limit and the variable that sets it.
 import { isIPv6 } from 'node:net';
@@ -37,12 +41,26 @@ export interface ConnectionSlot {
   release(): void;
 }
 
+/** A connection that has not logged in for this long may be closed to make room when the endpoint is full. */
+export const EVICT_STARTUP_AFTER_MS = 1000;
+
+interface Waiting {
+  since: number;
+  evict: () => void;
+  release: () => void;
+}
+
 export class ConnectionSlots {
   private open = 0;
   private readonly startups = new Map<string, number>();
   private readonly sessions = new Map<string, number>();
+  /** Connections that have not logged in yet, oldest first (a Set keeps insertion order). */
+  private readonly waiting = new Set<Waiting>();
 
-  constructor(private readonly limits: ConnectionSlotLimits) {}
+  constructor(
+    private readonly limits: ConnectionSlotLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Connections open now (for tests and monitoring). */
   get size(): number {
@@ -59,24 +77,43 @@ export class ConnectionSlots {
     return this.sessions.get(organizationId) ?? 0;
   }
 
-  /** Takes a slot for a new connection from `remoteAddress`, or says why it is refused. */
-  accept(remoteAddress: string): ConnectionSlot | SlotRefusal {
+  /**
+   * Takes a slot for a new connection from `remoteAddress`, or says why it is refused. `evict` closes the
+   * connection if it is later chosen to make room (its slot is released already when it is called).
+   */
+  accept(remoteAddress: string, evict: () => void = () => undefined): ConnectionSlot | SlotRefusal {
     const { maxConnections, maxStartupsPerAddress, maxSessionsPerOrganization } = this.limits;
-    if (this.open >= maxConnections) {
-      return refusal(`sorry, too many clients already (the ${maxConnections}-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS)`);
-    }
     const address = addressGroup(remoteAddress);
-    const starting = this.startups.get(address) ?? 0;
-    if (starting >= maxStartupsPerAddress) {
+    if ((this.startups.get(address) ?? 0) >= maxStartupsPerAddress) {
       return refusal(
         `too many connections from ${address} that have not logged in yet (the ${maxStartupsPerAddress}-connection limit per address, PLATFORM_QUERY_PG_MAX_STARTUPS_PER_ADDRESS)`,
       );
     }
+    if (this.open >= maxConnections) {
+      const oldest = this.waiting.values().next().value;
+      if (!oldest || this.now() - oldest.since < EVICT_STARTUP_AFTER_MS) {
+        return refusal(`sorry, too many clients already (the ${maxConnections}-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS)`);
+      }
+      oldest.release();
+      oldest.evict();
+    }
     this.open++;
-    this.startups.set(address, starting + 1);
+    this.startups.set(address, (this.startups.get(address) ?? 0) + 1);
     let state: 'starting' | 'session' | 'released' = 'starting';
     let organization = '';
-    const leaveStartup = () => decrement(this.startups, address);
+    const waiting: Waiting = { since: this.now(), evict, release: () => release() };
+    this.waiting.add(waiting);
+    const leaveStartup = () => {
+      decrement(this.startups, address);
+      this.waiting.delete(waiting);
+    };
+    const release = () => {
+      if (state === 'released') return;
+      if (state === 'starting') leaveStartup();
+      else decrement(this.sessions, organization);
+      state = 'released';
+      this.open--;
+    };
     return {
       address,
       loggedIn: (organizationId, username) => {
@@ -93,13 +130,7 @@ export class ConnectionSlots {
         state = 'session';
         return undefined;
       },
-      release: () => {
-        if (state === 'released') return;
-        if (state === 'starting') leaveStartup();
-        else decrement(this.sessions, organization);
-        state = 'released';
-        this.open--;
-      },
+      release,
     };
   }
 }

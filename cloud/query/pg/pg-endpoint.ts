@@ -148,7 +148,9 @@ export class PgEndpoint {
     // Replies go out as several small writes (BindComplete, DataRow, CommandComplete, ReadyForQuery);
     // with Nagle on, the client's delayed ACK adds about 40 ms to every round trip.
     socket.setNoDelay(true);
-    const slot = this.slots.accept(socket.remoteAddress ?? 'unknown');
+    // Evicted (the endpoint is full and this one has not logged in after a second): closed without a word,
+    // as the handshake timer closes it, since it may be in the middle of TLS.
+    const slot = this.slots.accept(socket.remoteAddress ?? 'unknown', () => socket.destroy());
     if (isRefusal(slot)) {
       // Destroyed once the error is flushed: a socket nobody reads would never see the client's FIN.
       socket.end(errorResponse(slot.code, slot.message, 'FATAL'), () => socket.destroy());

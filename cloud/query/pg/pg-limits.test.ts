@@ -39,13 +39,16 @@ const rawSocket = async (port: number): Promise<Socket> => {
 
 test('connections over the cap are refused with 53300 naming the limit', async (t) => {
   const te = await startTestEndpoint({ limits: { maxConnections: 2 } });
-  const held = [await rawSocket(te.port), await rawSocket(te.port)];
+  // Logged-in sessions hold their places (a connection that has not logged in may be evicted to make room,
+  // see pg-lockout.test.ts).
+  const held = [0, 1].map(() => new pg.Client({ host: '127.0.0.1', port: te.port, user: USER_B, password: PASSWORD_B, database: 'sensorData' }));
   try {
+    for (const c of held) await c.connect();
     const r = await psql(te.port, USER_A, PASSWORD_A, 'SELECT 1');
     t.false(r.ok);
     t.regex(r.out, /too many clients already \(the 2-connection limit, PLATFORM_QUERY_PG_MAX_CONNECTIONS\)/);
   } finally {
-    for (const s of held) s.destroy();
+    for (const c of held) await c.end().catch(() => undefined);
     await te.close();
   }
 });

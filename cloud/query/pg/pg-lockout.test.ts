@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { addressGroup, ConnectionSlots, isRefusal, type ConnectionSlot } from './connection-slots.js';
+import { addressGroup, ConnectionSlots, EVICT_STARTUP_AFTER_MS, isRefusal, type ConnectionSlot } from './connection-slots.js';
 import { pgLimitsFromEnv } from './pg-endpoint.js';
 import { PASSWORD_A, PASSWORD_B, startTestEndpoint, USER_A, USER_B } from './test-endpoint.js';
 
@@ -164,4 +164,56 @@ test('an IPv6 client counts as its /64, an IPv4 one as its address', (t) => {
   const third = slots.accept('2001:db8:1:2:ffff::c');
   t.regex(isRefusal(third) ? third.message : '', /too many connections from 2001:db8:1:2::\/64 that have not logged in yet/);
   t.false(isRefusal(slots.accept('2001:db8:1:3::a')), 'the next /64 is another client');
+});
+
+test('when the endpoint is full, a new connection takes the place of the oldest one that has not logged in after a second', (t) => {
+  let clock = 0;
+  const slots = new ConnectionSlots({ maxConnections: 3, maxStartupsPerAddress: 10, maxSessionsPerOrganization: 10 }, () => clock);
+  const evicted: string[] = [];
+  const take = (address: string) => {
+    const s = slots.accept(address, () => evicted.push(address));
+    if (isRefusal(s)) throw new Error(s.message);
+    return s;
+  };
+  const session = take('10.0.0.1');
+  t.is(session.loggedIn('org-a', 'db-user-org-a'), undefined);
+  clock = 10;
+  take('10.0.0.2');
+  clock = 20;
+  take('10.0.0.3');
+  clock = 500;
+  const tooSoon = slots.accept('10.0.0.4', () => evicted.push('10.0.0.4'));
+  t.regex(isRefusal(tooSoon) ? tooSoon.message : '', /too many clients already \(the 3-connection limit/, 'nobody has waited a second yet');
+  clock = 10 + EVICT_STARTUP_AFTER_MS;
+  take('10.0.0.4');
+  t.deepEqual(evicted, ['10.0.0.2'], 'the oldest that had not logged in, never the logged-in session');
+  t.is(slots.size, 3);
+  t.is(slots.startupsFrom('10.0.0.2'), 0);
+  t.is(slots.sessionsOf('org-a'), 1);
+  // Once only logged-in sessions (and young start-ups) are left, new connections are refused.
+  clock += 10 * EVICT_STARTUP_AFTER_MS;
+  take('10.0.0.5'); // evicts 10.0.0.3
+  const s5 = slots.accept('10.0.0.6', () => evicted.push('10.0.0.6')); // evicts 10.0.0.4
+  t.false(isRefusal(s5));
+  t.deepEqual(evicted, ['10.0.0.2', '10.0.0.3', '10.0.0.4']);
+});
+
+test('half-open sockets from many addresses filling the whole endpoint do not stop a login', async (t) => {
+  // 30 places; 127.0.0.2, .3 and .4 hold them all with sockets that never send anything (at most 20 each).
+  const limits = pgLimitsFromEnv({ PLATFORM_QUERY_PG_MAX_CONNECTIONS: '30' });
+  const te = await startTestEndpoint({ limits });
+  const sockets: HalfOpen[] = [];
+  try {
+    for (const address of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) for (let i = 0; i < 10; i++) sockets.push(await halfOpen(te.port, address));
+    t.is(te.endpoint.slots.size, 30);
+    // They are old enough to be evicted once a second has passed (the handshake timer is still 10 s).
+    await new Promise((r) => setTimeout(r, EVICT_STARTUP_AFTER_MS + 100));
+    const b = await psql(te.port, USER_B, PASSWORD_B, 'SELECT count(*) FROM readings');
+    t.true(b.ok, b.out);
+    t.is(b.out, '1');
+    t.true(await sockets[0].closedByServer, 'the oldest half-open socket made room');
+  } finally {
+    for (const s of sockets) s.socket.destroy();
+    await te.close();
+  }
 });
