@@ -1,17 +1,23 @@
 // Thumbnails are made in one child process with a heap cap, one at a time: decoding runs off the cloud's
 // main thread (other tenants' calls never wait behind a large PNG), and an image that exhausts memory or
-// takes too long ends that child only. The child is replaced for the next request.
+// takes too long ends that child only. The child is replaced for the next request. Waiting jobs are
+// served fairly between organizations (thumbnail-queue.ts), and a job's content is read only when its
+// turn comes, so waiting requests hold no image bytes.
 import { fork, type ChildProcess } from 'node:child_process';
 import { childEntry } from '../kit/child-entry.js';
 import { ThumbnailError } from './thumbnail-error.js';
+import { FairQueue, maxQueuedPerOrgFromEnv } from './thumbnail-queue.js';
 
 /** How long one thumbnail may take before its child is killed. */
 const TIME_LIMIT_MS = 10_000;
 /** The child's V8 heap cap in MiB (decoded pixels live outside it, bounded by the megapixel limit). */
 const HEAP_MB = 256;
 
+/** The content, or how to read it when the job's turn comes. */
+export type Content = Uint8Array | (() => Promise<Uint8Array>);
+
 interface Job {
-  bytes: Uint8Array;
+  content: Content;
   mimeType: string;
   size: number;
   resolve(thumbnail: Buffer): void;
@@ -21,23 +27,30 @@ interface Job {
 export class ThumbnailProcess {
   private child?: ChildProcess;
   private ready?: Promise<void>;
-  private readonly queue: Job[] = [];
+  private readonly queue: FairQueue<Job>;
   private busy = false;
   private nextId = 1;
   private closed = false;
 
-  /** The thumbnail (JPEG) of an image's content; a ThumbnailError (HTTP status and message) otherwise. */
-  make(bytes: Uint8Array, mimeType: string, size: number): Promise<Buffer> {
+  constructor(maxQueuedPerOrg = maxQueuedPerOrgFromEnv()) {
+    this.queue = new FairQueue<Job>(maxQueuedPerOrg);
+  }
+
+  /**
+   * The thumbnail (JPEG) of an image's content; a ThumbnailError (HTTP status and message) otherwise.
+   * `org` is whose turn the job waits for (see thumbnail-queue.ts).
+   */
+  make(content: Content, mimeType: string, size: number, org = ''): Promise<Buffer> {
     if (this.closed) return Promise.reject(new ThumbnailError(503, 'the cloud is stopping'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ bytes, mimeType, size, resolve, reject });
+      this.queue.push(org, { content, mimeType, size, resolve, reject });
       this.next();
     });
   }
 
   close(): void {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new ThumbnailError(503, 'the cloud is stopping'));
+    for (const job of this.queue.drain()) job.reject(new ThumbnailError(503, 'the cloud is stopping'));
     this.child?.kill('SIGKILL');
     this.child = undefined;
   }
@@ -68,6 +81,21 @@ export class ThumbnailProcess {
     const job = this.queue.shift();
     if (!job) return;
     this.busy = true;
+    void this.contentOf(job).then(
+      (bytes) => this.run(job, bytes),
+      (err: Error) => {
+        this.busy = false;
+        job.reject(err);
+        this.next();
+      },
+    );
+  }
+
+  private async contentOf(job: Job): Promise<Uint8Array> {
+    return typeof job.content === 'function' ? job.content() : job.content;
+  }
+
+  private run(job: Job, bytes: Uint8Array): void {
     const child = (this.child ??= this.spawn());
     const id = this.nextId++;
     let settled = false;
@@ -99,7 +127,7 @@ export class ThumbnailProcess {
     child.once('exit', onExit);
     void this.ready!.then(() => {
       if (settled) return;
-      child.send({ id, bytes: job.bytes, mimeType: job.mimeType, size: job.size }, (err) => {
+      child.send({ id, bytes, mimeType: job.mimeType, size: job.size }, (err) => {
         if (err) onExit();
       });
     });
