@@ -2,6 +2,7 @@
 // Logins pass a LoginGate first (login-backoff.ts) and scrypt runs at most `maxConcurrentHashes` at a
 // time: scrypt runs on libuv's small thread pool, which DuckDB and file I/O share, so a flood of wrong
 // keys must wait its turn (or be refused) instead of slowing every other tenant's calls.
+import { echo } from '../../core/shared/bounded-text.js';
 import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, type AuthenticateResponse } from '../../gen/platform/rpc/v1/auth.js';
 import type { Server, ServiceError } from '@grpc/grpc-js';
 import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/shared/status-error.js';
@@ -68,7 +69,8 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
   const ok = rows.length > 0 && (await deps.hashes.run(() => verifySecret(payload, String(rows[0].h))));
   if (!ok) {
     deps.gate.failed(entity, address);
-    throw unauthenticated(`invalid credentials for entity ${entity}`);
+    // The entity is the caller's input: echoed bounded (a 128 KiB one once wedged the web port's channel).
+    throw unauthenticated(`invalid credentials for entity ${echo(entity)}`);
   }
   deps.gate.succeeded(entity, address);
   const kind = type === credentialTypes.apiKey ? 'api-key' : 'part';

@@ -8,6 +8,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
+import { echo } from '../shared/bounded-text.js';
 import type { MachineConfig } from '../shared/machine-config.js';
 import { parseResourceEntries, type ResourceEntry } from '../shared/resource-entry.js';
 import { assembleDataManager } from '../shared/data-manager-assemble.js';
@@ -143,9 +144,9 @@ export class Machine extends EventEmitter<MachineEvents> {
    */
   resource<T = unknown>(name: string, api?: string): Remote<T> {
     const node = this.nodes.get(name);
-    if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(name)}`, name);
+    if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(echo(name))}`, name);
     if (api && node.spec.entry.api !== api) {
-      throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(name)} is a ${node.spec.entry.api}, not a ${api}`, name);
+      throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(echo(name))} is a ${node.spec.entry.api}, not a ${api}`, name);
     }
     if (node.state !== 'ready' || !node.worker) {
       throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`, name);
