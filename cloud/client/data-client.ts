@@ -28,6 +28,7 @@ import { encodeDataCaptureUploadRequest } from '../datasync/struct-codec.js';
 import type { CloudConnection } from './connection.js';
 import {
   exportDatasetTo,
+  exportMcapTo,
   importDatasetFrom,
   type DatasetFormat,
   type DatasetFormatName,
@@ -592,6 +593,14 @@ export class DataClient {
    */
   async importDataset(datasetId: string, source: string, format: DatasetFormat | DatasetFormatName, partId: string): Promise<ImportedDataset> {
     return importDatasetFrom(this.datasets, await this.connection.metadata(), datasetId, source, format, partId);
+  }
+
+  /**
+   * Writes the captured data the filter selects (readings, images, point clouds, and the logs of the
+   * part or machine it names) to `dest` as one MCAP file for Foxglove or Lichtblick (cloud/README.md).
+   */
+  async exportMcap(filter: FilterInput | undefined, dest: string): Promise<{ path: string; bytes: number }> {
+    return exportMcapTo(this.dataService, await this.connection.metadata(), createFilter(filter), dest);
   }
 
   close(): void {

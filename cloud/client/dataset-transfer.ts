@@ -1,6 +1,7 @@
-// The client side of ExportDataset and ImportDataset: an export's zip chunks go to a file, then into a
-// folder (extracted with the same safety rules the cloud applies to imports); an import sends a zip,
-// or a folder zipped on the fly, after a header naming the dataset, format and part.
+// The client side of the file transfers: ExportDataset's zip chunks go to a file, then into a folder
+// (extracted with the same safety rules the cloud applies to imports); ImportDataset sends a zip, or a
+// folder zipped on the fly, after a header naming the dataset, format and part; ExportMcap's chunks go
+// to a file.
 import type { ClientReadableStream, Metadata } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -10,6 +11,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ZipFile } from 'yazl';
 import { DatasetFormat, type DatasetServiceClient, type ExportDatasetResponse, type ImportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
+import type { DataServiceClient, ExportMcapResponse, Filter } from '../../gen/platform/app/data/v1/data.js';
 import { defaultZipLimits, extractZip } from '../dataset/safe-zip.js';
 import { FileNotFoundError, ValueError } from './errors.js';
 
@@ -148,5 +150,28 @@ export async function importDatasetFrom(
     });
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Writes the MCAP of ExportMcap to `dest` (through a temp file beside it, renamed when complete). */
+export async function exportMcapTo(rpc: DataServiceClient, md: Metadata, filter: Filter, dest: string): Promise<{ path: string; bytes: number }> {
+  const temp = join(dirname(dest), `.${randomUUID()}.mcap.tmp`);
+  let bytes = 0;
+  try {
+    const stream: ClientReadableStream<ExportMcapResponse> = rpc.exportMcap({ filter }, md);
+    await pipeline(
+      stream,
+      async function* (source: AsyncIterable<ExportMcapResponse>) {
+        for await (const message of source) {
+          bytes += message.data.length;
+          yield message.data;
+        }
+      },
+      createWriteStream(temp, { mode: 0o644 }),
+    );
+    await rename(temp, dest);
+    return { path: dest, bytes };
+  } finally {
+    await rm(temp, { force: true });
   }
 }

@@ -18,6 +18,8 @@ import type { Store } from '../store/store.js';
 import { BinaryDataStore, checkTagList, idsOf } from './binary-data.js';
 import type { PartDirectory } from './parts.js';
 import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from '../kit/query-engine-slot.js';
+import { writeData } from '../server/stream-write.js';
+import { exportMcap } from './mcap-export.js';
 import { pageOf } from './rows.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 
@@ -168,6 +170,10 @@ export function addDataService(server: Server, deps: DataServiceDeps): void {
       if (!req.password) throw invalidArgument('password is required');
       await engine().configureDatabaseUser(req.organizationId, req.password);
       return {};
+    }),
+    exportMcap: serverStream(async (call) => {
+      const principal = await caller(call.metadata);
+      await exportMcap(store, authorizer, principal, call.request.filter, (bytes) => writeData(call, bytes));
     }),
   };
   server.addService(DataServiceService, impl);

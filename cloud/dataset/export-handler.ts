@@ -4,6 +4,7 @@
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import { invalidArgument } from '../../core/shared/status-error.js';
 import { DatasetFormat, type ExportDatasetRequest, type ExportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
+import { writeMessage } from '../server/stream-write.js';
 import type { Store } from '../store/store.js';
 import { exportFiles, type ExportFormat } from './export-formats.js';
 import { zipExport } from './export-zip.js';
@@ -21,24 +22,6 @@ export function exportFormatOf(format: DatasetFormat): ExportFormat {
   const name = formats[format];
   if (!name) throw invalidArgument(`format must be DATASET_FORMAT_JSONL, DATASET_FORMAT_COCO or DATASET_FORMAT_YOLO, got ${format}`);
   return name;
-}
-
-/** Writes one message and waits while the call's buffer is full. */
-async function send(call: ServerWritableStream<ExportDatasetRequest, ExportDatasetResponse>, data: Buffer): Promise<void> {
-  if (call.write({ data })) return;
-  await new Promise<void>((resolve, reject) => {
-    const done = () => {
-      call.off('drain', done);
-      call.off('cancelled', cancelled);
-      resolve();
-    };
-    const cancelled = () => {
-      call.off('drain', done);
-      reject(new Error('the client cancelled the export'));
-    };
-    call.on('drain', done);
-    call.once('cancelled', cancelled);
-  });
 }
 
 export async function exportDataset(
@@ -66,8 +49,5 @@ export async function exportDataset(
     ctx = { datasetId, organizationId: frozen.organizationId, version: number, created: frozen.timeCreated! };
   }
   const files = exportFiles(name, members, ctx);
-  for await (const chunk of zipExport(files, store.blobs)) {
-    if (call.cancelled) return;
-    await send(call, chunk);
-  }
+  for await (const chunk of zipExport(files, store.blobs)) await writeMessage(call, { data: chunk });
 }

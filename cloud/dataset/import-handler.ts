@@ -150,7 +150,7 @@ async function commit(store: Store, images: ReadyImage[], part: PartInfo, datase
             partName: part.partName,
             fileName: name.slice(name.lastIndexOf('/') + 1),
             ext: img.ext,
-            mime: mimeTypeFor(img.ext),
+            mime: mimeTypeFor(img.ext, `image/${img.ext.slice(1)}`),
             tags: listValue(tags),
             datasets: listValue([datasetId]),
             now: timestampValue(now),

@@ -120,6 +120,14 @@ const rpcs: Rpc[] = [
     },
   },
   {
+    name: 'ExportMcap',
+    kind: 'read',
+    run: (c, s) => {
+      const file = join(tmpdir(), `perm-mcap-${s.unique}-${++counter}.mcap`);
+      return c.exportMcap({ ...orgA(), componentName: s.unique }, file).finally(() => rmSync(file, { force: true }));
+    },
+  },
+  {
     name: 'ImportDataset',
     kind: 'write',
     run: (c, s) => {
