@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js';
 import { BinaryDataStore, checkTagList, idsOf } from './binary-data.js';
 import type { PartDirectory } from './parts.js';
 import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from '../kit/query-engine-slot.js';
-import { writeData } from '../server/stream-write.js';
+import { writeData } from '../kit/stream-write.js';
 import { exportMcap } from './mcap-export.js';
 import { pageOf } from './rows.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';

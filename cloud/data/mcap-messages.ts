@@ -3,7 +3,7 @@
 // JSON schemas from @foxglove/schemas). A tabular reading has no Foxglove type: it is a JSON message of
 // our own schema platform.TabularReading. Every message is JSON (bytes as base64, as the schemas say).
 import { CompressedImage, Log, PointCloud } from '@foxglove/schemas/jsonschema.js';
-import { readPcd } from '../../drivers/camera/pointcloud/pcd-reader.js';
+import { readPcd } from '../../plugins/formats/pcd/pcd-reader.js';
 
 export interface SchemaDef {
   name: string;

@@ -4,7 +4,7 @@
 import type { ServerWritableStream } from '@grpc/grpc-js';
 import { invalidArgument } from '../../core/shared/status-error.js';
 import { DatasetFormat, type ExportDatasetRequest, type ExportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
-import { writeMessage } from '../server/stream-write.js';
+import { writeMessage } from '../kit/stream-write.js';
 import type { Store } from '../store/store.js';
 import { exportFiles, type ExportFormat } from './export-formats.js';
 import { zipExport } from './export-zip.js';
