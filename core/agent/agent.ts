@@ -2,7 +2,7 @@
 // versions and config (cloud, or the offline config file), and applies changes: a platform_server_env
 // change or a new runtime version restarts the runtime inside the maintenance window; a new agent
 // version is installed and the agent exits so that the service manager starts the new one.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import type { Writable } from 'node:stream';
 import type { Logger } from './agent-log.js';
@@ -21,6 +21,7 @@ import type { AgentPaths } from './paths.js';
 import { RuntimeSupervisor } from './runtime-supervisor.js';
 import type { TimeScale } from './time-scale.js';
 import { VersionControl } from './version-control.js';
+import { exists, layerOf, readState, stampOf, type SavedState } from './agent-state.js';
 
 /** Default time between update checks when the cloud does not say otherwise. */
 export const UPDATE_CHECK_SECONDS = 300;
@@ -46,11 +47,6 @@ export interface AgentOptions {
   configPollMs?: number;
   /** --allow-insecure-creds: the credentials may go in plaintext to a cloud that is not loopback. */
   allowInsecureCreds?: boolean;
-}
-
-interface SavedState {
-  cloud?: { agentConfig: Layer; maintenance?: unknown; checkIntervalSeconds?: number };
-  versions?: Partial<Record<Subsystem, string>>;
 }
 
 export class Agent {
@@ -386,29 +382,5 @@ export class Agent {
     this.pendingRestart = undefined;
     if (this.config.advanced_settings.disable_platform_server) return;
     await this.supervisor.restart(reason);
-  }
-}
-
-function layerOf(value: unknown): Layer {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Layer) : {};
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function stampOf(path: string): Promise<string> {
-  const st = await stat(path).catch(() => undefined);
-  return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : 'missing';
-}
-
-async function readState(path: string): Promise<SavedState> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8')) as SavedState;
-  } catch {
-    return {};
   }
 }

@@ -1,11 +1,11 @@
 // Online machines end to end: the real platform-cloud and the real platform-server started from a
 // credentials file. The runtime gets its config from the cloud, follows changes, keeps serving from its
-// cache while the cloud is down, reports its status and ships its logs.
+// cache while the cloud is down, reports its status and ships its logs. The credentials (an API key, a
+// wrong secret, plaintext, the agent) are in online-credentials.test.ts.
 import test from 'ava';
-import { chmodSync, cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AgentProgram, agentSandbox } from '../../core/agent/testing/agent-program.js';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
@@ -13,45 +13,7 @@ import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } 
 import { call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
 import { call, insecure } from '../../core/server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
-
-type Machine = { machine_id: string; part_id: string; part_secret: string };
-
-const sensor = (name: string, readings: Record<string, unknown>) => ({ name, api: 'core:component:sensor', model: 'fake', attributes: { readings } });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out waiting for ${what}: ${String(last)}`);
-}
-
-async function readings(runtime: SpawnedRuntime, name: string): Promise<Record<string, unknown>> {
-  const client = new SensorServiceClient(runtime.address, insecure());
-  try {
-    return ((await call(client, 'getReadings', { name })) as { readings: Record<string, unknown> }).readings;
-  } finally {
-    client.close();
-  }
-}
-
-async function machineStatus(
-  runtime: SpawnedRuntime,
-): Promise<{ configError: string; resources: { name?: { name: string }; state: ResourceState; error: string }[] }> {
-  const client = new RobotServiceClient(runtime.address, insecure());
-  try {
-    return await call(client, 'getMachineStatus', {});
-  } finally {
-    client.close();
-  }
-}
+import { credentialsOf, machineStatus, readings, sensor, until, type Machine } from './testing/online-helpers.js';
 
 let cloud: SpawnedCloud;
 let dataDir: string;
@@ -59,13 +21,11 @@ let port: string;
 let rover: Machine;
 /** A second machine for the tests that need their own config history. */
 let lab: Machine;
-let orgId: string;
 let owner: PartClients;
 let ownerKey: { id: string; key: string };
 const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
 const env = { PLATFORM_ONLINE_DIR: onlineDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
 const runtimes: SpawnedRuntime[] = [];
-const credentialsOf = (m: Machine, address: string) => ({ cloud: { id: m.part_id, secret: m.part_secret, app_address: address } });
 const started = new Date(Date.now() - 1000);
 
 test.before(async () => {
@@ -73,7 +33,6 @@ test.before(async () => {
   cloud = await spawnCloud(dataDir);
   port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
   const org = await adminJson(dataDir, ['org', 'create', 'acme']);
-  orgId = org.id;
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
   lab = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'lab']);
   ownerKey = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
@@ -219,22 +178,6 @@ test.serial("a module's own log lines are shipped to the cloud with its module_i
   t.is(lines.find((l) => l.message === 'thermometer read')!.fields?.temperature, 18);
 });
 
-test.serial("an API key scoped to the machine works as the part's credentials (api_key in place of secret)", async (t) => {
-  const key = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', orgId, '--machine', lab.machine_id, '--role', 'operator']);
-  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: lab.part_id, robotConfig: { components: [sensor('anemometer', { ms: 3 })] } }, owner.md);
-  const runtime = await spawnRuntime(
-    { cloud: { id: lab.part_id, api_key: { id: key.id, key: key.key }, app_address: `127.0.0.1:${port}` } },
-    { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-apikey-')) } },
-  );
-  t.teardown(() => runtime.stop());
-  t.deepEqual(await readings(runtime, 'anemometer'), { ms: 3 });
-  const { part } = await until('a status report as the part', async () => {
-    const r = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: lab.part_id }, owner.md);
-    return r.part?.online ? r : undefined;
-  });
-  t.is(part!.lastStatus?.configRevision, part!.configRevision);
-});
-
 test.serial("the runtime's log lines can be queried in the cloud by level, time and text", async (t) => {
   const query = (q: { levels?: string[]; filter?: string; start?: Date; end?: Date }) =>
     cloudCall(
@@ -312,92 +255,3 @@ test.serial(
     t.is(cached[0].fields?.revision, 3);
   },
 );
-
-test.serial('with no cache and a wrong secret the runtime serves nothing, says why, and keeps retrying', async (t) => {
-  const runtime = await spawnRuntime(
-    { cloud: { id: rover.part_id, secret: 'wrong', app_address: `127.0.0.1:${port}` } },
-    { env: { ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-empty-')) } },
-  );
-  runtimes.push(runtime);
-  const status = await machineStatus(runtime);
-  t.deepEqual(status.resources, []);
-  t.regex(status.configError, /no machine config: the cloud refused the machine credentials \(wrong part secret or API key\?\)/);
-  const refusals = await until('two refusals', async () => {
-    const lines = runtime.logs().filter((l) => /the cloud refused the machine credentials/.test(String(l.msg)));
-    return lines.length >= 2 ? lines : undefined;
-  });
-  t.is(refusals[0].level, 50); // error
-  t.is(runtime.process.exitCode, null);
-  await runtime.stop();
-  runtimes.pop();
-});
-
-test.serial('credentials go in plaintext to a non-loopback address only with -allow-insecure-creds', async (t) => {
-  const ip = Object.values(networkInterfaces())
-    .flat()
-    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-  if (!ip) return t.fail('this machine has no non-loopback IPv4 address to test with');
-  const creds = credentialsOf(rover, `${ip}:${port}`);
-  const fresh = () => ({ ...env, PLATFORM_ONLINE_DIR: mkdtempSync(join(tmpdir(), 'platform-online-insecure-')) });
-  const refused = await spawnRuntime(creds, { env: fresh() });
-  runtimes.push(refused);
-  const status = await machineStatus(refused);
-  t.regex(status.configError, new RegExp(`refusing to send the machine credentials in plaintext to ${ip.replace(/\./g, '\\.')}.*pass -allow-insecure-creds`));
-  t.deepEqual(status.resources, []);
-  t.true(refused.logs().some((l) => l.level === 50 && /-allow-insecure-creds/.test(String(l.msg))));
-  await refused.stop();
-  runtimes.pop();
-  const allowed = await spawnRuntime(creds, { env: fresh(), args: ['-allow-insecure-creds'] });
-  runtimes.push(allowed);
-  t.deepEqual(await readings(allowed, 'thermometer'), { celsius: 22 });
-  await allowed.stop();
-  runtimes.pop();
-});
-
-test.serial('platform-agent runs that runtime online from the same credentials file, with its agent config from the part config', async (t) => {
-  for (const r of runtimes.splice(0)) await r.stop();
-  const box = agentSandbox(0.02);
-  const serverMain = fileURLToPath(new URL('../../core/server/main.ts', import.meta.url));
-  const wrapper = join(box.dir, 'platform-server.sh');
-  writeFileSync(wrapper, `#!/bin/sh\nexec '${process.execPath}' --import tsx '${serverMain}' "$@"\n`);
-  chmodSync(wrapper, 0o755);
-  await cloudCall(
-    owner.app.updateRobotPart.bind(owner.app),
-    {
-      id: rover.part_id,
-      robotConfig: {
-        network: { bind_address: '127.0.0.1:0' },
-        components: [sensor('thermometer', { celsius: 30 })],
-        agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
-      },
-    },
-    owner.md,
-  );
-  box.writeConfig(credentialsOf(rover, `127.0.0.1:${port}`));
-  const agent = new AgentProgram(['--dev-mode', '-c', box.config], { ...box.env, ...env, PLATFORM_ONLINE_DIR: join(box.dir, 'online') });
-  t.teardown(() => agent.stop());
-  const line = await agent.waitFor((l) => typeof l.text === 'string' && /^platform-server serving on /.test(l.text), 0, 120_000);
-  const address = String(line.text).replace('platform-server serving on ', '');
-  const sensorClient = new SensorServiceClient(address, insecure());
-  t.teardown(() => sensorClient.close());
-  const got = (await call(sensorClient, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> };
-  t.deepEqual(got.readings, { celsius: 30 });
-  // The runtime the agent runs is online: it follows the next revision saved in the cloud by itself.
-  await cloudCall(
-    owner.app.updateRobotPart.bind(owner.app),
-    {
-      id: rover.part_id,
-      robotConfig: {
-        network: { bind_address: '127.0.0.1:0' },
-        components: [sensor('thermometer', { celsius: 31 })],
-        agent: { version_control: { 'platform-server': pathToFileURL(wrapper).href } },
-      },
-    },
-    owner.md,
-  );
-  const next = await until('the next revision through the agent-run runtime', async () => {
-    const r = (await call(sensorClient, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> };
-    return r.readings.celsius === 31 ? r.readings : undefined;
-  });
-  t.deepEqual(next, { celsius: 31 });
-});
