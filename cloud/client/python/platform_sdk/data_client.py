@@ -15,12 +15,17 @@ from .dest import write_dest
 from .documents import Stage, decode_documents, encode_stages
 from .enums import Order, TabularDataSourceType
 from .errors import rpc
+from .dataset_transfer import TempDir, extract_zip, format_of, zip_folder
 from .filters import Filter, filter_to_proto
 from .results import (
     BinaryData,
     BinaryID,
     CaptureMetadata,
     Dataset,
+    DatasetSplit,
+    DatasetVersion,
+    DatasetVersionMember,
+    ImportedDataset,
     LatestTabularData,
     TabularData,
     TabularDataPoint,
@@ -28,6 +33,8 @@ from .results import (
 
 # Chunk size of file and streaming uploads.
 UPLOAD_CHUNK_BYTES = 64 * 1024
+# Chunk size of a dataset import's zip.
+IMPORT_CHUNK_BYTES = 256 * 1024
 
 BinaryIds = Sequence[Union[str, BinaryID]]
 FilterArg = Union[Filter, data_pb2.Filter, None]
@@ -589,3 +596,87 @@ class DataClient:
         )
         return response.dataset_id
 
+    # ---- dataset versions, export and import, MCAP (dataset_transfer.py) ----
+
+    @rpc
+    async def create_dataset_version(self, dataset_id: str, split: Optional[DatasetSplit] = None) -> DatasetVersion:
+        """Freezes the dataset's images, tags, boxes and a train/valid/test split as its next version."""
+        request = dataset_pb2.CreateDatasetVersionRequest(dataset_id=dataset_id)
+        if split is not None:
+            request.split.CopyFrom(dataset_pb2.DatasetSplit(train=split.train, valid=split.valid, test=split.test, seed=split.seed))
+        response = await self._datasets.CreateDatasetVersion(request, metadata=await self._md())
+        return from_message(DatasetVersion, response.version)
+
+    @rpc
+    async def list_dataset_versions(self, dataset_id: str) -> List[DatasetVersion]:
+        response = await self._datasets.ListDatasetVersions(
+            dataset_pb2.ListDatasetVersionsRequest(dataset_id=dataset_id), metadata=await self._md()
+        )
+        return [from_message(DatasetVersion, v) for v in response.versions]
+
+    @rpc
+    async def get_dataset_version(self, dataset_id: str, version: int) -> Tuple[DatasetVersion, List[DatasetVersionMember]]:
+        """The version and its members (split, tags, boxes and pixel size of each image)."""
+        response = await self._datasets.GetDatasetVersion(
+            dataset_pb2.GetDatasetVersionRequest(dataset_id=dataset_id, version=version), metadata=await self._md()
+        )
+        return from_message(DatasetVersion, response.version), [from_message(DatasetVersionMember, m) for m in response.members]
+
+    @rpc
+    async def export_dataset(self, dataset_id: str, dest: str, format: str, version: int = 0) -> List[str]:
+        """Exports a version (0: the live dataset) as 'jsonl', 'coco' or 'yolo' into the folder ``dest``, or as
+        the zip itself when ``dest`` ends with .zip. Returns the files extracted (empty for a zip)."""
+        request = dataset_pb2.ExportDatasetRequest(dataset_id=dataset_id, version=version, format=format_of(format))
+        to_zip = dest.lower().endswith(".zip")
+        with TempDir(os.path.dirname(os.path.abspath(dest)) if to_zip else "") as work:
+            zip_path = os.path.join(work, "export.zip")
+            with open(zip_path, "wb") as out:
+                async for message in self._datasets.ExportDataset(request, metadata=await self._md()):
+                    out.write(message.data)
+            if to_zip:
+                os.replace(zip_path, dest)
+                return []
+            return extract_zip(zip_path, dest)
+
+    @rpc
+    async def import_dataset(self, dataset_id: str, source: str, format: str, part_id: str) -> ImportedDataset:
+        """Imports a COCO or YOLO zip (or folder, zipped on the way) into the dataset, as binary data of
+        ``part_id``: all of it or, when anything is malformed, nothing (the error names the file and reason)."""
+        header = dataset_pb2.ImportDatasetHeader(dataset_id=dataset_id, format=format_of(format), part_id=part_id)
+        if not os.path.exists(source):
+            raise FileNotFoundError(errno.ENOENT, "no such file or folder", source)
+        with TempDir() as work:
+            zip_path = source
+            if os.path.isdir(source):
+                zip_path = os.path.join(work, "import.zip")
+                zip_folder(source, zip_path)
+
+            def packets() -> Iterator[dataset_pb2.ImportDatasetRequest]:
+                yield dataset_pb2.ImportDatasetRequest(header=header)
+                with open(zip_path, "rb") as f:
+                    while True:
+                        chunk = f.read(IMPORT_CHUNK_BYTES)
+                        if not chunk:
+                            break
+                        yield dataset_pb2.ImportDatasetRequest(data=chunk)
+
+            response = await self._datasets.ImportDataset(packets(), metadata=await self._md())
+        return from_message(ImportedDataset, response)
+
+    @rpc
+    async def export_mcap(self, dest: str, filter: FilterArg = None) -> int:
+        """Writes the captured data the filter selects (readings, images, point clouds, and the logs of the
+        part or machine it names) to ``dest`` as one MCAP file for Foxglove or Lichtblick; returns its size."""
+        request = data_pb2.ExportMcapRequest(filter=filter_to_proto(filter))
+        temp = dest + ".part"
+        size = 0
+        try:
+            with open(temp, "wb") as out:
+                async for message in self._data.ExportMcap(request, metadata=await self._md()):
+                    out.write(message.data)
+                    size += len(message.data)
+            os.replace(temp, dest)
+        finally:
+            if os.path.exists(temp):
+                os.remove(temp)
+        return size

@@ -38,9 +38,11 @@ class MLTrainingClient:
         model_type: ModelType,
         tags: List[str],
         arguments: Optional[Mapping[str, str]] = None,
+        dataset_version: int = 0,
     ) -> str:
         """Queues a built-in training job on the labels ``tags``; returns the job id.
-        model_version must be unique among the versions used for model_name."""
+        model_version must be unique among the versions used for model_name. ``dataset_version`` names a
+        frozen version of the dataset; 0 makes one for the job (recorded in its metadata)."""
         response = await self._stub.SubmitTrainingJob(
             ml_training_pb2.SubmitTrainingJobRequest(
                 organization_id=org_id,
@@ -50,6 +52,7 @@ class MLTrainingClient:
                 model_type=int(model_type),
                 tags=tags,
                 arguments=_arguments(arguments),
+                dataset_version=dataset_version,
             ),
             metadata=await self._connection.metadata(),
         )
@@ -65,8 +68,10 @@ class MLTrainingClient:
         model_name: str,
         model_version: str,
         arguments: Optional[Mapping[str, str]] = None,
+        dataset_version: int = 0,
     ) -> str:
-        """Queues a job that runs the registry's training script; arguments reach it as --key=value."""
+        """Queues a job that runs the registry's training script; arguments reach it as --key=value.
+        ``dataset_version`` as for submit_training_job."""
         response = await self._stub.SubmitCustomTrainingJob(
             ml_training_pb2.SubmitCustomTrainingJobRequest(
                 organization_id=org_id,
@@ -76,6 +81,7 @@ class MLTrainingClient:
                 model_name=model_name,
                 model_version=model_version,
                 arguments=_arguments(arguments),
+                dataset_version=dataset_version,
             ),
             metadata=await self._connection.metadata(),
         )

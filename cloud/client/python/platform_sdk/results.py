@@ -126,6 +126,48 @@ class Dataset:
 
 
 @dataclass
+class DatasetSplit:
+    """Shares of train, valid and test (summing to 1; all 0 means 0.7, 0.2, 0.1) and the seed that orders the members."""
+
+    train: float = 0.0
+    valid: float = 0.0
+    test: float = 0.0
+    seed: int = 0
+
+
+@dataclass
+class DatasetVersion:
+    dataset_id: str
+    version: int
+    organization_id: str
+    time_created: Optional[datetime]
+    split: Optional[DatasetSplit]
+    image_count: int
+    train_count: int
+    valid_count: int
+    test_count: int
+    labels: List[str]
+
+
+@dataclass
+class DatasetVersionMember:
+    binary_data_id: str
+    split: str
+    tags: List[str]
+    bounding_boxes: List[BoundingBox]
+    width: int
+    height: int
+    file_ext: str
+
+
+@dataclass
+class ImportedDataset:
+    binary_data_ids: List[str]
+    image_count: int
+    bounding_box_count: int
+
+
+@dataclass
 class ErrorStatus:
     code: int
     message: str
@@ -164,6 +206,7 @@ class TrainingJobMetadata:
     arguments: Dict[str, str]
     progress: Optional[TrainingProgress]
     validation_metrics: Dict[str, float]
+    dataset_version: int
 
 
 @dataclass
