@@ -4,7 +4,7 @@ import { mkdtemp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { c as createTar, Header } from 'tar';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { defaultRegistryLimits, scanPackage, TrainingScriptRegistry } from './script-registry.js';
 import { scriptPackage } from './testing/script-package.js';
 
@@ -137,4 +137,20 @@ test("an organization's scripts are bounded in number and bytes; deleting one fr
   await registry.delete('org', 'acme:trainer', '2');
   const racing = await Promise.allSettled(['5', '6', '7'].map((version) => registry.upload(upload(pkg, { version }))));
   t.is(racing.filter((r) => r.status === 'fulfilled').length, 2);
+});
+
+test('the header scan reads long names (pax), folders and sizes as tar does, and counts every entry', async (t) => {
+  const { registry } = await setup(t);
+  const deep = `${'very-long-folder-name-'.repeat(6)}/${'and-a-long-file-name-'.repeat(5)}.py`;
+  const pkg = await scriptPackage({ 'train.py': 'print(1)\n', [deep]: 'X = 2\n', 'data/weights.bin': 'w'.repeat(3000) });
+  const contents = await scanPackage(pkg, defaultRegistryLimits);
+  t.is(contents.bytes, 'print(1)\n'.length + 'X = 2\n'.length + 3000);
+  t.deepEqual(contents.others, []);
+  t.true(contents.entries >= 3);
+  const script = await registry.upload(upload(pkg));
+  t.is(script.unpackedBytes, contents.bytes);
+  t.is(await readFile(join((await registry.get('org', 'acme:trainer', '1.0.0')).packageFolder, ...deep.split('/')), 'utf8'), 'X = 2\n');
+  // An uncompressed tar is read the same way.
+  const plain = gunzipSync(pkg);
+  t.deepEqual(await scanPackage(plain, defaultRegistryLimits), contents);
 });

@@ -3,12 +3,14 @@
 // Versions are immutable. Layout: <root>/registry/<org>/<item>/<version>/{manifest.json,package/}.
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
-import { setImmediate as turn } from 'node:timers/promises';
 import { join } from 'node:path';
-import { Parser, x as extractTar } from 'tar';
+import { x as extractTar } from 'tar';
 import { alreadyExists, invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
 import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
+import { scanPackage } from './package-scan.js';
+
+export { scanPackage } from './package-scan.js';
 
 export interface TrainingScript {
   organizationId: string;
@@ -80,48 +82,6 @@ function checkEntrypoint(entrypoint: string): void {
   }
 }
 
-/** What a package holds, from its headers (read before anything is written to disk). */
-interface PackageContents {
-  entries: number;
-  bytes: number;
-  links: string[];
-}
-
-/**
- * Reads the archive's headers, without writing anything, and stops at the first bound passed: a small
- * archive of 200,000 empty files (or a gzip bomb) is refused after reading 10,001 headers, not after
- * creating 200,000 files.
- */
-export async function scanPackage(pkg: Uint8Array, limits: Pick<RegistryLimits, 'maxEntries' | 'maxUnpackedBytes'>): Promise<PackageContents> {
-  const contents: PackageContents = { entries: 0, bytes: 0, links: [] };
-  let problem: Error | undefined;
-  const parser = new Parser({ strict: true });
-  parser.on('entry', (entry) => {
-    contents.entries += 1;
-    contents.bytes += entry.size ?? 0;
-    if (entry.type !== 'File' && entry.type !== 'OldFile' && entry.type !== 'Directory') contents.links.push(`${entry.path} (${entry.type})`);
-    if (contents.entries > limits.maxEntries && !problem) {
-      problem = invalidArgument(`package has more than ${limits.maxEntries} entries (files and folders; PLATFORM_TRAINING_SCRIPT_MAX_FILES)`);
-    }
-    if (contents.bytes > limits.maxUnpackedBytes && !problem) {
-      problem = invalidArgument(`package unpacks to more than ${limits.maxUnpackedBytes} bytes (PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB)`);
-    }
-    entry.resume();
-  });
-  parser.on('error', (err: Error) => (problem ??= invalidArgument(`package must be a tar or tar.gz archive: ${err.message}`)));
-  // Fed in pieces so that a passed bound stops the reading (the parser works synchronously), with a
-  // turn of the event loop between them: unzipping is CPU work that must not stall other requests.
-  const piece = 64 * 1024;
-  for (let at = 0; at < pkg.length && !problem; at += piece) {
-    parser.write(Buffer.from(pkg.buffer, pkg.byteOffset + at, Math.min(piece, pkg.length - at)));
-    await turn();
-  }
-  if (!problem) parser.end();
-  if (problem) throw problem;
-  if (contents.entries === 0) throw invalidArgument('package must be a tar or tar.gz archive with at least one file');
-  return contents;
-}
-
 export class TrainingScriptRegistry {
   private readonly folder: string;
   private readonly limits: RegistryLimits;
@@ -168,7 +128,7 @@ export class TrainingScriptRegistry {
       );
     }
     const contents = await scanPackage(upload.package, this.limits);
-    if (contents.links.length) throw invalidArgument(`package may contain only files and folders; links found: ${contents.links.slice(0, 10).join(', ')}`);
+    if (contents.others.length) throw invalidArgument(`package may contain only files and folders; links found: ${contents.others.slice(0, 10).join(', ')}`);
     const used = existing.reduce((sum, s) => sum + (s.unpackedBytes ?? s.packageSizeBytes), 0);
     if (used + contents.bytes > this.limits.maxBytesPerOrg) {
       throw resourceExhausted(
