@@ -128,8 +128,11 @@ export class MLTrainingClient {
     await this.call((md, cb: Callback<DeleteCompletedTrainingJobResponse>) => this.rpc.deleteCompletedTrainingJob({ id }, md, cb));
   }
 
-  /** One page of a job's log; pass nextPageToken back for the next one ('' = no more for now). */
-  async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingJobLogEntry[]; nextPageToken: string }> {
+  /**
+   * One page of a job's log; pass nextPageToken back for the next one ('' = no entry left now). To follow
+   * a running job, pass resumePageToken back later: only the entries appended since come back.
+   */
+  async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingJobLogEntry[]; nextPageToken: string; resumePageToken: string }> {
     return this.call((md, cb: Callback<GetTrainingJobLogsResponse>) => this.rpc.getTrainingJobLogs({ id, pageToken }, md, cb));
   }
 

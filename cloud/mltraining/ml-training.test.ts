@@ -241,6 +241,28 @@ test('logs come in pages; the token of a finished job ends at the last entry', a
   t.regex(((await t.throwsAsync(training.getTrainingJobLogs(id, 'abc'))) as Error).message, /page_token/);
 });
 
+test('a running job with no entry left gives an empty next_page_token; its resume token returns only later entries', async (t) => {
+  const { training, datasetId, upload } = await setup(t);
+  await upload('blocker', blockerScript);
+  const id = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
+  await waitFor('the blocker to log', async () => (await training.getTrainingJobLogs(id)).logs.some((l) => l.message === 'blocking'));
+  const first = await training.getTrainingJobLogs(id);
+  t.is(training.getTrainingJob(id).status, 'IN_PROGRESS');
+  t.is(first.nextPageToken, '', 'a reader paging until the token is empty ends while the job runs');
+  t.is(first.resumePageToken, String(first.logs.length));
+  const none = await training.getTrainingJobLogs(id, first.resumePageToken);
+  t.deepEqual(none, { logs: [], nextPageToken: '', resumePageToken: first.resumePageToken });
+  await training.cancelTrainingJob(id);
+  await finished(training, id);
+  const later = await training.getTrainingJobLogs(id, first.resumePageToken);
+  t.true(later.logs.length > 0);
+  t.false(
+    later.logs.some((l) => l.message === 'blocking'),
+    'only entries appended since',
+  );
+  t.is(later.resumePageToken, String(first.logs.length + later.logs.length));
+});
+
 test('a stop fails the running job with the reason and keeps pending ones for the next start', async (t) => {
   const { training, datasetId, upload, root, source } = await setup(t, { concurrency: 1 });
   await upload('blocker', blockerScript);

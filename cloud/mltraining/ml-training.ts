@@ -358,17 +358,18 @@ export class MLTraining {
   }
 
   /**
-   * One page of the job's log; page_token is the index of the first entry to return. While the job runs
-   * the token of the next entry is always returned, so a follower can poll with it; it is empty once
-   * the job has finished and every entry was returned.
+   * One page of the job's log; page_token is the index of the first entry to return. nextPageToken is
+   * empty as soon as no entry is left now, running or not (a reader that pages until it is empty must
+   * end); resumePageToken is always the position after this page, which a follower of a running job
+   * passes back later to get only the entries appended since.
    */
-  async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingLogEntry[]; nextPageToken: string }> {
-    const job = this.getTrainingJob(id);
+  async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingLogEntry[]; nextPageToken: string; resumePageToken: string }> {
+    this.getTrainingJob(id); // NOT_FOUND for an unknown job
     const start = pageToken === '' ? 0 : Number(pageToken);
     if (!Number.isInteger(start) || start < 0) throw invalidArgument(`page_token '${pageToken}' is not a token this service returned`);
     const all = await this.store.readLog(id);
     const logs = all.slice(start, start + logPageSize);
     const next = start + logs.length;
-    return { logs, nextPageToken: next < all.length || !isFinished(job.status) ? String(next) : '' };
+    return { logs, nextPageToken: next < all.length ? String(next) : '', resumePageToken: String(next) };
   }
 }

@@ -135,15 +135,19 @@ function SubmitForm(props: ViewProps & { onSubmitted(id: string): void }) {
   );
 }
 
-async function allLogs(props: ViewProps, id: string): Promise<TrainingJobLogEntry[]> {
-  const out: TrainingJobLogEntry[] = [];
-  let pageToken = '';
-  do {
+/**
+ * The log entries from `from` (a resume token; '' = the start) up to the last one written so far, and
+ * the token to resume from later. Pages only while next_page_token says entries are left now.
+ */
+async function logsSince(props: ViewProps, id: string, from: string): Promise<{ logs: TrainingJobLogEntry[]; resume: string }> {
+  const logs: TrainingJobLogEntry[] = [];
+  let pageToken = from;
+  for (;;) {
     const page = await props.api.call(trainingApi.logs, { id, pageToken });
-    out.push(...page.logs);
+    logs.push(...page.logs);
+    if (!page.nextPageToken) return { logs, resume: page.resumePageToken || pageToken };
     pageToken = page.nextPageToken;
-  } while (pageToken);
-  return out;
+  }
 }
 
 async function download(props: ViewProps, job: TrainingJobMetadata, fileName: string): Promise<void> {
@@ -168,13 +172,16 @@ function JobDetail(props: ViewProps & { id: string }) {
   useEffect(() => {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // The whole history on the first poll, then once a second only the entries appended since.
+    let resume = '';
     async function poll() {
       try {
         const { metadata: j } = await props.api.call(trainingApi.get, { id: props.id });
-        const l = await allLogs(props, props.id);
+        const since = await logsSince(props, props.id, resume);
         if (!live || !j) return;
+        resume = since.resume;
         setJob(j);
-        setLogs(l);
+        if (since.logs.length > 0) setLogs((l) => [...l, ...since.logs]);
         if (j.status === TrainingStatus.TRAINING_STATUS_COMPLETED) {
           const { artefacts } = await props.api.call(trainingApi.artefacts, { organizationId: props.orgId, modelName: j.modelName });
           if (live) setArtefact(artefacts.find((a) => a.modelVersion === j.modelVersion));
