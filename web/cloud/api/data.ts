@@ -12,4 +12,6 @@ export const dataApi = {
   addBoundingBox: method(DATA, 'AddBoundingBoxToImageByID', data.AddBoundingBoxToImageByIDRequest, data.AddBoundingBoxToImageByIDResponse),
   removeBoundingBox: method(DATA, 'RemoveBoundingBoxFromImageByID', data.RemoveBoundingBoxFromImageByIDRequest, data.RemoveBoundingBoxFromImageByIDResponse),
   boundingBoxLabelsByFilter: method(DATA, 'BoundingBoxLabelsByFilter', data.BoundingBoxLabelsByFilterRequest, data.BoundingBoxLabelsByFilterResponse),
+  /** Server stream: the chunks of one MCAP file. */
+  exportMcap: method(DATA, 'ExportMcap', data.ExportMcapRequest, data.ExportMcapResponse),
 };

@@ -20,4 +20,8 @@ export const datasetApi = {
     dataset.RemoveBinaryDataFromDatasetByIDsRequest,
     dataset.RemoveBinaryDataFromDatasetByIDsResponse,
   ),
+  createVersion: method(DATASET, 'CreateDatasetVersion', dataset.CreateDatasetVersionRequest, dataset.CreateDatasetVersionResponse),
+  listVersions: method(DATASET, 'ListDatasetVersions', dataset.ListDatasetVersionsRequest, dataset.ListDatasetVersionsResponse),
+  /** Server stream: the chunks of one zip. */
+  exportDataset: method(DATASET, 'ExportDataset', dataset.ExportDatasetRequest, dataset.ExportDatasetResponse),
 };

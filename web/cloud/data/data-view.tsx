@@ -6,6 +6,7 @@ import type { BinaryData } from '../../../gen/platform/app/data/v1/data.js';
 import type { Dataset } from '../../../gen/platform/app/dataset/v1/dataset.js';
 import { dataApi } from '../api/data.js';
 import { datasetApi } from '../api/dataset.js';
+import { saveStream } from '../api/save.js';
 import { markInteractive } from '../ready.js';
 import type { CloudView, ViewProps } from '../views.js';
 import { DatasetsPanel } from './datasets-panel.js';
@@ -140,6 +141,12 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
         </button>
         <button disabled={chosen.length === 0} onClick={() => tagSelected(false)}>
           Untag selected
+        </button>
+        <button
+          title="the data this filter selects, as an MCAP file for Foxglove or Lichtblick"
+          onClick={() => saveStream(dataApi.exportMcap, { filter: filterOf(orgId, fields) }, 'data.mcap').catch(showError)}
+        >
+          Export MCAP
         </button>
       </div>
       <div class="columns">
