@@ -160,6 +160,14 @@ class MLTrainingClient:
         return [from_message(TrainingScript, s) for s in response.scripts]
 
     @rpc
+    async def delete_training_script(self, org_id: str, registry_item_id: str, version: str) -> None:
+        """Deletes one version of a training script (FAILED_PRECONDITION while a pending job needs it)."""
+        await self._stub.DeleteTrainingScript(
+            ml_training_pb2.DeleteTrainingScriptRequest(organization_id=org_id, registry_item_id=registry_item_id, version=version),
+            metadata=await self._connection.metadata(),
+        )
+
+    @rpc
     async def list_model_artefacts(self, org_id: str, model_name: str = "") -> List[ModelArtefact]:
         response = await self._stub.ListModelArtefacts(
             ml_training_pb2.ListModelArtefactsRequest(organization_id=org_id, model_name=model_name),

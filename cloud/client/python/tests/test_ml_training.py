@@ -127,3 +127,8 @@ async def test_custom_training_job_runs_a_registry_script_and_stores_its_model(t
     assert job_id not in {j.id for j in await ml.list_training_jobs(tenancy.org_a)}
     with raises_grpc(grpc.StatusCode.NOT_FOUND):
         await ml.cancel_training_job(job_id)
+
+    await ml.delete_training_script(tenancy.org_a, item, "1.0.0")
+    assert await ml.list_training_scripts(tenancy.org_a, item) == []
+    with raises_grpc(grpc.StatusCode.NOT_FOUND):
+        await ml.delete_training_script(tenancy.org_a, item, "1.0.0")
