@@ -1,8 +1,11 @@
 // The control page in a real browser (headless Debian chromium) under the attacks of issue 27: a call
 // with a 256 KiB resource name made from the page leaves the page's later calls working (finding 3); a
-// page reached through a name that rebinds to this machine is refused (finding 10).
+// page reached through a name that rebinds to this machine is refused, and no other site can frame the
+// page (finding 10).
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -18,7 +21,7 @@ test.before(() => {
   execFileSync(process.execPath, [join(ROOT, 'scripts/build-web.mjs')], { stdio: 'inherit' });
 });
 
-test('an oversized resource name sent from the page gets a short error, and the page goes on showing live readings; a rebound name gets 403', async (t) => {
+test('an oversized resource name sent from the page gets a short error, and the page goes on showing live readings; a rebound name gets 403; no other site can frame it', async (t) => {
   const runtime = await spawnRuntime({ components });
   t.teardown(() => runtime.stop());
   const url = webUrlOf(runtime.output());
@@ -71,5 +74,16 @@ test('an oversized resource name sent from the page gets a short error, and the 
   const response = await rebound.goto(`http://rebind.attacker.example:${port}/`);
   t.is(response?.status(), 403);
   t.regex(await rebound.innerText('body'), /Host "rebind\.attacker\.example:\d+" is not a name of this web port/);
-  t.pass();
+
+  // Another site framing the page (clickjacking), served from another local port: the browser refuses
+  // to show the page in the frame.
+  const framer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<iframe src="${url}"></iframe>`));
+  await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => framer.close());
+  const framing = await browser.newPage();
+  await framing.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`);
+  await framing.waitForLoadState('load');
+  const frame = framing.frames().find((f) => f !== framing.mainFrame());
+  t.truthy(frame);
+  t.regex(frame!.url(), /^chrome-error:/);
 });
