@@ -217,7 +217,7 @@ test.serial("a vision service's obstacles are drawn as boxes in the camera's 3D 
   t.true(painted.magenta > 100, `only ${painted.magenta} pixels of box edges`);
   t.regex(await page.getByText(/points over \d+ pixels, 2 obstacles of obstacles/).innerText(), /2 obstacles/);
   // The service offers no detections or classifications: the page says so, as the runtime worded it.
-  t.regex(await page.getByTestId('vision-cam').innerText(), /0 detections.*GetDetectionsFromCamera/s);
+  t.regex(await page.getByTestId('vision-cam').innerText(), /0 detections.*GetDetections/s);
   await page.screenshot({ path: join(SHOTS, 'runtime-page-obstacles.png'), fullPage: true });
 });
 
@@ -255,6 +255,69 @@ test.serial("a vision service's classifications of the camera's frame are drawn 
   t.is(await overlay.getAttribute('viewBox'), `0 0 ${width} ${height}`, "the overlay is in the image's own pixels");
   t.regex(await page.getByTestId('vision-pics').innerText(), /red \d+%/);
   await page.screenshot({ path: join(SHOTS, 'runtime-page-classifications.png'), fullPage: true });
+});
+
+test.serial('the vision overlay labels the frame it draws, on a camera that moves on with every call', async (t) => {
+  // An image_file camera cycling through red, green, blue and red, and a classifier of the dominant colour:
+  // with one call per frame for the image and one each for detections and classifications, the label
+  // belonged to another image (two frames on).
+  const dir = mkdtempSync(join(tmpdir(), 'runtime-page-frames-'));
+  const pics = join(dir, 'pics');
+  mkdirSync(pics);
+  writeChannelMeansModel(join(dir, 'means.onnx'), 4);
+  writeFileSync(join(dir, 'labels.txt'), 'red\ngreen\nblue\n');
+  const [width, height] = [40, 30];
+  const colours = { '1-red': [230, 20, 20], '2-green': [20, 230, 20], '3-blue': [20, 20, 230], '4-red': [200, 40, 40] };
+  for (const [file, rgb] of Object.entries(colours)) {
+    writeFileSync(
+      join(pics, `${file}.png`),
+      encode({ width, height, data: new Uint8Array(width * height * 3).map((_, i) => rgb[i % 3]), channels: 3, depth: 8 }),
+    );
+  }
+  const runtime = await spawnRuntime({
+    components: [{ name: 'pics', api: 'core:component:camera', model: 'image_file', attributes: { color_image_file_path: pics } }],
+    services: [
+      {
+        name: 'means',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: join(dir, 'means.onnx'), label_path: join(dir, 'labels.txt') },
+      },
+      { name: 'colours', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'means', camera_name: 'pics' } },
+    ],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  await page.getByAltText('image of pics').waitFor();
+  await page.getByLabel('vision overlay of pics').selectOption('colours');
+  await page.getByTestId('vision-overlay').locator('text.classification').first().waitFor();
+  // Each sample reads the drawn pixels and the drawn label in one go (one task of the page).
+  const samples: { drawn: string; label: string }[] = [];
+  while (samples.length < 12) {
+    // (A string: this file is type-checked without the DOM library.)
+    const sample = (await page.evaluate(`(() => {
+      const img = document.querySelector('img[alt="image of pics"]');
+      const label = document.querySelector('[data-testid="vision-overlay"] text.classification')?.textContent ?? '';
+      if (!img.complete || img.naturalWidth === 0) return undefined;
+      const canvas = document.createElement('canvas');
+      [canvas.width, canvas.height] = [img.naturalWidth, img.naturalHeight];
+      const context = canvas.getContext('2d');
+      context.drawImage(img, 0, 0);
+      const [r, g, b] = context.getImageData(canvas.width >> 1, canvas.height >> 1, 1, 1).data;
+      return { drawn: r > g && r > b ? 'red' : g > b ? 'green' : 'blue', label: label.replace(/ \\d+%$/, '') };
+    })()`)) as { drawn: string; label: string } | undefined;
+    if (sample) samples.push(sample);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  t.deepEqual(
+    samples.filter((s) => s.drawn !== s.label),
+    [],
+    'every label is that of the image drawn',
+  );
+  t.true(new Set(samples.map((s) => s.drawn)).size >= 2, `the camera moved on: ${JSON.stringify(samples)}`);
 });
 
 /** The few canvas members the check uses (this file is type-checked without the DOM library). */

@@ -82,7 +82,7 @@ export function streamLogs(request: Partial<robot.StreamLogsRequest>, onLines: (
 
 const VISION = 'platform.service.vision.v1.VisionService';
 export const visionApi = {
-  getDetectionsFromCamera: rpc(VISION, 'GetDetectionsFromCamera', vision.GetDetectionsFromCameraRequest, vision.GetDetectionsResponse),
-  getClassificationsFromCamera: rpc(VISION, 'GetClassificationsFromCamera', vision.GetClassificationsFromCameraRequest, vision.GetClassificationsResponse),
+  getDetections: rpc(VISION, 'GetDetections', vision.GetDetectionsRequest, vision.GetDetectionsResponse),
+  getClassifications: rpc(VISION, 'GetClassifications', vision.GetClassificationsRequest, vision.GetClassificationsResponse),
   getObjectPointClouds: rpc(VISION, 'GetObjectPointClouds', vision.GetObjectPointCloudsRequest, vision.GetObjectPointCloudsResponse),
 };

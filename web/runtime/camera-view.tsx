@@ -1,7 +1,11 @@
 // A camera's live image, with a vision service's detections (boxes, class and confidence) and
 // classifications drawn over it, and its point cloud in the 3D view with that service's obstacles. The
-// overlay is an SVG in the image's own pixel coordinates, so it scales with the image.
-import { useEffect, useState } from 'preact/hooks';
+// overlay is an SVG in the image's own pixel coordinates, so it scales with the image. The service looks
+// at the very bytes the page shows (GetImage once, then GetDetections/GetClassifications on that image):
+// the *FromCamera calls would each take a new frame, and a camera that moves on (an image_file folder, a
+// live camera) would be labelled from a different frame than the one drawn.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { GetImageResponse } from '../../gen/platform/component/camera/v1/camera.js';
 import type { Classification, Detection } from '../../gen/platform/service/vision/v1/vision.js';
 import { cameraApi, visionApi } from './api.js';
 import { PointCloudView } from './point-cloud-view.js';
@@ -14,11 +18,9 @@ interface Seen {
   errors: string[];
 }
 
-async function look(vision: string, camera: string): Promise<Seen> {
-  const [detections, classifications] = await Promise.allSettled([
-    visionApi.getDetectionsFromCamera({ name: vision, cameraName: camera }),
-    visionApi.getClassificationsFromCamera({ name: vision, cameraName: camera, n: 3 }),
-  ]);
+async function look(vision: string, frame: GetImageResponse): Promise<Seen> {
+  const image = { name: vision, image: frame.image, mimeType: frame.mimeType, width: frame.width, height: frame.height };
+  const [detections, classifications] = await Promise.allSettled([visionApi.getDetections(image), visionApi.getClassifications({ ...image, n: 3 })]);
   return {
     detections: detections.status === 'fulfilled' ? detections.value.detections : [],
     classifications: classifications.status === 'fulfilled' ? classifications.value.classifications : [],
@@ -49,19 +51,43 @@ function Overlay({ width, height, seen }: { width: number; height: number; seen:
 
 export function CameraView({ name, visions }: { name: string; visions: string[] }) {
   const [vision, setVision] = useState('');
-  const [url, setUrl] = useState('');
   // The camera's default stream (depth for a depth camera: a 16-bit PNG, which the browser shows as grey),
-  // and, with a vision service chosen, what it sees in the camera's current frame.
-  const frame = usePoll(async () => ({ image: await cameraApi.getImage({ name }), seen: vision ? await look(vision, name) : undefined }), [name, vision]);
-  const image = frame.value?.image;
+  // and, with a vision service chosen, what it sees in that very image.
+  const frame = usePoll(async () => {
+    const image = await cameraApi.getImage({ name });
+    return { image, seen: vision ? await look(vision, image) : undefined };
+  }, [name, vision]);
+  // The newest frame is loading in the <img>; `shown` is the frame the <img> has decoded, and the overlay
+  // is drawn from `shown` only, so the labels change in the same render as the pixels.
+  const [pending, setPending] = useState<{ url: string; image: GetImageResponse; seen?: Seen } | undefined>();
+  const [shown, setShown] = useState<typeof pending>();
+  const urls = useRef(new Set<string>());
   useEffect(() => {
-    if (!image) return;
-    const type = image.mimeType.endsWith('png') ? 'image/png' : image.mimeType;
-    const next = URL.createObjectURL(new Blob([image.image as BlobPart], { type }));
-    setUrl(next);
-    return () => URL.revokeObjectURL(next);
-  }, [image]);
-  const seen = frame.value?.seen;
+    const value = frame.value;
+    if (!value) return;
+    const type = value.image.mimeType.endsWith('png') ? 'image/png' : value.image.mimeType;
+    const url = URL.createObjectURL(new Blob([value.image.image as BlobPart], { type }));
+    urls.current.add(url);
+    setPending({ url, ...value });
+  }, [frame.value]);
+  useEffect(
+    () => () => {
+      for (const u of urls.current) URL.revokeObjectURL(u);
+    },
+    [],
+  );
+  function loaded() {
+    if (!pending) return;
+    setShown(pending);
+    // Every older frame's URL is done with (the one shown now stays until a newer one has loaded).
+    for (const u of urls.current) {
+      if (u === pending.url) continue;
+      URL.revokeObjectURL(u);
+      urls.current.delete(u);
+    }
+  }
+  const seen = shown?.seen;
+  const url = pending?.url;
   return (
     <div>
       {visions.length ? (
@@ -80,8 +106,8 @@ export function CameraView({ name, visions }: { name: string; visions: string[] 
         </div>
       ) : null}
       <div class="overlay">
-        {url ? <img src={url} alt={`image of ${name}`} class="camera" /> : '…'}
-        {url && seen && image ? <Overlay width={image.width} height={image.height} seen={seen} /> : null}
+        {url ? <img src={url} alt={`image of ${name}`} class="camera" onLoad={loaded} /> : '…'}
+        {shown && seen ? <Overlay width={shown.image.width} height={shown.image.height} seen={seen} /> : null}
       </div>
       {seen ? (
         <p data-testid={`vision-${name}`}>
