@@ -119,7 +119,7 @@ test('a forwarded header over its limit is refused naming the header and the lim
 
 test('a server that sends a 100 KiB status wedges the connection; the forwarder drops it and the next calls work', async (t) => {
   const server = await rawServer();
-  // Short keepalive for the test (the default is 10 s + 5 s); the mechanism is the same.
+  // Short keepalive for the test (the default is 20 s + 10 s); the mechanism is the same.
   const { web } = await webPort(server.address, LIMITS, { ...FORWARDER_CHANNEL_OPTIONS, 'grpc.keepalive_time_ms': 500, 'grpc.keepalive_timeout_ms': 500 });
   t.teardown(async () => {
     await web.stop();

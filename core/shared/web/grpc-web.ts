@@ -50,16 +50,18 @@ const FORWARDED_HEADERS = ['platform-sid', 'authorization'];
 const identity = (b: Buffer) => b;
 
 /**
- * The forwarder's channel pings its connection every 10 s while calls are open and drops it when a ping
- * goes unanswered for 5 s: a connection whose reading stopped (Node's HTTP/2 client stops reading a
+ * The forwarder's channel pings its connection every 20 s while calls are open and drops it when a ping
+ * goes unanswered for 10 s: a connection whose reading stopped (Node's HTTP/2 client stops reading a
  * connection that receives a header block over 64 KiB, silently) then fails its calls with UNAVAILABLE
- * and the next call opens a new one, instead of every later call of every visitor hanging on it. It has
- * its own connection (a local subchannel pool), not one shared with other clients in the process.
+ * and the next call opens a new one, instead of every later call of every visitor hanging on it. The
+ * server answers pings in this same process, so the timeout is long enough that a busy event loop is
+ * not taken for a dead connection. It has its own connection (a local subchannel pool), not one shared
+ * with other clients in the process.
  */
 export const FORWARDER_CHANNEL_OPTIONS = {
   'grpc.max_receive_message_length': 64 * 1024 * 1024,
-  'grpc.keepalive_time_ms': 10_000,
-  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.keepalive_time_ms': 20_000,
+  'grpc.keepalive_timeout_ms': 10_000,
   'grpc.use_local_subchannel_pool': 1,
 };
 
