@@ -1,13 +1,12 @@
 // The TypeScript data client: every operation of SPEC.md's upload, retrieval, delete/tag and dataset
 // tables, with the camelCase names and TypeScript differences SPEC.md lists (resourceSubtype,
-// binaryData, fileExtension, includeBinary, deleteOlderThanDays, query, ids).
-import { makeGenericClientConstructor, type ClientReadableStream, type Metadata, type ServiceError } from '@grpc/grpc-js';
+// binaryData, fileExtension, includeBinary, deleteOlderThanDays, query, ids). The uploads are in
+// data-uploads.ts (DataClient extends DataUploads), the filter and option types in data-types.ts.
+import type { ClientReadableStream } from '@grpc/grpc-js';
 import { deserialize, serialize } from 'bson';
-import { access, readFile, writeFile } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import {
   DataServiceClient,
-  Filter,
   Order,
   TabularDataSourceType,
   TagsFilterType,
@@ -23,8 +22,6 @@ import {
   type DatasetVersion,
   type DatasetVersionMember,
 } from '../../gen/platform/app/dataset/v1/dataset.js';
-import { DataSyncServiceClient, DataSyncServiceService, DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
-import { encodeDataCaptureUploadRequest } from '../datasync/struct-codec.js';
 import type { CloudConnection } from './connection.js';
 import {
   exportDatasetTo,
@@ -36,83 +33,15 @@ import {
   type ExportedDataset,
   type ImportedDataset,
 } from './dataset-transfer.js';
-import { FileNotFoundError, ValueError } from './errors.js';
+import { ValueError } from './errors.js';
+import { createFilter, type BinaryDataRecord, type FilterInput, type PageOptions, type TabularDataPoint } from './data-types.js';
+import { DATA_CHANNEL_OPTIONS, DataUploads } from './data-uploads.js';
+
+export * from './data-types.js';
 
 export { Order, TabularDataSourceType, TagsFilterType };
 export { DatasetFormat, type DatasetFormatName, type ExportDatasetOptions, type ExportedDataset, type ImportedDataset } from './dataset-transfer.js';
 export type { BinaryID, BinaryMetadata, CaptureMetadata, Dataset, DatasetSplit, DatasetVersion, DatasetVersionMember };
-
-/** Filter fields (FACTS.md), all optional; startTime/endTime set the interval. */
-export type FilterInput = Partial<Omit<Filter, 'interval' | 'tagsFilter'>> & {
-  startTime?: Date;
-  endTime?: Date;
-  interval?: { start?: Date; end?: Date };
-  tagsFilter?: { type?: TagsFilterType; tags?: string[] };
-};
-
-export function createFilter(input: FilterInput = {}): Filter {
-  const { startTime, endTime, interval, tagsFilter, ...rest } = input;
-  const start = interval?.start ?? startTime;
-  const end = interval?.end ?? endTime;
-  return Filter.fromPartial({
-    ...rest,
-    interval: start || end ? { start, end } : undefined,
-    tagsFilter: tagsFilter ? { type: tagsFilter.type ?? TagsFilterType.TAGS_FILTER_TYPE_UNSPECIFIED, tags: tagsFilter.tags ?? [] } : undefined,
-  });
-}
-
-export interface TabularDataPoint {
-  data: Record<string, unknown>;
-  metadata: CaptureMetadata;
-  timeRequested?: Date;
-  timeReceived?: Date;
-}
-
-export interface BinaryDataRecord {
-  binary: Uint8Array;
-  metadata: BinaryMetadata;
-}
-
-export interface PageOptions {
-  limit?: number;
-  sortOrder?: Order;
-  last?: string;
-  countOnly?: boolean;
-  includeInternalData?: boolean;
-  /** Writes the results to this file as JSON, too. */
-  dest?: string;
-}
-
-export interface UploadOptions {
-  methodParameters?: Record<string, unknown>;
-  tags?: string[];
-  datasetIds?: string[];
-  /**
-   * Names the upload (unique per part, at most 128 characters): the cloud stores it with the data and
-   * answers a repeated id with the ids of the first upload, storing nothing twice.
-   */
-  uploadId?: string;
-}
-
-export interface FileUploadOptions extends UploadOptions {
-  componentType?: string;
-  componentName?: string;
-  methodName?: string;
-  fileName?: string;
-  fileExtension?: string;
-}
-
-export interface StreamingUploadOptions extends UploadOptions {
-  componentType?: string;
-  componentName?: string;
-  methodName?: string;
-  dataRequestTimes?: [Date, Date];
-}
-
-/** Chunk size of file and streaming uploads. */
-export const uploadChunkBytes = 64 * 1024;
-
-type Callback<T> = (err: ServiceError | null, value?: T) => void;
 
 async function writeDest(dest: string | undefined, value: unknown): Promise<void> {
   if (!dest) return;
@@ -135,178 +64,15 @@ const binaryIdsOf = (ids: (string | BinaryID)[]) => ({
   binaryIds: ids.filter((id): id is BinaryID => typeof id !== 'string'),
 });
 
-/**
- * The generated DataSyncService client with the direct encoder for DataCaptureUpload: the generated
- * one wraps every value of every point's Struct in objects first and takes twice as long.
- */
-const DataSyncClient = makeGenericClientConstructor(
-  {
-    ...DataSyncServiceService,
-    dataCaptureUpload: { ...DataSyncServiceService.dataCaptureUpload, requestSerialize: encodeDataCaptureUploadRequest },
-  },
-  'platform.app.datasync.v1.DataSyncService',
-) as unknown as typeof DataSyncServiceClient;
-
-export class DataClient {
+/** The uploads (data-uploads.ts), retrieval, deletion, tags and datasets. */
+export class DataClient extends DataUploads {
   readonly dataService: DataServiceClient;
-  readonly dataSync: DataSyncServiceClient;
   readonly datasets: DatasetServiceClient;
 
-  constructor(private readonly connection: CloudConnection) {
-    const options = { 'grpc.max_receive_message_length': 256 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 };
-    this.dataService = new DataServiceClient(connection.address, connection.channel, options);
-    this.dataSync = new DataSyncClient(connection.address, connection.channel, options);
-    this.datasets = new DatasetServiceClient(connection.address, connection.channel, options);
-  }
-
-  private async call<T>(start: (md: Metadata, cb: Callback<T>) => unknown): Promise<T> {
-    const md = await this.connection.metadata();
-    return new Promise((resolve, reject) => start(md, (err, res) => (err ? reject(err) : resolve(res as T))));
-  }
-
-  // ---- uploads ----
-
-  async binaryDataCaptureUpload(
-    binaryData: Uint8Array,
-    partId: string,
-    componentType: string,
-    componentName: string,
-    methodName: string,
-    fileExtension: string,
-    dataRequestTimes: [Date, Date],
-    tags: string[] = [],
-    options: UploadOptions = {},
-  ): Promise<string> {
-    if (!dataRequestTimes || dataRequestTimes.length !== 2) throw new ValueError('dataRequestTimes must be a pair [requested, received]');
-    const metadata: UploadMetadata = {
-      partId,
-      componentType,
-      componentName,
-      methodName,
-      type: DataType.DATA_TYPE_BINARY_SENSOR,
-      fileName: '',
-      methodParameters: options.methodParameters,
-      fileExtension,
-      tags,
-      datasetIds: options.datasetIds ?? [],
-      mimeType: '',
-      uploadId: options.uploadId ?? '',
-    };
-    const res = await this.call<{ binaryDataId: string }>((md, cb) =>
-      this.dataSync.dataCaptureUpload(
-        {
-          metadata,
-          sensorContents: [
-            { metadata: { timeRequested: dataRequestTimes[0], timeReceived: dataRequestTimes[1], mimeType: '' }, binary: Buffer.from(binaryData) },
-          ],
-        },
-        md,
-        cb,
-      ),
-    );
-    return res.binaryDataId;
-  }
-
-  /** Uploads n points sharing one metadata; dataRequestTimes must hold one [requested, received] pair per point. */
-  async tabularDataCaptureUpload(
-    tabularData: Record<string, unknown>[],
-    partId: string,
-    componentType: string,
-    componentName: string,
-    methodName: string,
-    dataRequestTimes: [Date, Date][],
-    tags: string[] = [],
-    options: UploadOptions = {},
-  ): Promise<string> {
-    if (!dataRequestTimes || dataRequestTimes.length !== tabularData.length) {
-      throw new ValueError(
-        `dataRequestTimes has ${dataRequestTimes?.length ?? 0} timestamp pairs but tabularData has ${tabularData.length} items; they must be equal`,
-      );
-    }
-    const metadata: UploadMetadata = {
-      partId,
-      componentType,
-      componentName,
-      methodName,
-      type: DataType.DATA_TYPE_TABULAR_SENSOR,
-      fileName: '',
-      methodParameters: options.methodParameters,
-      fileExtension: '',
-      tags,
-      datasetIds: options.datasetIds ?? [],
-      mimeType: '',
-      uploadId: options.uploadId ?? '',
-    };
-    const sensorContents = tabularData.map((item, i) => ({
-      metadata: { timeRequested: dataRequestTimes[i][0], timeReceived: dataRequestTimes[i][1], mimeType: '' },
-      struct: item,
-    }));
-    const res = await this.call<{ fileId: string }>((md, cb) => this.dataSync.dataCaptureUpload({ metadata, sensorContents }, md, cb));
-    return res.fileId;
-  }
-
-  async fileUpload(data: Uint8Array, partId: string, options: FileUploadOptions = {}): Promise<string> {
-    const md = await this.connection.metadata();
-    const metadata: UploadMetadata = {
-      partId,
-      componentType: options.componentType ?? '',
-      componentName: options.componentName ?? '',
-      methodName: options.methodName ?? '',
-      type: DataType.DATA_TYPE_FILE,
-      fileName: options.fileName ?? '',
-      methodParameters: options.methodParameters,
-      fileExtension: options.fileExtension ?? '',
-      tags: options.tags ?? [],
-      datasetIds: options.datasetIds ?? [],
-      mimeType: '',
-      uploadId: options.uploadId ?? '',
-    };
-    return new Promise<string>((resolve, reject) => {
-      const stream = this.dataSync.fileUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));
-      stream.write({ metadata });
-      for (let offset = 0; offset < data.byteLength; offset += uploadChunkBytes) {
-        stream.write({ fileContents: { data: Buffer.from(data.subarray(offset, offset + uploadChunkBytes)) } });
-      }
-      stream.end();
-    });
-  }
-
-  /** Uploads a file from disk; raises FileNotFoundError (before any call) when the path does not exist. */
-  async fileUploadFromPath(filepath: string, partId: string, options: Omit<FileUploadOptions, 'fileName' | 'fileExtension'> = {}): Promise<string> {
-    try {
-      await access(filepath);
-    } catch {
-      throw new FileNotFoundError(filepath);
-    }
-    const data = await readFile(filepath);
-    return this.fileUpload(data, partId, { ...options, fileName: basename(filepath), fileExtension: extname(filepath) });
-  }
-
-  async streamingDataCaptureUpload(data: Uint8Array, partId: string, fileExt: string, options: StreamingUploadOptions = {}): Promise<string> {
-    const md = await this.connection.metadata();
-    const [timeRequested, timeReceived] = options.dataRequestTimes ?? [new Date(), new Date()];
-    const uploadMetadata: UploadMetadata = {
-      partId,
-      componentType: options.componentType ?? '',
-      componentName: options.componentName ?? '',
-      methodName: options.methodName ?? '',
-      type: DataType.DATA_TYPE_BINARY_SENSOR,
-      fileName: '',
-      methodParameters: options.methodParameters,
-      fileExtension: fileExt,
-      tags: options.tags ?? [],
-      datasetIds: options.datasetIds ?? [],
-      mimeType: '',
-      uploadId: options.uploadId ?? '',
-    };
-    return new Promise<string>((resolve, reject) => {
-      const stream = this.dataSync.streamingDataCaptureUpload(md, (err, res) => (err ? reject(err) : resolve(res!.binaryDataId)));
-      stream.write({ metadata: { uploadMetadata, sensorMetadata: { timeRequested, timeReceived, mimeType: '' } } });
-      for (let offset = 0; offset < data.byteLength; offset += uploadChunkBytes) {
-        stream.write({ data: Buffer.from(data.subarray(offset, offset + uploadChunkBytes)) });
-      }
-      stream.end();
-    });
+  constructor(connection: CloudConnection) {
+    super(connection);
+    this.dataService = new DataServiceClient(connection.address, connection.channel, DATA_CHANNEL_OPTIONS);
+    this.datasets = new DatasetServiceClient(connection.address, connection.channel, DATA_CHANNEL_OPTIONS);
   }
 
   // ---- retrieval ----
