@@ -4,9 +4,11 @@ import test from 'ava';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateRawSync } from 'node:zlib';
+import { crc32 as zlibCrc32, deflateRawSync } from 'node:zlib';
 import { extractZip, openCheckedZip, ZipRefusedError } from './safe-zip.js';
 import { rawZip, zeroBomb } from './testing/raw-zip.js';
+import { crc32, tableCrc32, writeZip } from './zip-writer.js';
+import { noisyPng } from '../web/testing-images.js';
 
 let dir: string;
 test.before(() => {
@@ -114,4 +116,37 @@ test('not a zip, duplicates and too many entries are refused by name', async (t)
   const many = rawZip(Array.from({ length: 3 }, (_, i) => ({ name: `e${i}`, data: Buffer.from('x') })));
   const err = await t.throwsAsync(openCheckedZip(zipFile(many), { maxEntries: 2, maxTotalBytes: 1e9, maxEntryBytes: 1e9, maxRatio: 200 }));
   t.regex(String(err), /has 3 entries, more than the limit of 2/);
+});
+
+test('the export zip writer: stored and deflated entries read back with their CRCs, with and without ZIP64 records', async (t) => {
+  const entries = [
+    { path: 'labels.txt', data: Buffer.from('car\nperson\n'), compress: true },
+    { path: 'images/a.png', data: Buffer.from(noisyPng(30, 20)), compress: false },
+    { path: 'nested/ü.json', data: Buffer.from(JSON.stringify({ a: 'x'.repeat(5000) })), compress: true },
+  ];
+  for (const forceZip64 of [false, true]) {
+    const chunks: Buffer[] = [];
+    for await (const piece of writeZip(entries, { forceZip64 })) chunks.push(piece);
+    const bytes = Buffer.concat(chunks);
+    const zip = await openCheckedZip(zipFile(bytes));
+    try {
+      t.deepEqual(
+        zip.files.map((e) => e.fileName),
+        entries.map((e) => e.path),
+      );
+      for (const [i, entry] of zip.files.entries()) {
+        const content = await zip.read(entry);
+        t.deepEqual(content, entries[i].data);
+        t.is(entry.crc32, crc32(content));
+        t.is(entry.crc32, tableCrc32(content));
+        t.is(entry.crc32, zlibCrc32(content));
+      }
+    } finally {
+      zip.close();
+    }
+    // The same entries, the same bytes.
+    const again: Buffer[] = [];
+    for await (const piece of writeZip(entries, { forceZip64 })) again.push(piece);
+    t.true(Buffer.concat(again).equals(bytes));
+  }
 });
