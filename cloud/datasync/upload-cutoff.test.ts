@@ -7,10 +7,11 @@
 import test from 'ava';
 import { status, type ClientWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { readdirSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../../core/shared/testing/eventually.js';
-import { DataType, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
+import { DataType, FileUploadRequest, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { uploadChunkBytes } from '../client/data-client.js';
 import { startFixture, type CloudFixture, type Machine } from '../testing/tenancy-fixture.js';
 import { storedIdFor } from './upload-dedup.js';
@@ -138,6 +139,47 @@ for (const kind of ['FileUpload', 'StreamingDataCaptureUpload'] as const) {
     await eventually(blobTemps, (temps) => temps.length === 0, { what: 'no temp upload files left' });
   });
 }
+
+test.serial('FileUpload: a connection dropped mid-upload stores nothing; the retry stores the whole file once', async (t) => {
+  const uploadId = 'dropped-connection';
+  const data = content(42);
+  // A raw HTTP/2 connection of its own, destroyed after two chunks: as when a machine loses its link.
+  const session = connect(`http://${fx.cloud.address}`);
+  session.on('error', () => undefined);
+  const md = await fx.partClient(fx.machineA1).connection.metadata();
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': '/platform.app.datasync.v1.DataSyncService/FileUpload',
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    authorization: String(md.get('authorization')[0]),
+  });
+  stream.on('error', () => undefined);
+  const frame = (m: FileUploadRequest) => {
+    const bytes = FileUploadRequest.encode(m).finish();
+    const out = Buffer.alloc(5 + bytes.length);
+    out.writeUInt32BE(bytes.length, 1);
+    out.set(bytes, 5);
+    return out;
+  };
+  stream.write(frame({ metadata: metadataOf(fx.machineA1, uploadId), fileContents: undefined }));
+  for (let i = 0; i < 2; i++)
+    stream.write(frame({ metadata: undefined, fileContents: { data: data.subarray(i * uploadChunkBytes, (i + 1) * uploadChunkBytes) } }));
+  await new Promise((resolve) => stream.write(Buffer.alloc(0), resolve));
+  await eventually(blobTemps, (temps) => temps.length > 0, { what: 'the upload to reach the cloud' });
+  await sleep(150);
+  session.destroy();
+  await eventually(blobTemps, (temps) => temps.length === 0, { what: "the dropped upload's temp file to be removed" });
+  t.deepEqual(
+    (await storedCopies(fx.machineA1, uploadId)).map((c) => c.length),
+    [],
+  );
+  const id = await fx.partClient(fx.machineA1).dataClient.fileUpload(data, fx.machineA1.part_id, { fileExtension: '.bin', uploadId });
+  const copies = await storedCopies(fx.machineA1, uploadId);
+  t.is(id, storedIdFor(fx.machineA1.part_id, uploadId));
+  t.is(copies.length, 1);
+  t.true(copies[0].equals(data));
+});
 
 test.serial(
   'an idle stream is closed after PLATFORM_UPLOAD_IDLE_TIMEOUT_MS; its temp file and descriptor are freed; one principal holds a bounded number',
