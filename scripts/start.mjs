@@ -4,12 +4,17 @@
 // after), and platform-server online against that cloud, running the example machine from the part's
 // cloud config. Prints how to reach each program. Ctrl-C stops everything.
 //
-// Environment: PLATFORM_HOME (default ~/.platform) moves every file; PLATFORM_START_CLOUD_PORT
-// (default 8081) is the cloud's port. `npm start -- <config.json>` runs a local config file offline
-// instead, as before.
+// Environment: PLATFORM_HOME (default ~/.platform) moves every file; every port has a setting (PORTS
+// below: PLATFORM_START_CLOUD_PORT 8081, PLATFORM_START_CLOUD_WEB_PORT 8082, PLATFORM_START_PG_PORT 5432,
+// PLATFORM_START_SERVER_PORT 8080, PLATFORM_START_SERVER_WEB_PORT 8090; 0 = any free port). A busy
+// port stops the start before anything runs or is stored, with one line naming its setting. The
+// machine's ports go in its local credentials file (which wins over the cloud config's network), never
+// in the part's cloud config, so a retry with another setting works. `npm start -- <config.json>` runs a
+// local config file offline instead, as before.
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,8 +27,63 @@ const home = process.env.PLATFORM_HOME || join(homedir(), '.platform');
 const cloudDir = join(home, 'cloud');
 const stackFile = join(home, 'start-stack.json');
 const credentialsFile = join(home, 'start-credentials.json');
-const cloudPort = process.env.PLATFORM_START_CLOUD_PORT || '8081';
 const run = promisify(execFile);
+
+/** Every port the stack listens on: its setting, what it is, where it is bound, its default. */
+const PORTS = {
+  cloud: { setting: 'PLATFORM_START_CLOUD_PORT', what: "platform-cloud's gRPC port", host: '127.0.0.1', byDefault: 8081 },
+  cloudWeb: { setting: 'PLATFORM_START_CLOUD_WEB_PORT', what: "platform-cloud's data browser", host: '127.0.0.1', byDefault: undefined },
+  pg: {
+    setting: 'PLATFORM_START_PG_PORT',
+    what: "platform-cloud's PostgreSQL endpoint",
+    host: process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1',
+    byDefault: 5432,
+  },
+  server: { setting: 'PLATFORM_START_SERVER_PORT', what: "platform-server's gRPC port", host: 'localhost', byDefault: 8080 },
+  serverWeb: { setting: 'PLATFORM_START_SERVER_WEB_PORT', what: "platform-server's control page", host: 'localhost', byDefault: 8090 },
+};
+
+/** A refusal the user can act on: printed as one line, without a stack. */
+class StartError extends Error {}
+
+/** The port of each setting (the data browser defaults to the cloud's port + 1, as platform-cloud does). */
+function portSettings() {
+  const ports = {};
+  for (const [key, port] of Object.entries(PORTS)) {
+    // PLATFORM_QUERY_PG_PORT, the cloud's own setting, still counts when the start setting is absent.
+    const raw = process.env[port.setting] || (key === 'pg' ? process.env.PLATFORM_QUERY_PG_PORT : undefined);
+    const value = raw === undefined || raw === '' ? (port.byDefault ?? (ports.cloud === 0 ? 0 : ports.cloud + 1)) : Number(raw);
+    if (!Number.isInteger(value) || value < 0 || value > 65535) {
+      throw new StartError(`${port.setting} must be a port number from 0 to 65535 (0 = any free port), got "${raw}"`);
+    }
+    ports[key] = value;
+  }
+  return ports;
+}
+
+/** Resolves with undefined when host:port can be bound now, or with the reason it cannot. */
+function bindable(host, port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err) => resolve(err.code === 'EADDRINUSE' ? 'is in use' : `cannot be bound (${err.code ?? err.message})`));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve(undefined)));
+  });
+}
+
+/** Every port is checked before anything starts: a busy one is one line naming its setting. */
+async function checkPorts(ports) {
+  const seen = new Map();
+  for (const [key, port] of Object.entries(PORTS)) {
+    const value = ports[key];
+    if (value === 0) continue;
+    if (seen.has(value)) throw new StartError(`${port.setting} and ${seen.get(value)} are both ${value}: give each port of the stack its own number`);
+    seen.set(value, port.setting);
+    const problem = await bindable(port.host, value);
+    if (problem) {
+      throw new StartError(`port ${value} (${port.what}) ${problem}: set ${port.setting} to a free port, e.g. ${port.setting}=${value + 1} npm start`);
+    }
+  }
+}
 
 const children = [];
 let stopping = false;
@@ -102,7 +162,15 @@ async function offline(config) {
 }
 
 async function stack() {
-  const cloudAddress = await startProgram('platform-cloud', [cloudMain, 'serve', '--data-dir', cloudDir, '--port', cloudPort], /platform-cloud serving (\S+)/);
+  const ports = portSettings();
+  await checkPorts(ports);
+  const cloudAddress = await startProgram(
+    'platform-cloud',
+    [cloudMain, 'serve', '--data-dir', cloudDir, '--port', String(ports.cloud), '--web-port', String(ports.cloudWeb)],
+    /platform-cloud serving (\S+)/,
+    // The cloud moves a busy PostgreSQL port to a free one; databaseLogin below refuses that.
+    { ...process.env, PLATFORM_QUERY_PG_PORT: String(ports.pg) },
+  );
   // The org, machine and owner key of the first start; the key is shown only once by the cloud, so it
   // is kept here (mode 0600) for the next starts to print.
   let ids = existsSync(stackFile) ? JSON.parse(readFileSync(stackFile, 'utf8')) : undefined;
@@ -116,6 +184,8 @@ async function stack() {
   const saved = await admin('part', 'config', 'get', '--part', ids.part_id);
   if (saved.revision === 0) {
     const example = JSON.parse(readFileSync(join(root, 'examples', 'fake.json'), 'utf8'));
+    // The machine's ports are this start's settings (the credentials file below), not the part's config.
+    delete example.network;
     // The example's data manager captures into this stack's home, not ~/.platform (PLATFORM_HOME moves it).
     for (const service of example.services ?? []) {
       if (service.api === 'core:service:data_manager') service.attributes = { ...service.attributes, capture_dir: join(home, 'capture') };
@@ -124,7 +194,9 @@ async function stack() {
     writePrivate(configFile, JSON.stringify(example));
     await admin('part', 'config', 'set', '--part', ids.part_id, configFile);
   }
-  writePrivate(credentialsFile, `${JSON.stringify({ cloud: { id: ids.part_id, secret: ids.part_secret, app_address: cloudAddress } }, null, 2)}\n`);
+  // The machine's own network section wins over the cloud config's (core/online/README.md).
+  const network = { bind_address: `localhost:${ports.server}`, web_bind_address: `localhost:${ports.serverWeb}` };
+  writePrivate(credentialsFile, `${JSON.stringify({ cloud: { id: ids.part_id, secret: ids.part_secret, app_address: cloudAddress }, network }, null, 2)}\n`);
   const env = {
     ...process.env,
     PLATFORM_ONLINE_DIR: process.env.PLATFORM_ONLINE_DIR || join(home, 'online'),
@@ -134,6 +206,10 @@ async function stack() {
   };
   const address = await startProgram('platform-server', [serverMain, '-config', credentialsFile], /platform-server serving on (\S+)/, env);
   const sql = await databaseLogin(cloudAddress, ids);
+  const pgPort = Number(new URL(sql.uri).port || 5432);
+  if (ports.pg !== 0 && pgPort !== ports.pg) {
+    throw new StartError(`port ${ports.pg} (${PORTS.pg.what}) was taken while starting: set ${PORTS.pg.setting} to a free port`);
+  }
   const login = JSON.stringify({ entity: ids.key_id, credentials: { type: 'api-key', payload: ids.key } });
   process.stdout.write(`
   The whole stack is up (gRPC reflection is on everywhere, so grpcurl needs no proto files).
@@ -184,6 +260,6 @@ async function databaseLogin(cloudAddress, ids) {
 
 const main = process.argv[2] ? offline(process.argv[2]) : stack();
 main.catch((err) => {
-  process.stderr.write(`npm start failed: ${err.stack ?? err}\n`);
+  process.stderr.write(err instanceof StartError ? `npm start: ${err.message}\n` : `npm start failed: ${err.stack ?? err}\n`);
   stopAll(1);
 });

@@ -1,11 +1,11 @@
 // `npm start` (scripts/start.mjs) as a newcomer meets it, from the built programs in dist/: the whole
 // stack comes up in a fresh PLATFORM_HOME, the printed key and addresses work, Ctrl-C (SIGINT to the
 // whole process group, as a terminal sends it) stops everything, and a second start finds the same
-// organization, machine, key and data. The example machine binds localhost:8080 and :8090
-// (examples/fake.json), so this test needs those two ports free.
+// organization, machine, key and data. Every port is set to a free one (the settings of start.mjs), and a
+// busy port stops the start with one line naming its setting, before anything runs or is stored.
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,79 +86,151 @@ async function ctrlC(started: Started): Promise<number | null> {
   return started.exited;
 }
 
-test('npm start brings up the stack in a fresh home, its printed key and addresses work, Ctrl-C stops it, and a second start reuses everything', async (t) => {
-  for (const port of [8080, 8090]) {
-    if (!(await closed('localhost', port))) return t.fail(`port ${port} is in use (examples/fake.json binds it): stop the other npm start first`);
-  }
+/** A fresh home and a free port for every setting of start.mjs. */
+async function freshStack(t: { teardown(fn: () => void): void }) {
   const home = mkdtempSync(join(tmpdir(), 'platform-start-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  const cloudPort = await freePort();
+  const ports = { cloud: await freePort(), cloudWeb: await freePort(), pg: await freePort(), server: await freePort(), serverWeb: await freePort() };
   const env = {
     ...process.env,
     PLATFORM_HOME: home,
-    PLATFORM_START_CLOUD_PORT: String(cloudPort),
-    PLATFORM_QUERY_PG_PORT: '0',
+    PLATFORM_START_CLOUD_PORT: String(ports.cloud),
+    PLATFORM_START_CLOUD_WEB_PORT: String(ports.cloudWeb),
+    PLATFORM_START_PG_PORT: String(ports.pg),
+    PLATFORM_START_SERVER_PORT: String(ports.server),
+    PLATFORM_START_SERVER_WEB_PORT: String(ports.serverWeb),
     // -ftdc would otherwise write into the real ~/.platform.
     PLATFORM_FTDC_DIR: join(home, 'diagnostics.data'),
   };
-  const running: Started[] = [];
-  t.teardown(() => {
-    for (const s of running) if (s.child.exitCode === null) process.kill(-s.child.pid!, 'SIGKILL');
+  return { home, ports, env };
+}
+
+/** Runs start.mjs to its end (a refused start ends by itself). */
+function startRefused(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  const child = spawn(process.execPath, [START], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let [stdout, stderr] = ['', ''];
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+/** Holds a port, as another program would. */
+function occupy(host: string, port: number): Promise<() => Promise<void>> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ host, port, exclusive: true }, () => resolve(() => new Promise((done) => server.close(() => done()))));
   });
+}
 
-  const first = await startStack(env);
-  running.push(first);
-  const one = summary(first.output());
-  t.is(one.cloud, `127.0.0.1:${cloudPort}`);
-  t.is(one.cloudData, join(home, 'cloud'));
-  // The printed grpcurl lines name the same addresses, key and part.
-  const out = first.output();
-  t.true(
-    out.includes(`'{"entity":"${one.keyId}","credentials":{"type":"api-key","payload":"${one.key}"}}' ${one.cloud} platform.rpc.v1.AuthService/Authenticate`),
-  );
-  t.true(out.includes(`-d '{"id":"${one.partId}"}' ${one.cloud} platform.app.v1.AppService/GetRobotPart`));
-  t.true(out.includes(`-d '{"name":"thermometer"}' ${one.server} platform.component.sensor.v1.SensorService/GetReadings`));
-
-  // The key works, the part runs the example machine from its cloud config, and the runtime answers.
-  const owner = await partClients(one.cloud, { id: one.keyId, key: one.key });
-  const { part } = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: one.partId }, owner.md);
-  owner.close();
-  t.is(part?.machineId, one.machineId);
-  t.is(part?.configRevision, 1);
-  t.deepEqual(
-    (part?.robotConfig?.components as { name: string }[]).map((c) => c.name),
-    EXAMPLE.components.map((c) => c.name),
-  );
-  const sensors = new SensorServiceClient(one.server, insecure());
-  const readings = ((await call(sensors, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> }).readings;
-  sensors.close();
-  t.true(Object.keys(readings).length > 0);
-
-  t.is(await ctrlC(first), 0);
-  t.true(await closed('127.0.0.1', cloudPort), 'the cloud stopped');
-  t.true(await closed('localhost', 8080), 'the runtime stopped');
-
-  const second = await startStack(env);
-  running.push(second);
-  const two = summary(second.output());
-  t.deepEqual(two, one);
-  t.regex(second.output(), /cached cloud config found/);
-  const again = await partClients(two.cloud, { id: two.keyId, key: two.key });
-  const after = await cloudCall(again.app.getRobotPart.bind(again.app), { id: two.partId }, again.md);
-  t.is(after.part?.configRevision, 1, 'the example config is set only on the first start');
-  // The first run's log lines are in the cloud (shipped then, or from the durable queue now).
-  const deadline = Date.now() + 60_000;
-  let firstRevision = false;
-  while (!firstRevision && Date.now() < deadline) {
-    const logs = await cloudCall(
-      again.app.getRobotPartLogs.bind(again.app),
-      { id: two.partId, levels: ['info'], filter: 'new config revision from the cloud', pageToken: '', limit: 10 },
-      again.md,
-    );
-    firstRevision = logs.logs.some((l) => l.fields?.revision === 1);
-    if (!firstRevision) await new Promise((r) => setTimeout(r, 250));
+test.serial('a busy port stops npm start with one line naming its setting; nothing is stored, and a retry with the setting changed works', async (t) => {
+  const { home, ports, env } = await freshStack(t);
+  const settings = {
+    cloud: 'PLATFORM_START_CLOUD_PORT',
+    cloudWeb: 'PLATFORM_START_CLOUD_WEB_PORT',
+    pg: 'PLATFORM_START_PG_PORT',
+    server: 'PLATFORM_START_SERVER_PORT',
+    serverWeb: 'PLATFORM_START_SERVER_WEB_PORT',
+  } as const;
+  for (const [key, setting] of Object.entries(settings) as [keyof typeof ports, string][]) {
+    const release = await occupy(key === 'server' || key === 'serverWeb' ? 'localhost' : '127.0.0.1', ports[key]);
+    const refused = await startRefused(env);
+    await release();
+    t.is(refused.code, 1, setting);
+    const lines = refused.stderr.trim().split('\n');
+    t.is(lines.length, 1, `one line: ${refused.stderr}`);
+    t.regex(lines[0], new RegExp(`^npm start: port ${ports[key]} \\(.+\\) is in use: set ${setting} to a free port`));
+    t.false(existsSync(join(home, 'start-stack.json')), 'nothing was created or stored');
+    t.true(await closed('127.0.0.1', ports.cloud), 'no cloud was started');
   }
-  again.close();
-  t.true(firstRevision);
+  t.regex((await startRefused({ ...env, PLATFORM_START_SERVER_PORT: 'eighty' })).stderr, /^npm start: PLATFORM_START_SERVER_PORT must be a port number/);
+
+  // A first start stores the part's config; a retry with the machine's port set elsewhere serves there
+  // (the machine's ports are this start's settings, never stored in the part's config).
+  const first = await startStack(env);
+  t.is(summary(first.output()).server.split(':').at(-1), String(ports.server));
+  t.is(await ctrlC(first), 0);
+  const moved = await freePort();
+  const second = await startStack({ ...env, PLATFORM_START_SERVER_PORT: String(moved) });
+  const out = second.output();
+  t.is(summary(out).server.split(':').at(-1), String(moved));
+  t.regex(out, new RegExp(`control page: http://localhost:${ports.serverWeb}/`));
+  t.regex(out, new RegExp(`data browser: http://127\\.0\\.0\\.1:${ports.cloudWeb}/`));
+  t.regex(out, new RegExp(`psql "postgres(ql)?://[^"]+:${ports.pg}/`));
   t.is(await ctrlC(second), 0);
+  t.true(await closed('localhost', moved));
 });
+
+test.serial(
+  'npm start brings up the stack in a fresh home, its printed key and addresses work, Ctrl-C stops it, and a second start reuses everything',
+  async (t) => {
+    const { home, ports, env } = await freshStack(t);
+    const cloudPort = ports.cloud;
+    const running: Started[] = [];
+    t.teardown(() => {
+      for (const s of running) if (s.child.exitCode === null) process.kill(-s.child.pid!, 'SIGKILL');
+    });
+
+    const first = await startStack(env);
+    running.push(first);
+    const one = summary(first.output());
+    t.is(one.cloud, `127.0.0.1:${cloudPort}`);
+    t.is(one.cloudData, join(home, 'cloud'));
+    // The printed grpcurl lines name the same addresses, key and part.
+    const out = first.output();
+    t.true(
+      out.includes(`'{"entity":"${one.keyId}","credentials":{"type":"api-key","payload":"${one.key}"}}' ${one.cloud} platform.rpc.v1.AuthService/Authenticate`),
+    );
+    t.true(out.includes(`-d '{"id":"${one.partId}"}' ${one.cloud} platform.app.v1.AppService/GetRobotPart`));
+    t.true(out.includes(`-d '{"name":"thermometer"}' ${one.server} platform.component.sensor.v1.SensorService/GetReadings`));
+
+    // The key works, the part runs the example machine from its cloud config, and the runtime answers.
+    const owner = await partClients(one.cloud, { id: one.keyId, key: one.key });
+    const { part } = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: one.partId }, owner.md);
+    owner.close();
+    t.is(part?.machineId, one.machineId);
+    t.is(part?.configRevision, 1);
+    t.deepEqual(
+      (part?.robotConfig?.components as { name: string }[]).map((c) => c.name),
+      EXAMPLE.components.map((c) => c.name),
+    );
+    const sensors = new SensorServiceClient(one.server, insecure());
+    const readings = ((await call(sensors, 'getReadings', { name: 'thermometer' })) as { readings: Record<string, unknown> }).readings;
+    sensors.close();
+    t.true(Object.keys(readings).length > 0);
+
+    t.is(await ctrlC(first), 0);
+    t.true(await closed('127.0.0.1', cloudPort), 'the cloud stopped');
+    t.true(await closed('localhost', ports.server), 'the runtime stopped');
+
+    const second = await startStack(env);
+    running.push(second);
+    const two = summary(second.output());
+    t.deepEqual(two, one);
+    t.regex(second.output(), /cached cloud config found/);
+    const again = await partClients(two.cloud, { id: two.keyId, key: two.key });
+    const after = await cloudCall(again.app.getRobotPart.bind(again.app), { id: two.partId }, again.md);
+    t.is(after.part?.configRevision, 1, 'the example config is set only on the first start');
+    // The first run's log lines are in the cloud (shipped then, or from the durable queue now).
+    const deadline = Date.now() + 60_000;
+    let firstRevision = false;
+    while (!firstRevision && Date.now() < deadline) {
+      const logs = await cloudCall(
+        again.app.getRobotPartLogs.bind(again.app),
+        { id: two.partId, levels: ['info'], filter: 'new config revision from the cloud', pageToken: '', limit: 10 },
+        again.md,
+      );
+      firstRevision = logs.logs.some((l) => l.fields?.revision === 1);
+      if (!firstRevision) await new Promise((r) => setTimeout(r, 250));
+    }
+    again.close();
+    t.true(firstRevision);
+    t.is(await ctrlC(second), 0);
+  },
+);
