@@ -34,11 +34,15 @@ import { defaultRegistryLimits } from './script-registry.js';
 import { addPackageService, authorizerPackageAuth } from './package-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
 import { envNumber } from '../../core/shared/env.js';
+import { Observed } from '../../core/shared/telemetry/metrics.js';
+
+const trainingJobs = new Observed('platform_training_jobs', 'Training jobs known to the cloud, by status (PENDING, IN_PROGRESS, COMPLETED, …)', ['state']);
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).
 export function createMlTrainingExtension(): CloudExtension {
   let running: MLTraining | undefined;
+  let unobserve: () => void = () => undefined;
   return {
     name: 'mltraining',
     async start(ctx) {
@@ -87,8 +91,10 @@ export function createMlTrainingExtension(): CloudExtension {
       // The artefacts are also the ml_model packages that machines download (package-service.ts).
       addPackageService(ctx.server, training.artefacts, authorizerPackageAuth(ctx.authorizer));
       running = training;
+      unobserve = trainingJobs.observe(() => [...training.jobCountsByStatus()].map(([state, n]) => [{ state }, n] as const));
     },
     async stop() {
+      unobserve();
       await running?.stop();
       running = undefined;
     },

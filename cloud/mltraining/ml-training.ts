@@ -182,6 +182,13 @@ export class MLTraining {
     this.options.logger?.warn({ jobId: job.id, status: job.status }, 'training job interrupted by a restart');
   }
 
+  /** How many jobs are in each status now (the cloud's /metrics). */
+  jobCountsByStatus(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const job of this.jobs.values()) counts.set(job.status, (counts.get(job.status) ?? 0) + 1);
+    return counts;
+  }
+
   /** Stops taking jobs, ends running trainers (their jobs FAIL as interrupted) and flushes state. */
   async stop(): Promise<void> {
     const draining = this.queue.drain();

@@ -4,6 +4,14 @@
 // query that waits longer than `maxWaitMs`, or arrives when its organization already has `maxQueuedPerOrg`
 // waiting, is refused with RESOURCE_EXHAUSTED naming the limit.
 import { resourceExhausted } from '../../core/shared/status-error.js';
+import { histogram, secondsSince } from '../../core/shared/telemetry/metrics.js';
+
+const waitTime = histogram('platform_query_admission_wait_seconds', 'Time a user query waited for its turn (0 when admitted at once)', []);
+const queryTime = histogram(
+  'platform_query_seconds',
+  'Time a user query held its slot: from admission to its end (SQL, MQL, pipelines, PostgreSQL endpoint)',
+  [],
+);
 
 export interface AdmissionLimits {
   maxTotal: number;
@@ -34,6 +42,13 @@ export class QueryAdmission {
     return this.running;
   }
 
+  /** How many queries wait for their turn now. */
+  get queued(): number {
+    let n = 0;
+    for (const queue of this.waiting.values()) n += queue.length;
+    return n;
+  }
+
   /** Runs `fn` once admitted; the slot is released when it settles. */
   async run<T>(organizationId: string, fn: () => Promise<T>): Promise<T> {
     const release = await this.acquire(organizationId);
@@ -45,7 +60,8 @@ export class QueryAdmission {
   }
 
   acquire(organizationId: string): Promise<() => void> {
-    if (!this.waiting.has(organizationId) && this.canRun(organizationId)) return Promise.resolve(this.take(organizationId));
+    const arrived = process.hrtime.bigint();
+    if (!this.waiting.has(organizationId) && this.canRun(organizationId)) return Promise.resolve(this.take(organizationId, arrived));
     const queue = this.waiting.get(organizationId) ?? [];
     if (queue.length >= this.limits.maxQueuedPerOrg) {
       return Promise.reject(
@@ -59,7 +75,7 @@ export class QueryAdmission {
       const waiter: Waiter = {
         admit: () => {
           clearTimeout(timer);
-          resolve(this.take(organizationId));
+          resolve(this.take(organizationId, arrived));
         },
       };
       const timer = setTimeout(() => {
@@ -86,13 +102,16 @@ export class QueryAdmission {
     return this.running < this.limits.maxTotal && (this.runningByOrg.get(organizationId) ?? 0) < this.limits.maxPerOrg;
   }
 
-  private take(organizationId: string): () => void {
+  private take(organizationId: string, arrived: bigint): () => void {
+    waitTime.observe(secondsSince(arrived));
+    const admitted = process.hrtime.bigint();
     this.running++;
     this.runningByOrg.set(organizationId, (this.runningByOrg.get(organizationId) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      queryTime.observe(secondsSince(admitted));
       this.running--;
       const left = (this.runningByOrg.get(organizationId) ?? 1) - 1;
       if (left === 0) this.runningByOrg.delete(organizationId);

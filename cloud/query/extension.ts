@@ -25,6 +25,10 @@
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../kit/extension-contract.js';
 import { QueryAdmission } from './admission.js';
+import { Observed } from '../../core/shared/telemetry/metrics.js';
+
+const admissionQueued = new Observed('platform_query_admission_queued', 'User queries waiting for their turn (cloud/query/admission.ts)');
+const admissionRunning = new Observed('platform_query_admission_running', 'User queries running now');
 import { resultBytesFromEnv } from './result-size.js';
 import { MemoryGuard } from './memory-guard.js';
 import { MingoPool } from './mql/mingo-pool.js';
@@ -42,7 +46,7 @@ import { envNumber } from '../../core/shared/env.js';
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).
 export function createQueryExtension(): CloudExtension {
-  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler } | undefined;
+  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler; unobserve: () => void } | undefined;
   return {
     name: 'query',
     async start(ctx) {
@@ -108,10 +112,12 @@ export function createQueryExtension(): CloudExtension {
       ctx.setQueryEngine(
         new PlatformQueryEngine({ sandbox, mql, users, endpoint: () => ({ hostname: publicHost, port: pg.address()?.port ?? address.port }) }),
       );
-      running = { pool, pg, scheduler };
+      const unobserve = [admissionQueued.observe(() => admission.queued), admissionRunning.observe(() => admission.active)];
+      running = { pool, pg, scheduler, unobserve: () => unobserve.forEach((remove) => remove()) };
     },
     async stop() {
       if (!running) return;
+      running.unobserve();
       await running.scheduler.stop();
       await running.pg.close();
       await running.pool.close();

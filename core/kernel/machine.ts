@@ -22,6 +22,7 @@ import { resolveResources, type MissingModelExplainer } from '../shared/resolve-
 import { DriverWorker } from '../workers/driver-worker.js';
 import type { LogRecord } from '../workers/protocol.js';
 import { createRemote } from '../workers/remote.js';
+import { timeDriverCall } from '../shared/telemetry/machine-metrics.js';
 import { forEachLimited } from './limit.js';
 import { KernelOptions } from './options.js';
 import { ResourceNode, type ResourceState, type ResourceStatus } from './resource-node.js';
@@ -152,7 +153,7 @@ export class Machine extends EventEmitter<MachineEvents> {
       throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`, name);
     }
     const worker = node.worker;
-    return createRemote<T>((method, args) => worker.call(method, args));
+    return createRemote<T>((method, args) => timeDriverCall(name, method, () => worker.call(method, args)));
   }
 
   private enqueue<T>(operation: () => Promise<T>): Promise<T> {

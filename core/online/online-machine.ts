@@ -14,6 +14,7 @@ import { DEFAULT_MAX_LINES, LogQueue } from './log-queue.js';
 import { LogShipper, queuedLine } from './log-shipper.js';
 import { OnlineConfig } from './online-config.js';
 import { StatusReporter, type StatusInputs } from './status-reporter.js';
+import { logQueueLines } from '../shared/telemetry/machine-metrics.js';
 
 export interface OnlineOptions {
   allowInsecureCreds: boolean;
@@ -35,7 +36,12 @@ export class OnlineMachine {
     private readonly link: CloudLink | undefined,
     private readonly queue: LogQueue | undefined,
     private readonly sink: LogSink,
-  ) {}
+  ) {
+    // The queue's depth at each scrape of /metrics, until close().
+    this.unobserve = queue ? logQueueLines.observe(() => queue.size) : () => undefined;
+  }
+
+  private readonly unobserve: () => void;
 
   /** An OnlineMachine when the -config file holds only credentials; undefined for a local config. */
   static forFile(file: ConfigFile, sink: LogSink, options: OnlineOptions): OnlineMachine | undefined {
@@ -97,5 +103,6 @@ export class OnlineMachine {
     await Promise.race([stopping, new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref())]);
     await this.queue?.flush();
     this.link?.close();
+    this.unobserve();
   }
 }

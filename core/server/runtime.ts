@@ -22,6 +22,7 @@ import { actuationOf, setModuleActuations } from '../session/actuators.js';
 import { moduleActuation } from '../grpc/module-apis.js';
 import { heartbeatWindowMs } from '../shared/session-config.js';
 import { Sessions } from '../session/sessions.js';
+import { observeMachine } from '../shared/telemetry/machine-metrics.js';
 import { platformVersion } from '../version.js';
 import { startRuntimeWeb } from '../web/runtime-web.js';
 import type { WebServer } from '../shared/web/web-server.js';
@@ -64,6 +65,8 @@ export class Runtime {
   private readonly sessions: Sessions;
   /** The config's packages: installed before the resources that use them are built (core/packages/). */
   private readonly packages: MachinePackages;
+  /** Removes the machine's metric sources (sessions, data managers) at shutdown. */
+  private readonly unobserve: () => void;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -88,6 +91,7 @@ export class Runtime {
       flag(flags, 'allow-insecure-creds'),
     );
     machine.setHooks({ prepareEntries: (entries) => this.packages.prepare(entries) });
+    this.unobserve = observeMachine(machine, this.sessions);
   }
 
   private settings?: { config: LoadedConfig['config']; settings: LogSettings };
@@ -353,6 +357,7 @@ export class Runtime {
       clearTimeout(this.packagesTimer);
       this.log.info('shutting down');
       this.sessions.close();
+      this.unobserve();
       await this.file.close();
       await this.modules.close();
       await this.machine.shutdown();

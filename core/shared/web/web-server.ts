@@ -1,6 +1,7 @@
-// A program's web port: a page's static assets, gRPC-Web forwarded to the program's own gRPC server, and
-// (optionally) a CPU-profile endpoint. Plain HTTP/1.1; browsers reach it at http://host:port/. Shared by
-// platform-server's control page (core/web/) and platform-cloud's data browser.
+// A program's web port: a page's static assets, gRPC-Web forwarded to the program's own gRPC server, the
+// program's Prometheus metrics at /metrics, and (optionally) a CPU-profile endpoint. Plain HTTP/1.1;
+// browsers reach it at http://host:port/. Shared by platform-server's control page (core/web/) and
+// platform-cloud's data browser.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +10,7 @@ import { HostGuard, refuseForbidden, SECURITY_HEADERS } from './host-guard.js';
 import { answerRefusal } from './request-body.js';
 import { serveFile } from './static-files.js';
 import { captureProfile, ProfileRequestError, profileSeconds } from './web-profile.js';
+import { METRICS_PATH, serveMetrics } from '../telemetry/metrics-route.js';
 
 /** A built page (`runtime`, `cloud`): dist/web/<page>, both when running from dist/ and from source (tests, tsx). */
 export function builtAssetsDir(page: string): string {
@@ -73,6 +75,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     if (GrpcWebForwarder.matches(req)) return options.forwarder.handle(req, res);
     const url = new URL(req.url ?? '/', 'http://page');
     if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
+    if (url.pathname === METRICS_PATH) return serveMetrics(req, res);
     if (options.route && (await options.route(req, res, url))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       // Its body is not read (see answerRefusal).
