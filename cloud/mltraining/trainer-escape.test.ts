@@ -75,7 +75,7 @@ test('a hostile training script obtains nothing of the cloud or another organiza
     // Nothing of the cloud's files, sockets, ports or environment.
     const secret = readFileSync(join(dataDir, 'token-secret'), 'latin1');
     t.false(text.includes(secret.slice(0, 16)), 'the token secret leaked');
-    for (const name of ['token_secret', 'data_dir_listing', 'blobs', 'admin_socket', 'grpc_port', 'cloud_environ', 'sentinel_env']) {
+    for (const name of ['token_secret', 'data_dir_listing', 'blobs', 'admin_socket', 'grpc_port', 'cloud_environ', 'sentinel_env', 'nested_user_namespace']) {
       t.false(report[name].ok, `${name}: ${JSON.stringify(report[name])}`);
     }
     t.false(text.includes(orgBSecret), "organization B's blob leaked");

@@ -84,6 +84,8 @@ export class BubblewrapConfinement implements TrainerConfinement {
   readonly bwrapPath: string;
   private readonly settings: Required<Omit<SandboxSettings, 'bwrapPath' | 'rootJobsFolder'>>;
   private readonly asRoot = runsAsRoot();
+  /** bubblewrap 0.8+ can forbid user namespaces inside the sandbox (kernel attack surface); set by probe(). */
+  private disableUserns = false;
 
   constructor(
     settings: SandboxSettings,
@@ -139,7 +141,16 @@ export class BubblewrapConfinement implements TrainerConfinement {
   bwrapArgs(folders: Pick<JobFolders, 'work' | 'script' | 'trainer' | 'inside'>, env: Record<string, string>): string[] {
     // No --new-session: the trainer is started detached (its own session, no terminal to inject into),
     // and staying in bwrap's process group lets cancel signal it (TrainerProcess).
-    const args = ['--unshare-all', '--unshare-user', '--die-with-parent', '--uid', String(sandboxUid), '--gid', String(sandboxUid)];
+    const args = [
+      '--unshare-all',
+      '--unshare-user',
+      ...(this.disableUserns ? ['--disable-userns'] : []),
+      '--die-with-parent',
+      '--uid',
+      String(sandboxUid),
+      '--gid',
+      String(sandboxUid),
+    ];
     args.push('--hostname', 'trainer', '--clearenv');
     for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
     args.push('--ro-bind', '/usr', '/usr');
@@ -169,12 +180,14 @@ export class BubblewrapConfinement implements TrainerConfinement {
     } catch {
       return `bubblewrap is not installed at ${this.bwrapPath} (Debian: apt-get install bubblewrap, or set PLATFORM_TRAINING_BWRAP)`;
     }
+    const help = await run({ command: this.bwrapPath, args: ['--help'], env: {} }, 10_000);
+    this.disableUserns = help.output.includes('--disable-userns');
     const folders = await this.folders('', `probe-${process.pid}-${Date.now()}`);
     try {
       await this.handOver(folders);
       const wrapped = this.wrap(python, ['-c', 'import sys; sys.exit(0)'], {}, { wallSeconds: 60 }, folders);
       const result = await run(wrapped, 60_000);
-      return result.code === 0 ? undefined : `bubblewrap could not start a confined trainer (exit ${result.code}): ${result.stderr.trim().slice(-500)}`;
+      return result.code === 0 ? undefined : `bubblewrap could not start a confined trainer (exit ${result.code}): ${result.output.trim().slice(-500)}`;
     } finally {
       await rm(folders.host, { recursive: true, force: true });
     }
@@ -211,18 +224,21 @@ async function chownTree(folder: string, uid: number, gid: number): Promise<void
   }
 }
 
-function run(command: ConfinedCommand, timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
+/** Runs a short command; `output` is the end of its stdout and stderr together. */
+function run(command: ConfinedCommand, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(command.command, command.args, {
       env: command.env,
       uid: command.uid,
       gid: command.gid,
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,
     });
-    let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    child.once('error', (err) => resolve({ code: null, stderr: err.message }));
-    child.once('close', (code) => resolve({ code, stderr }));
+    let output = '';
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-8000));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    child.once('error', (err) => resolve({ code: null, output: err.message }));
+    child.once('close', (code) => resolve({ code, output }));
   });
 }

@@ -64,6 +64,13 @@ def fork_bomb():
         children += 1
     return children
 
+def nested_namespace():
+    import subprocess
+    done = subprocess.run(["/usr/bin/unshare", "--user", "--map-root-user", "/usr/bin/id", "-u"], capture_output=True, text=True, timeout=20)
+    if done.returncode != 0:
+        raise OSError(done.stderr.strip()[:200])
+    return done.stdout.strip()
+
 def allocate():
     block = bytearray(int(args["allocate_mb"]) * 2**20)
     return len(block)
@@ -78,6 +85,7 @@ attempt("sentinel_env", lambda: os.environ["PLATFORM_ESCAPE_SENTINEL"])
 attempt("environment", lambda: dict(os.environ))
 attempt("write_data_dir", lambda: write_outside(os.path.join(data_dir, "escaped.txt")))
 attempt("write_host_tmp", lambda: write_outside(args["host_file"]))
+attempt("nested_user_namespace", nested_namespace)
 attempt("forks", fork_bomb)
 attempt("memory", allocate)
 # Links in the output would have the cloud itself read host files into the artefact.
