@@ -31,8 +31,6 @@ export interface Dependencies {
    * kernel already refuses such a config when the model declared the dependency with its API).
    */
   get<T>(api: Api<T>, name: string): Remote<T>;
-  /** @deprecated The caller picks `T` unchecked; name the API instead: `get(BOARD_API, name)`. */
-  get<T>(name: string): Remote<T>;
   /** The names of every dependency (depends_on plus implicit ones). */
   names(): string[];
 }

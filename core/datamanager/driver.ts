@@ -4,6 +4,8 @@
 // failures. DoCommand {"status": {}} reports the backlog; {"sync": {}} closes the open files and syncs now.
 import { accessSync, constants, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { defineApi } from '../../plugins/api.js';
+import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { defineDriver, type DriverLogger, type Resource } from '../../plugins/driver.js';
 import type { CapturedBinary } from '../../plugins/capture.js';
 import type { DataManagerAttributes, CaptureMethodSpec } from '../shared/data-manager-attributes.js';
@@ -110,7 +112,7 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
           spec,
           maxFileBytes: attributes.maximum_capture_file_size_bytes,
           ...captureMethod(target.api, spec),
-          sample: samplerOf(dependencies.get(target.resource), target.resource),
+          sample: samplerOf(dependencies.get(defineApi<unknown>(target.api), target.resource), target.resource),
           onError: (message) => logger.warn(message),
         }),
     ),
@@ -123,7 +125,7 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
     const name = attributes.selective_syncer_name;
     if (!name) return true;
     try {
-      const readings = await dependencies.get<{ getReadings(): Record<string, unknown> }>(name).getReadings();
+      const readings = await dependencies.get(SENSOR_API, name).getReadings();
       return readings.should_sync === true;
     } catch (err) {
       syncer.status.last_error = `selective syncer ${name}: ${(err as Error).message}`;

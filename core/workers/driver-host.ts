@@ -69,11 +69,10 @@ async function construct(task: ConstructTask): Promise<Outcome> {
     attributes: task.attributes,
     logger: createLogger(task.logger, task.logFields),
     dependencies: {
-      get<T>(apiOrName: string, maybeName?: string) {
-        const [api, name] = maybeName === undefined ? [undefined, apiOrName] : [apiOrName, maybeName];
+      get<T>(api: string, name: string) {
         const remote = remotes.get(name);
         if (!remote) throw new DriverError('FAILED_PRECONDITION', `${name} is not a dependency of ${task.name}`, task.name);
-        if (api !== undefined && apis.get(name) !== api) {
+        if (apis.get(name) !== api) {
           throw new DriverError('FAILED_PRECONDITION', `dependency ${JSON.stringify(name)} of ${task.name} is a ${apis.get(name)}, not a ${api}`, task.name);
         }
         return remote as never as ReturnType<typeof createRemote<T>>;

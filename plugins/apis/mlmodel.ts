@@ -1,6 +1,7 @@
+import { defineApi } from '../api.js';
 import type { Resource } from '../driver.js';
 
-export const MLMODEL_API = 'core:service:mlmodel';
+export const MLMODEL_API = defineApi<MLModel>('core:service:mlmodel');
 
 /** The element types a tensor may have, named as in the MLModelService proto. */
 export const tensorDataTypes = ['float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'int64', 'bool'] as const;

@@ -1,8 +1,8 @@
 // The mlmodel vision service in its worker: decodes the image here, prepares the model input exactly as
 // the trainer did (preprocess.ts), runs the model in the ML model service's worker, and reads the outputs
 // as the trainer does (postprocess.ts).
-import { COLOR_PNG, type Camera } from '../../../plugins/apis/camera.js';
-import type { MLModel, MLModelMetadata, Tensor } from '../../../plugins/apis/mlmodel.js';
+import { CAMERA_API, COLOR_PNG } from '../../../plugins/apis/camera.js';
+import { MLMODEL_API, type MLModel, type MLModelMetadata, type Tensor } from '../../../plugins/apis/mlmodel.js';
 import type { Vision, VisionImage } from '../../../plugins/apis/vision.js';
 import { defineDriver, type Dependencies, type Remote } from '../../../plugins/driver.js';
 import { failedPrecondition, invalidArgument, unimplemented } from '../../../plugins/errors.js';
@@ -49,7 +49,7 @@ const floats = (t: Tensor | undefined, what: string): Float32Array => {
 };
 
 async function modelOf(dependencies: Dependencies, name: string): Promise<{ model: Remote<MLModel>; meta: MLModelMetadata }> {
-  const model = dependencies.get<MLModel>(name);
+  const model = dependencies.get(MLMODEL_API, name);
   try {
     return { model, meta: await model.metadata() };
   } catch (err) {
@@ -112,7 +112,7 @@ export default defineDriver<MlmodelVisionAttributes, Vision>(async ({ attributes
         `camera_name ${JSON.stringify(cameraName)}: not a dependency of this service (its camera: ${JSON.stringify(attributes.camera_name ?? '')})`,
       );
     }
-    const camera = dependencies.get<Camera>(cameraName);
+    const camera = dependencies.get(CAMERA_API, cameraName);
     const props = await camera.getProperties();
     const mime = props.mimeTypes.find((m) => m === PNG_MIME || m === JPEG_MIME) ?? COLOR_PNG;
     const image = await camera.getImage(mime, {});
