@@ -25,7 +25,10 @@ export const FLAG_SPECS = {
   'log-file': { type: 'string', value: 'filename', help: 'Also write logs to this file, rotated daily (at UTC midnight) and at 10 MB, 10 files kept' },
   'network-check': { type: 'boolean', help: 'Only run normal network checks, print them, and exit (0 when all pass)' },
   'no-tls': { type: 'boolean', help: 'Serve without TLS even if certificates are configured' },
-  'output-telemetry': { type: 'boolean', help: 'Print telemetry (metrics and spans)', pending: true },
+  'output-telemetry': {
+    type: 'boolean',
+    help: 'Print telemetry to stderr: the metrics (as served at /metrics) every $PLATFORM_TELEMETRY_INTERVAL_MS (default 15000) and at stop',
+  },
   'reveal-sensitive-config-diffs': { type: 'boolean', help: 'Show values in logged configuration diffs (redacted by default)' },
   shareddir: { type: 'string', value: 'directory-name', help: "Serve the control page's static assets from this folder instead of the built-in ones" },
   'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment (no module is loaded)' },

@@ -13,6 +13,7 @@ import { dumpResources, registerInstalledModules } from './dump-resources.js';
 import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
 import type { FtdcCapture } from '../diagnostics/ftdc/capture.js';
 import { startFtdc } from './ftdc.js';
+import { startTelemetryOutput, type TelemetryOutput } from './telemetry-output.js';
 import { networkCheck } from './network-check.js';
 import { Runtime } from './runtime.js';
 
@@ -74,6 +75,15 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  let telemetry: TelemetryOutput | undefined;
+  if (flag(flags, 'output-telemetry')) {
+    try {
+      telemetry = startTelemetryOutput();
+    } catch (err) {
+      process.stderr.write(`-output-telemetry: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
   const container = await composeRuntime(flags, configPath);
   const runtime = container.resolve(Runtime);
   const online = container.isRegistered(ONLINE_MACHINE) ? container.resolve(ONLINE_MACHINE) : undefined;
@@ -85,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       await runtime.shutdown();
       await online?.close();
+      await telemetry?.stop();
     } finally {
       await profile?.stop().catch((err: Error) => {
         // The log sink is closed by now.
