@@ -186,6 +186,8 @@ test.serial(
   async (t) => {
     // A first upload warms the process up (libraries, database files), so the baseline is its resting state.
     await fx.partClient(fx.machineA2).dataClient.fileUpload(content(1), fx.machineA2.part_id, { fileExtension: '.bin' });
+    // The owner's client (storedCopies) gets its connection now too, so that it is part of the baseline.
+    await storedCopies(fx.machineA1, 'warm-up');
     const baseline = fdCount();
     const idle: OpenUpload[] = [];
     for (let i = 0; i < MAX_STREAMS; i++) {
