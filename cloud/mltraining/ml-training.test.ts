@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -264,7 +265,9 @@ test('a running job with no entry left gives an empty next_page_token; its resum
 });
 
 test('a stop fails the running job with the reason and keeps pending ones for the next start', async (t) => {
-  const { training, datasetId, upload, root, source } = await setup(t, { concurrency: 1 });
+  // Where job folders go when the tests run as root (outside the data directory): gone after a stop.
+  const jobsFolder = join(tmpdir(), `mltraining-jobs-${process.pid}-${Date.now()}`);
+  const { training, datasetId, upload, root, source } = await setup(t, { concurrency: 1, sandbox: { rootJobsFolder: jobsFolder } });
   await upload('blocker', blockerScript);
   await upload('writer', writerScript);
   const running = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
@@ -272,6 +275,7 @@ test('a stop fails the running job with the reason and keeps pending ones for th
   const sleeper = await waitFor('the first job to run', () => jobProcesses(running, 'sleep')[0]);
   await training.stop();
   t.false(isRunning(sleeper));
+  t.false(existsSync(jobsFolder));
 
   const next = new MLTraining({ root, dataSource: source, killGraceMs: 500 });
   await next.start();

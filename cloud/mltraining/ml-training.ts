@@ -195,6 +195,8 @@ export class MLTraining {
     for (const run of this.runs.values()) run.stop('shutdown');
     await draining;
     await this.store.flush();
+    // Every run removed its own folder; the root-mode jobs folder outside the data directory goes too.
+    await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
   }
 
   async submitTrainingJob(request: SubmitTrainingJob): Promise<string> {
