@@ -5,7 +5,10 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
 import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
-import { boardApi, doCommand, encoderApi, motorApi, robotApi, sensorApi } from './api.js';
+import { doCommand, encoderApi, robotApi, sensorApi } from './api.js';
+import { Failure, useAction } from './action.js';
+import { BoardPanel } from './board-panel.js';
+import { MotorPanel } from './motor-panel.js';
 import { useSession } from '../shared/grpc-web-client.js';
 import { CameraView } from './camera-view.js';
 import { ConfigView } from './config-view.js';
@@ -15,115 +18,12 @@ import { usePoll } from './poll.js';
 const label = (state: number, names: Record<number, string>, prefix: string) => (names[state] ?? String(state)).replace(prefix, '').toLowerCase();
 const keyOf = (n: ResourceName) => `${n.namespace}:${n.type}:${n.subtype}/${n.name}`;
 
-/** Runs one action and shows its error, if any, next to the control. */
-function useAction(): [string, (run: () => Promise<unknown>) => void] {
-  const [error, setError] = useState('');
-  return [
-    error,
-    (run) => {
-      setError('');
-      run().catch((err: Error) => setError(err.message));
-    },
-  ];
-}
-
-function Failure({ text }: { text?: string }) {
-  return text ? (
-    <p class="error" role="alert">
-      {text}
-    </p>
-  ) : null;
-}
-
 function SensorPanel({ name }: { name: string }) {
   const readings = usePoll(() => sensorApi.getReadings({ name }), [name]);
   return (
     <div>
       <pre data-testid={`readings-${name}`}>{readings.value ? JSON.stringify(readings.value.readings, null, 1) : '…'}</pre>
       <Failure text={readings.error} />
-    </div>
-  );
-}
-
-function MotorPanel({ name }: { name: string }) {
-  const [power, setPower] = useState(0);
-  const [rpm, setRpm] = useState(60);
-  const [revolutions, setRevolutions] = useState(1);
-  const [error, act] = useAction();
-  const position = usePoll(async () => ({ ...(await motorApi.getPosition({ name })), ...(await motorApi.isPowered({ name })) }), [name]);
-  return (
-    <div>
-      <label>
-        Power {power}%{' '}
-        <input
-          type="range"
-          min={-100}
-          max={100}
-          value={power}
-          aria-label={`power of ${name}`}
-          onInput={(e) => setPower(Number((e.target as HTMLInputElement).value))}
-          onChange={(e) => act(() => motorApi.setPower({ name, powerPct: Number((e.target as HTMLInputElement).value) / 100 }))}
-        />
-      </label>
-      <div class="row">
-        <label>
-          rpm <input type="number" value={rpm} onInput={(e) => setRpm(Number((e.target as HTMLInputElement).value))} />
-        </label>
-        <label>
-          revolutions <input type="number" value={revolutions} onInput={(e) => setRevolutions(Number((e.target as HTMLInputElement).value))} />
-        </label>
-        <button onClick={() => act(() => motorApi.goFor({ name, rpm, revolutions }))}>GoFor</button>
-        <button onClick={() => act(() => motorApi.goTo({ name, rpm, positionRevolutions: revolutions }))}>GoTo</button>
-        <button
-          onClick={() =>
-            act(async () => {
-              setPower(0);
-              await motorApi.stop({ name });
-            })
-          }
-        >
-          Stop
-        </button>
-      </div>
-      <p data-testid={`motor-${name}`}>
-        position {position.value?.position.toFixed(3) ?? '…'} rev · {position.value?.isOn ? `powered ${(position.value.powerPct * 100).toFixed(0)}%` : 'off'}
-      </p>
-      <Failure text={error || position.error} />
-    </div>
-  );
-}
-
-function BoardPanel({ name }: { name: string }) {
-  const [pin, setPin] = useState('');
-  const [value, setValue] = useState('');
-  const [shown, setShown] = useState('');
-  const [error, act] = useAction();
-  const read = (what: string, run: () => Promise<unknown>) => act(async () => setShown(`${what}: ${JSON.stringify(await run())}`));
-  const number = () => Number(value);
-  return (
-    <div>
-      <div class="row">
-        <label>
-          pin / reader / interrupt <input value={pin} onInput={(e) => setPin((e.target as HTMLInputElement).value)} />
-        </label>
-        <label>
-          value <input value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-        </label>
-      </div>
-      <div class="row">
-        <button onClick={() => read('GPIO', () => boardApi.getGpio({ name, pin }))}>Get GPIO</button>
-        <button onClick={() => act(() => boardApi.setGpio({ name, pin, high: value === '1' || value === 'high' }))}>Set GPIO (1/0)</button>
-        <button onClick={() => read('PWM duty', () => boardApi.pwm({ name, pin }))}>Get PWM</button>
-        <button onClick={() => act(() => boardApi.setPwm({ name, pin, dutyPct: number() }))}>Set PWM (0–1)</button>
-        <button onClick={() => read('frequency', () => boardApi.pwmFrequency({ name, pin }))}>Get frequency</button>
-        <button onClick={() => act(() => boardApi.setPwmFrequency({ name, pin, frequencyHz: number() }))}>Set frequency (Hz)</button>
-        <button onClick={() => read('analog', () => boardApi.readAnalogReader({ boardName: name, analogReaderName: pin }))}>Read analog</button>
-        <button onClick={() => read('interrupt', () => boardApi.getDigitalInterruptValue({ boardName: name, digitalInterruptName: pin }))}>
-          Interrupt count
-        </button>
-      </div>
-      <p>{shown}</p>
-      <Failure text={error} />
     </div>
   );
 }

@@ -1,0 +1,119 @@
+// Issue 36, defect 4: the control page agrees with the hardware, in a real browser (headless Debian
+// chromium) against the real platform-server, checked through ordinary gRPC clients: the motor slider
+// follows the motor after Stop and StopAll; Set GPIO refuses a value that is not a level (the pin keeps
+// its level) and says what it set; the board's name field offers the pins, readers and interrupts of
+// the config.
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
+import { call, insecure } from '../server/testing/grpc.js';
+import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
+import { launchChromium, webUrlOf } from '../shared/testing/chromium.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const components = [
+  {
+    name: 'b',
+    api: 'core:component:board',
+    model: 'fake',
+    attributes: { analogs: [{ name: 'pot', pin: '32', value: 512 }], digital_interrupts: [{ name: 'ticks', pin: '36' }] },
+  },
+  { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '10', dir: '11' }, max_rpm: 100 } },
+];
+
+test.before(() => {
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build-web.mjs')], { stdio: 'inherit' });
+});
+
+test.serial('the motor slider, Set GPIO and the board’s names agree with the hardware and the config', async (t) => {
+  const runtime = await spawnRuntime({ components });
+  t.teardown(() => runtime.stop());
+  const board = new BoardServiceClient(runtime.address, insecure());
+  t.teardown(() => board.close());
+  const duty = async () => (await call(board, 'pwm', { name: 'b', pin: '10' })).dutyPct as number;
+  const level = async (pin: string) => (await call(board, 'getGpio', { name: 'b', pin })).high as boolean;
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1200 } });
+  await page.goto(webUrlOf(runtime.output()));
+  const slider = page.getByLabel('power of m');
+  await slider.waitFor();
+
+  // Stop: the motor stops and the slider says so.
+  await slider.fill('-75');
+  t.is(await eventually(duty, (d) => d === 0.75), 0.75);
+  await page.getByTestId('motor-m').filter({ hasText: 'powered -75%' }).waitFor();
+  await page.locator('[data-resource="m"]').getByRole('button', { name: 'Stop', exact: true }).click();
+  t.is(await eventually(duty, (d) => d === 0), 0);
+  t.is(
+    await eventually(
+      () => slider.inputValue(),
+      (v) => v === '0',
+    ),
+    '0',
+  );
+  // StopAll, from the header: the slider follows the motor, which the page did not stop itself.
+  await slider.fill('-75');
+  await page.getByTestId('motor-m').filter({ hasText: 'powered -75%' }).waitFor();
+  await page.getByRole('button', { name: 'StopAll' }).click();
+  t.is(await eventually(duty, (d) => d === 0), 0);
+  t.is(
+    await eventually(
+      () => slider.inputValue(),
+      (v) => v === '0',
+    ),
+    '0',
+  );
+  await page.locator('[data-resource="m"]').getByText('Power 0%').waitFor();
+
+  // Set GPIO: a level is 1/0 or high/low; anything else is refused naming the field, and the pin keeps its level.
+  const card = page.locator('[data-resource="b"]');
+  await call(board, 'setGpio', { name: 'b', pin: '12', high: true });
+  await card.getByLabel('pin of b').fill('12');
+  for (const typed of ['abc', '']) {
+    await card.getByLabel('value for b').fill(typed);
+    await card.getByRole('button', { name: 'Set GPIO (1/0)' }).click();
+    t.is(await card.getByRole('alert').innerText(), `value: Set GPIO needs 1 or 0 (high or low), got ${JSON.stringify(typed)}`);
+    t.true(await level('12'), `the pin stays high after ${JSON.stringify(typed)}`);
+  }
+  await card.getByLabel('value for b').fill('0');
+  await card.getByRole('button', { name: 'Set GPIO (1/0)' }).click();
+  await card.getByTestId('board-result-b').getByText('GPIO 12 set low').waitFor();
+  t.false(await level('12'));
+  t.is(await card.getByRole('alert').count(), 0, 'the refusal is gone after a good set');
+  // A PWM duty out of range is refused too; a good one is confirmed.
+  await card.getByLabel('value for b').fill('7');
+  await card.getByRole('button', { name: 'Set PWM (0–1)' }).click();
+  t.regex(await card.getByRole('alert').innerText(), /^value: Set PWM needs a duty cycle from 0 to 1, got "7"/);
+  await card.getByLabel('value for b').fill('0.25');
+  await card.getByRole('button', { name: 'Set PWM (0–1)' }).click();
+  await card.getByTestId('board-result-b').getByText('PWM duty of 12 set to 0.25').waitFor();
+  t.is((await call(board, 'pwm', { name: 'b', pin: '12' })).dutyPct, 0.25);
+
+  // The names the config gives: the reader, the interrupt, their pins and the motor's pins on this board.
+  const options = card.getByTestId('board-names-b').locator('option');
+  await eventually(
+    () => options.count(),
+    (n) => n > 0,
+  );
+  const offered = await options.evaluateAll((os) => os.map((o) => `${o.getAttribute('value')}=${o.getAttribute('label')}`));
+  t.deepEqual(offered, [
+    'pot=analog reader on pin 32',
+    'ticks=digital interrupt on pin 36',
+    '32=pin of pot',
+    '36=pin of ticks',
+    '10=pwm pin of m',
+    '11=dir pin of m',
+  ]);
+  // A reader picked from the list reads.
+  await card.getByLabel('pin of b').fill('pot');
+  await card.getByRole('button', { name: 'Read analog' }).click();
+  await card.getByTestId('board-result-b').getByText(/^analog: .*512/).waitFor();
+  // A call with no name is refused on the page, offering the config's names.
+  await card.getByLabel('pin of b').fill('');
+  await card.getByRole('button', { name: 'Interrupt count' }).click();
+  t.regex(await card.getByRole('alert').innerText(), /^pin: name the digital interrupt \(the config lists pot, ticks, 32, 36, 10, 11\)/);
+});
