@@ -28,6 +28,21 @@ async function psql(port: number, user: string, password: string, sql: string, s
 }
 
 /** Resolves when the socket closes, whatever error (ECONNRESET) came first. */
+/**
+ * The query a session runs after one of its statements was stopped by the 300 ms timeout. On a loaded
+ * machine even that small query can pass 300 ms and be stopped too (seen at load 17); the rule under test
+ * is that the session goes on, so only 57014 is retried, a few times, and any other error fails.
+ */
+async function afterTimeout(client: pg.Client, query: string | pg.QueryConfig) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return typeof query === 'string' ? await client.query(query) : await client.query(query);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '57014' || attempt === 5) throw err;
+    }
+  }
+}
+
 const closed = (s: Socket | pg.Client) => new Promise<void>((resolve) => s.once(s instanceof pg.Client ? 'end' : 'close', () => resolve()));
 
 const rawSocket = async (port: number): Promise<Socket> => {
@@ -184,7 +199,7 @@ test('the statement timeout interrupts DuckDB and answers 57014 naming the limit
     const err = (await t.throwsAsync(client.query('SELECT count(*) FROM range(1000000000000) a WHERE a.range % $1 = 0', [7]))) as Error & { code?: string };
     t.is(err.code, '57014');
     t.regex(err.message, /statement timeout \(the 300 ms time limit, PLATFORM_QUERY_TIMEOUT_MS\)/);
-    t.is((await client.query('SELECT count(*) AS n FROM readings')).rows[0].n, '3');
+    t.is((await afterTimeout(client, 'SELECT count(*) AS n FROM readings')).rows[0].n, '3');
   } finally {
     await client.end().catch(() => undefined);
     await te.close();
@@ -201,7 +216,7 @@ test('a statement that ran small and fast is still interrupted by the statement 
     const err = (await t.throwsAsync(client.query(sevens(1_000_000_000_000)))) as Error & { code?: string };
     t.is(err.code, '57014');
     t.regex(err.message, /statement timeout \(the 300 ms time limit, PLATFORM_QUERY_TIMEOUT_MS\)/);
-    t.is((await client.query(sevens(15))).rows[0].n, '3');
+    t.is((await afterTimeout(client, sevens(15))).rows[0].n, '3');
   } finally {
     await client.end().catch(() => undefined);
     await te.close();
