@@ -15,6 +15,7 @@ import { waitFor } from '../../core/shared/testing/eventually.js';
 
 // The spawned cloud inherits these: three jobs at once, one PyTorch thread each (CI has two cores).
 process.env.PLATFORM_TRAINING_CONCURRENCY = '3';
+process.env.PLATFORM_TRAINING_CONCURRENCY_PER_ORG = '3'; // one organization here: its jobs may run side by side
 process.env.PLATFORM_TRAINING_THREADS = '1';
 
 const labels = ['blue', 'green', 'red'];

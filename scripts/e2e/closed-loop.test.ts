@@ -19,6 +19,7 @@ import { GetClassificationsRequest, GetDetectionsRequest, VisionServiceClient } 
 
 // The spawned cloud inherits these: both jobs at once, one PyTorch thread each (CI has two cores).
 process.env.PLATFORM_TRAINING_CONCURRENCY = '2';
+process.env.PLATFORM_TRAINING_CONCURRENCY_PER_ORG = '2'; // one organization here: its jobs may run side by side
 process.env.PLATFORM_TRAINING_THREADS = '1';
 
 const classes = ['red', 'blue'] as const;
