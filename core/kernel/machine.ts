@@ -10,15 +10,14 @@ import { DriverError } from '../../plugins/errors.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import { echo } from '../shared/bounded-text.js';
 import type { MachineConfig } from '../shared/machine-config.js';
-import { parseResourceEntries, type ResourceEntry } from '../shared/resource-entry.js';
-import { assembleDataManager } from '../shared/data-manager-assemble.js';
-import { linkSettingsOf } from '../cloud-link/link-settings.js';
+import { parseResourceEntries } from '../shared/resource-entry.js';
+import { entryCompletion, entrySubstitution, KERNEL_EXTENSIONS, KernelExtensions, missingModelExplanation, moduleLogLevel } from './extension-points.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
 import { ModelRegistry } from '../shared/model-registry.js';
 import type { ConfigError } from '../../plugins/validation.js';
-import { resolveResources, type MissingModelExplainer } from '../shared/resolve-resources.js';
+import { resolveResources } from '../shared/resolve-resources.js';
 import { DriverWorker } from '../workers/driver-worker.js';
 import type { LogRecord } from '../workers/protocol.js';
 import { createRemote } from '../workers/remote.js';
@@ -46,22 +45,12 @@ export interface MachineEvents {
   closed: [key: string];
 }
 
-/** Resource-level hooks that other parts of the runtime (modules) plug in. */
-export interface MachineHooks {
-  explainMissingModel?: MissingModelExplainer;
-  /** The log level of a resource whose model comes from a module (the module's log_level). */
-  moduleLogLevel?(moduleId: string): LevelName | undefined;
-  /** Completes entries before they are resolved, in place: the installed packages' folders (core/packages/). */
-  prepareEntries?(entries: ResourceEntry[]): void;
-}
-
 @injectable()
 export class Machine extends EventEmitter<MachineEvents> {
   private readonly nodes = new Map<string, ResourceNode>();
   private queue: Promise<unknown> = Promise.resolve();
   private settings: LogSettings = { debug: false, rules: [] };
   private current?: MachineConfig;
-  private hooks: MachineHooks = {};
   /** The config error last logged per resource key, so that a refresh does not log it again. */
   private readonly loggedConfigErrors = new Map<string, string>();
   state: MachineState = 'initializing';
@@ -71,14 +60,12 @@ export class Machine extends EventEmitter<MachineEvents> {
     @inject(ModelRegistry) private readonly registry: ModelRegistry,
     @inject(LOG_SINK) private readonly sink: LogSink,
     @inject(KernelOptions) private readonly options: KernelOptions,
+    /** What others extend (core/kernel/extension-points.ts), composed in core/server/compose.ts. */
+    @inject(KERNEL_EXTENSIONS) private readonly extensions: KernelExtensions,
   ) {
     super();
     this.settings = { debug: options.debug, rules: [] };
     this.log = sink.logger('platform.kernel', () => levelFor('platform.kernel', this.settings));
-  }
-
-  setHooks(hooks: MachineHooks): void {
-    this.hooks = { ...this.hooks, ...hooks };
   }
 
   get config(): MachineConfig | undefined {
@@ -175,7 +162,7 @@ export class Machine extends EventEmitter<MachineEvents> {
 
   private levelOf(node: ResourceNode): LevelName {
     const { entry, model } = node.spec;
-    const own = model?.moduleId ? this.hooks.moduleLogLevel?.(model.moduleId) : entry.logLevel;
+    const own = model?.moduleId ? this.extensions.firstAnswer(moduleLogLevel, model.moduleId) : entry.logLevel;
     return levelFor(this.loggerName(node), this.settings, own);
   }
 
@@ -192,10 +179,10 @@ export class Machine extends EventEmitter<MachineEvents> {
     this.settings = { debug: this.options.debug || config.debug, rules: config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level })) };
     this.sink.setDeduplicate(!config.disable_log_deduplication);
     const entries = parseResourceEntries(config.components, config.services);
-    this.hooks.prepareEntries?.(entries);
-    // The data manager's capture targets come from the other entries' service_configs.
-    assembleDataManager(entries, this.registry, linkSettingsOf(config.cloud, this.options.allowInsecureCreds));
-    const desired = resolveResources(entries, this.registry, this.hooks.explainMissingModel);
+    const context = { config, registry: this.registry };
+    for (const step of this.extensions.all(entrySubstitution)) step(entries, context);
+    for (const step of this.extensions.all(entryCompletion)) step(entries, context);
+    const desired = resolveResources(entries, this.registry, (api, model) => this.extensions.firstAnswer(missingModelExplanation, api, model));
     this.logConfigErrors(desired);
     const byKey = new Map(desired.map((r) => [r.key, r]));
     const removed = [...this.nodes.keys()].filter((key) => !byKey.has(key));

@@ -20,8 +20,6 @@ export interface KernelOptions {
   backoffResetMs: number;
   /** -debug: debug logs for everything, whatever the config says. */
   debug: boolean;
-  /** -allow-insecure-creds: what the data manager's link to the cloud may do (core/cloud-link/address.ts). */
-  allowInsecureCreds: boolean;
 }
 
 export const KernelOptions: InjectionToken<KernelOptions> = 'KernelOptions';
@@ -36,7 +34,6 @@ export function defaultKernelOptions(overrides: Partial<KernelOptions> = {}): Ke
     backoffMaxMs: 60_000,
     backoffResetMs: 30_000,
     debug: false,
-    allowInsecureCreds: false,
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@
 import test from 'ava';
 import { defineModel } from '../../plugins/contract.js';
 import { createHarness, generic } from '../kernel/fixtures/harness.js';
+import { moduleLogLevel } from '../kernel/extension-points.js';
 import { genericAttributes, genericModel } from '../kernel/fixtures/generic-model.js';
 import type { LevelName } from '../shared/log-levels.js';
 
@@ -14,7 +15,7 @@ async function machineWith(levels: Record<string, LevelName | undefined>) {
   h.registry.register(modular('acme:loud:recorder'), 'acme:loud');
   h.registry.register(modular('acme:quiet:recorder'), 'acme:quiet');
   h.registry.register(modular('acme:plain:recorder'), 'acme:plain');
-  h.machine.setHooks({ moduleLogLevel: (id) => levels[id] });
+  h.extensions.provide(moduleLogLevel, (id) => levels[id]);
   return h;
 }
 

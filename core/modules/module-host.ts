@@ -18,8 +18,9 @@ import type { MachineConfig, ModuleEntry } from '../shared/machine-config.js';
 import type { ModuleApi } from '../grpc/module-apis.js';
 import { resolve as resolvePath } from 'node:path';
 import { Machine } from '../kernel/machine.js';
+import { missingModelExplanation, moduleLogLevel, type KernelExtensions } from '../kernel/extension-points.js';
 import { KernelOptions } from '../kernel/options.js';
-import { compileLogPattern, levelFor, type LogSettings } from '../shared/log-rules.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModelRegistry } from '../shared/model-registry.js';
 import { configNotes, moduleIdOf } from './config-notes.js';
@@ -80,10 +81,11 @@ export class ModuleHost {
     // The runtime's own lines about modules follow -debug, `debug` and the `log` rules like other loggers.
     this.log = sink.logger('platform.modules', () => levelFor('platform.modules', this.logSettings));
     this.folder = pluginsFolder({ env: options.pluginsDirEnv, configPath: options.configPath, home: options.home }).path;
-    machine.setHooks({
-      explainMissingModel: (api, model) => this.explain(api, model),
-      moduleLogLevel: (moduleId) => this.records.get(moduleId)?.selection.entry.log_level,
-    });
+  }
+
+  /** The log level of a module's resources (its entry's log_level), for the kernel's moduleLogLevel point. */
+  moduleLogLevel(moduleId: string): LevelName | undefined {
+    return this.records.get(moduleId)?.selection.entry.log_level;
   }
 
   /**
@@ -306,7 +308,8 @@ export class ModuleHost {
   }
 
   /** Why a model that looks modular is not registered; the resource's error. */
-  private explain(api: string, model: string): string | undefined {
+  /** Why a model is missing, when a module explains it (not in the config, not installed, failed). */
+  explain(api: string, model: string): string | undefined {
     const moduleId = moduleIdOf(model);
     if (!moduleId) return undefined;
     if (!this.records.has(moduleId)) {
@@ -345,4 +348,10 @@ export class ModuleHost {
     for (const note of notes) if (!this.warned.has(note.key)) this.log.warn(note.message, note.fields);
     this.warned = new Set(notes.map((n) => n.key));
   }
+}
+
+/** The module host's part in the kernel's extension points: why a model is missing, and modules' log levels. */
+export function provideModuleHostExtensions(extensions: KernelExtensions, host: () => ModuleHost): void {
+  extensions.provide(missingModelExplanation, (api, model) => host().explain(api, model));
+  extensions.provide(moduleLogLevel, (moduleId) => host().moduleLogLevel(moduleId));
 }

@@ -11,7 +11,7 @@ import { parseMachineConfig } from '../shared/machine-config.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
 import { defaultKernelOptions } from '../kernel/options.js';
 import { LogSink } from '../logging/sink.js';
-import { ModuleHost } from './module-host.js';
+import { ModuleHost, provideModuleHostExtensions } from './module-host.js';
 import { defaultModuleOptions } from './options.js';
 
 const WEATHER = fileURLToPath(new URL('../../plugins/examples/weather', import.meta.url));
@@ -26,6 +26,7 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   output.on('data', (d: Buffer) => text.push(d.toString()));
   const sink = await LogSink.create({ destination: output, deduplicate: false });
   const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: plugins, settleMs: 50 }), defaultKernelOptions());
+  provideModuleHostExtensions(h.extensions, () => host);
   const loaded = () =>
     text
       .join('')
@@ -88,6 +89,7 @@ test.serial('an unreadable plugins folder is logged and its modules reported mis
   output.on('data', (d: Buffer) => text.push(d.toString()));
   const sink = await LogSink.create({ destination: output });
   const host = new ModuleHost(h.machine, h.registry, sink, defaultModuleOptions({ pluginsDirEnv: notAFolder }), defaultKernelOptions());
+  provideModuleHostExtensions(h.extensions, () => host);
   t.teardown(async () => {
     await host.close();
     await h.stop();

@@ -118,8 +118,8 @@ export class MachinePackages {
   }
 
   /**
-   * Replaces ${packages.NAME} in each entry's attributes by the installed folder (a MachineHooks
-   * prepareEntries hook). A reference to a package that failed, or that the config does not list, is an
+   * Replaces ${packages.NAME} in each entry's attributes by the installed folder (the kernel's entrySubstitution
+   * extension point, wired in core/server/compose.ts). A reference to a package that failed, or that the config does not list, is an
    * error of that resource naming the package and the reason, as GetMachineStatus shows it.
    */
   prepare(entries: ResourceEntry[]): void {

@@ -6,9 +6,12 @@ import { builtinModels } from '../../drivers/index.js';
 import { ConfigFile } from '../config/config-file.js';
 import { dataManagerModel } from '../shared/data-manager-model.js';
 import { Machine } from '../kernel/machine.js';
+import { entryCompletion, entrySubstitution, KERNEL_EXTENSIONS, KernelExtensions } from '../kernel/extension-points.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
+import { linkSettingsOf } from '../cloud-link/link-settings.js';
+import { assembleDataManager } from '../shared/data-manager-assemble.js';
 import { LOG_SINK, LogSink } from '../logging/sink.js';
-import { ModuleHost } from '../modules/module-host.js';
+import { ModuleHost, provideModuleHostExtensions } from '../modules/module-host.js';
 import { ONLINE_MACHINE, OnlineMachine } from '../online/online-machine.js';
 import { defaultModuleOptions, ModuleOptions } from '../modules/options.js';
 import { ModelRegistry } from '../shared/model-registry.js';
@@ -33,12 +36,31 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   container.register(CONFIG_FILE, { useValue: online?.config ?? file });
   if (online) container.register(ONLINE_MACHINE, { useValue: online });
   container.register(KernelOptions, {
-    useValue: defaultKernelOptions({ debug: flag(flags, 'debug'), allowInsecureCreds: flag(flags, 'allow-insecure-creds') }),
+    useValue: defaultKernelOptions({ debug: flag(flags, 'debug') }),
   });
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
   container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });
+  container.register(KERNEL_EXTENSIONS, { useValue: kernelExtensions(container, flag(flags, 'allow-insecure-creds')) });
   container.registerSingleton(Machine);
   container.registerSingleton(ModuleHost);
   container.registerSingleton(Runtime);
   return container;
+}
+
+/**
+ * The one place where the kernel's extension points (core/kernel/extension-points.ts) get their
+ * implementations, in order: the packages' folders are substituted, then the data manager is completed
+ * from the other entries, and the module host explains missing models and gives modules' log levels. The
+ * kernel consults them only while it applies a config, after every service here exists, so each is
+ * resolved when called.
+ */
+function kernelExtensions(container: DependencyContainer, allowInsecureCreds: boolean): KernelExtensions {
+  const extensions = new KernelExtensions();
+  extensions.provide(entrySubstitution, (entries) => container.resolve(Runtime).prepareEntries(entries));
+  // The data manager, an ordinary built-in: its capture targets and its link to the cloud come from the config.
+  extensions.provide(entryCompletion, (entries, { config, registry }) =>
+    assembleDataManager(entries, registry, linkSettingsOf(config.cloud, allowInsecureCreds)),
+  );
+  provideModuleHostExtensions(extensions, () => container.resolve(ModuleHost));
+  return extensions;
 }

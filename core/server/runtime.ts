@@ -28,6 +28,7 @@ import { startRuntimeWeb } from '../web/runtime-web.js';
 import type { WebServer } from '../shared/web/web-server.js';
 import { flag, pendingFlags, stringFlag, type Flags } from './flags.js';
 import { envNumber } from '../shared/env.js';
+import type { ResourceEntry } from '../shared/resource-entry.js';
 
 export const RUNTIME_FLAGS: InjectionToken<Flags> = 'RuntimeFlags';
 /** The local config file, or the cloud for an online machine. */
@@ -90,8 +91,12 @@ export class Runtime {
       sink.logger('platform.packages', () => this.levelOf('platform.packages')),
       flag(flags, 'allow-insecure-creds'),
     );
-    machine.setHooks({ prepareEntries: (entries) => this.packages.prepare(entries) });
     this.unobserve = observeMachine(machine, this.sessions);
+  }
+
+  /** Substitutes the installed packages' folders into the entries (the kernel's entrySubstitution point). */
+  prepareEntries(entries: ResourceEntry[]): void {
+    this.packages.prepare(entries);
   }
 
   private settings?: { config: LoadedConfig['config']; settings: LogSettings };

@@ -49,12 +49,19 @@ const floats = (t: Tensor | undefined, what: string): Float32Array => {
 };
 
 async function modelOf(dependencies: Dependencies, name: string): Promise<{ model: Remote<MLModel>; meta: MLModelMetadata }> {
-  const model = dependencies.get(MLMODEL_API, name);
+  const notAModel = () => failedPrecondition(`mlmodel_name ${JSON.stringify(name)}: must name an mlmodel service (core:service:mlmodel)`);
+  let model: Remote<MLModel>;
+  try {
+    // The worker checks the dependency's API: a camera named here fails at once, with the field named.
+    model = dependencies.get(MLMODEL_API, name);
+  } catch {
+    throw notAModel();
+  }
   try {
     return { model, meta: await model.metadata() };
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'UNIMPLEMENTED') throw failedPrecondition(`mlmodel_name ${JSON.stringify(name)}: must name an mlmodel service (core:service:mlmodel)`);
+    if (code === 'UNIMPLEMENTED') throw notAModel();
     throw err;
   }
 }
