@@ -96,12 +96,17 @@ async function refused(t: ExecutionContext, entries: RawEntry[], format: 'coco' 
 }
 
 const png = (w: number, h: number) => Buffer.from(noisyPng(w, h));
+/** Indented as trainers write it: annotations[0] starts on line 11. */
 const coco = (bbox: number[]) =>
-  JSON.stringify({
-    images: [{ id: 1, file_name: 'a.png', width: 100, height: 50 }],
-    annotations: [{ id: 7, image_id: 1, category_id: 0, bbox }],
-    categories: [{ id: 0, name: 'thing' }],
-  });
+  JSON.stringify(
+    {
+      images: [{ id: 1, file_name: 'a.png', width: 100, height: 50 }],
+      annotations: [{ id: 7, image_id: 1, category_id: 0, bbox }],
+      categories: [{ id: 0, name: 'thing' }],
+    },
+    null,
+    1,
+  );
 
 test.serial('a COCO box outside its image is refused naming the file and the annotation', async (t) => {
   await refused(
@@ -111,7 +116,17 @@ test.serial('a COCO box outside its image is refused naming the file and the ann
       { name: 'train/a.png', data: png(100, 50) },
     ],
     'coco',
-    /train\/_annotations\.coco\.json: annotations\[0\] \(id 7\)\.bbox \[90, 10, 20, 10\] is outside its 100x50 image/,
+    /train\/_annotations\.coco\.json: line 11: annotations\[0\] \(id 7\)\.bbox \[90, 10, 20, 10\] is outside its 100x50 image/,
+  );
+  // JSON that does not parse: the line of the error.
+  await refused(
+    t,
+    [
+      { name: 'train/_annotations.coco.json', data: Buffer.from('{\n "images": [\n  {"id": 1}\n  {"id": 2}\n ]\n}') },
+      { name: 'train/a.png', data: png(100, 50) },
+    ],
+    'coco',
+    /train\/_annotations\.coco\.json: line 4: is not valid JSON/,
   );
   // A declared size that the image header contradicts.
   await refused(

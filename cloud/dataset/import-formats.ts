@@ -2,6 +2,7 @@
 // import and their boxes, normalised to [0, 1]. Everything is checked here, before anything is
 // written; a problem is an ImportError naming the file (and line, or JSON path) and the reason.
 import type { Entry } from 'yauzl';
+import { elementLine, lineAt } from './json-lines.js';
 import type { CheckedZip } from './safe-zip.js';
 
 export class ImportError extends Error {
@@ -39,12 +40,14 @@ const eps = 1e-6;
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-async function readJson(zip: CheckedZip, entry: Entry): Promise<unknown> {
+async function readJson(zip: CheckedZip, entry: Entry): Promise<{ doc: unknown; text: string }> {
   const text = (await zip.read(entry)).toString('utf8');
   try {
-    return JSON.parse(text);
+    return { doc: JSON.parse(text), text };
   } catch (err) {
-    throw new ImportError(entry.fileName, `is not valid JSON (${(err as Error).message})`);
+    const message = (err as Error).message;
+    const at = /position (\d+)/.exec(message);
+    throw new ImportError(entry.fileName, `${at ? `line ${lineAt(text, Number(at[1]))}: ` : ''}is not valid JSON (${message})`);
   }
 }
 
@@ -63,18 +66,23 @@ export async function planCoco(zip: CheckedZip): Promise<PlannedImage[]> {
   const plans = new Map<string, PlannedImage>();
   let docs = 0;
   for (const entry of zip.files.filter((e) => e.fileName.toLowerCase().endsWith('.json'))) {
-    const doc = await readJson(zip, entry);
+    const { doc, text } = await readJson(zip, entry);
     if (!isCoco(doc)) continue;
     docs++;
     const file = entry.fileName;
+    /** "line N: images[i]" or "annotations[i]", with the line where that element starts. */
+    const at = (key: 'images' | 'annotations' | 'categories', i: number) => {
+      const line = elementLine(text, key, i);
+      return `${line ? `line ${line}: ` : ''}${key}[${i}]`;
+    };
     const categories = new Map<unknown, string>();
     doc.categories.forEach((c, i) => {
-      if (typeof c?.name !== 'string' || c.name === '') throw new ImportError(file, `categories[${i}].name must be a non-empty string`);
+      if (typeof c?.name !== 'string' || c.name === '') throw new ImportError(file, `${at('categories', i)}.name must be a non-empty string`);
       categories.set(c.id, c.name);
     });
     const images = new Map<unknown, PlannedImage>();
     doc.images.forEach((img, i) => {
-      const where = `images[${i}]`;
+      const where = at('images', i);
       if (typeof img?.file_name !== 'string') throw new ImportError(file, `${where}.file_name must be a string`);
       if (!finite(img.width) || !finite(img.height) || img.width <= 0 || img.height <= 0)
         throw new ImportError(file, `${where}.width and .height must be positive numbers`);
@@ -87,7 +95,7 @@ export async function planCoco(zip: CheckedZip): Promise<PlannedImage[]> {
       images.set(img.id, plan);
     });
     doc.annotations.forEach((a, i) => {
-      const where = `annotations[${i}]${a?.id !== undefined ? ` (id ${String(a.id)})` : ''}`;
+      const where = `${at('annotations', i)}${a?.id !== undefined ? ` (id ${String(a.id)})` : ''}`;
       const plan = images.get(a?.image_id);
       if (!plan) throw new ImportError(file, `${where}.image_id ${String(a?.image_id)} names no image`);
       const label = categories.get(a.category_id);

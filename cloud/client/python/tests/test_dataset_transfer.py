@@ -109,7 +109,7 @@ async def test_round_trip_and_refused_import(tenancy, owner):
             }
             z.writestr("train/_annotations.coco.json", json.dumps(coco))
         empty = await data.create_dataset(unique("py-refused"), tenancy.org_a)
-        with raises_grpc(grpc.StatusCode.INVALID_ARGUMENT, r"train/_annotations\.coco\.json: annotations\[0\] \(id 3\)\.bbox .* is outside"):
+        with raises_grpc(grpc.StatusCode.INVALID_ARGUMENT, r"train/_annotations\.coco\.json: line 1: annotations\[0\] \(id 3\)\.bbox .* is outside"):
             await data.import_dataset(empty, bad, "coco", tenancy.part_a)
         assert (await data.binary_data_by_filter(Filter(dataset_id=empty), count_only=True))[1] == 0
 
