@@ -8,6 +8,7 @@ import { pino, type Logger } from 'pino';
 import { addStandardServices } from '../../core/shared/standard-services.js';
 import { withBoundedStatus } from '../../core/shared/bounded-status.js';
 import { withCallMetrics } from '../../core/shared/telemetry/grpc-metrics.js';
+import { withCallTracing } from '../../core/shared/telemetry/grpc-tracing.js';
 import { coreAdminActions } from '../admin/actions.js';
 import { startAdminChannel } from '../admin/channel.js';
 import { addAuthService } from '../auth/auth-service.js';
@@ -67,7 +68,11 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const authorizer = new Authorizer(store, tokens);
   const server = decodeErrorsAsInvalidArgument(
     // Every status it sends is bounded (bounded-status.ts): no echoed input can wedge a client's connection.
-    new Server(withCallMetrics(withBoundedStatus({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 }))),
+    new Server(
+      withCallMetrics(
+        withCallTracing(withBoundedStatus({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 })),
+      ),
+    ),
   );
   // Every service added, extensions' included: the web port forwards gRPC-Web calls to exactly these.
   const services: ServiceDefinition[] = [];

@@ -9,6 +9,7 @@ import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
+import { startTracing, type Tracing } from '../../core/shared/telemetry/tracing.js';
 import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
@@ -69,6 +70,10 @@ export function buildProgram(extensions: CloudExtension[]): Command {
       '--web-allowed-hosts <names>',
       'comma-separated names the data browser answers to besides --host, localhost and IP addresses (DNS rebinding guard; also PLATFORM_WEB_ALLOWED_HOSTS)',
     )
+    .option(
+      '--otlp-endpoint <url>',
+      'send a span of every API call to this OTLP/HTTP receiver (http://host:4318; default $OTEL_EXPORTER_OTLP_ENDPOINT; unset: no tracing, no OpenTelemetry loaded)',
+    )
     .action(
       async (opts: {
         dataDir: string;
@@ -79,6 +84,7 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         tlsKey?: string;
         webPort?: string;
         webAllowedHosts?: string;
+        otlpEndpoint?: string;
       }) => {
         const port = Number(opts.port);
         const webPort = opts.webPort === undefined ? defaultWebPort(port) : Number(opts.webPort);
@@ -91,6 +97,15 @@ export function buildProgram(extensions: CloudExtension[]): Command {
           tls = readServingTls(opts.tlsCert, opts.tlsKey);
         } catch (err) {
           program.error((err as Error).message);
+        }
+        const otlpEndpoint = opts.otlpEndpoint ?? (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
+        let tracing: Tracing | undefined;
+        if (otlpEndpoint !== undefined) {
+          try {
+            tracing = await startTracing({ serviceName: 'platform-cloud', otlpEndpoint });
+          } catch (err) {
+            program.error(`--otlp-endpoint: ${(err as Error).message}`);
+          }
         }
         const cloud = await startCloud({
           dataDir: opts.dataDir,
@@ -108,10 +123,13 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         const stop = () => {
           if (stopping) return;
           stopping = true;
-          cloud.stop().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
+          cloud
+            .stop()
+            .then(() => tracing?.shutdown())
+            .then(
+              () => process.exit(0),
+              () => process.exit(1),
+            );
         };
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);

@@ -9,6 +9,7 @@ import { robotService, type RobotFacts } from './apis/robot.js';
 import { sessionAccess } from './session-access.js';
 import { withBoundedStatus } from '../shared/bounded-status.js';
 import { withCallMetrics } from '../shared/telemetry/grpc-metrics.js';
+import { withCallTracing } from '../shared/telemetry/grpc-tracing.js';
 import { addStandardServicesWithReflection } from '../shared/standard-services.js';
 import { ModuleApiServices, type ModuleApi } from './module-apis.js';
 
@@ -31,7 +32,9 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   const access = sessionAccess(machine, facts.sessions);
   // Every status it sends is bounded (bounded-status.ts): no echoed input can wedge a client's connection.
   const server = new Server(
-    withCallMetrics(withBoundedStatus({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 })),
+    withCallMetrics(
+      withCallTracing(withBoundedStatus({ 'grpc.max_receive_message_length': 64 * 1024 * 1024, 'grpc.max_send_message_length': 64 * 1024 * 1024 })),
+    ),
   );
   server.addService(RobotServiceService, robotService(access, facts));
   for (const adapter of apiAdapters) server.addService(adapter.definition, adapter.implementation(access));

@@ -1,0 +1,97 @@
+// gRPC spans: a server interceptor on both programs' servers (a SERVER span per call, its parent taken
+// from the caller's W3C `traceparent` metadata) and a client interceptor for clients that carry the trace
+// on (a CLIENT span, its context put into the call's metadata). Both record the status code
+// (rpc.grpc.status_code; ERROR status for anything but OK). While tracing is off (activeTracing() unset)
+// they pass calls through untouched and load nothing.
+import {
+  InterceptingCall,
+  Metadata,
+  ServerInterceptingCall,
+  ServerListenerBuilder,
+  status,
+  type Interceptor,
+  type ServerInterceptor,
+  type ServerOptions,
+} from '@grpc/grpc-js';
+import type { Context, Span } from '@opentelemetry/api';
+import { activeTracing, type Tracing } from './tracing.js';
+
+const SPAN_KIND_SERVER = 1;
+const SPAN_KIND_CLIENT = 2;
+const STATUS_ERROR = 2;
+
+function rpcAttributes(path: string): Record<string, string> {
+  const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(path) ?? [];
+  return { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
+}
+
+function endWith(span: Span, code: number, details?: string): void {
+  span.setAttribute('rpc.grpc.status_code', code);
+  if (code !== status.OK) span.setStatus({ code: STATUS_ERROR, message: `${status[code]}${details ? `: ${details}` : ''}` });
+  span.end();
+}
+
+const getter = {
+  keys: (md: Metadata) => Object.keys(md.getMap()),
+  get: (md: Metadata, key: string) => md.get(key).map(String),
+};
+const setter = { set: (md: Metadata, key: string, value: string) => md.set(key, value) };
+
+/** The span's name: the method's path without the leading slash (`platform.app.data.v1.DataService/TabularDataBySQL`). */
+const spanName = (path: string) => path.replace(/^\//, '');
+
+export const callTracing: ServerInterceptor = (method, call) => {
+  const tracing = activeTracing();
+  if (!tracing) return new ServerInterceptingCall(call);
+  let span: Span | undefined;
+  let ended = false;
+  const end = (code: number, details?: string) => {
+    if (!span || ended) return;
+    ended = true;
+    endWith(span, code, details);
+  };
+  return new ServerInterceptingCall(call, {
+    start: (next) =>
+      next(
+        new ServerListenerBuilder()
+          .withOnReceiveMetadata((metadata, nextMetadata) => {
+            const parent = tracing.api.propagation.extract(tracing.api.ROOT_CONTEXT, metadata, getter);
+            span = tracing.tracer.startSpan(spanName(method.path), { kind: SPAN_KIND_SERVER, attributes: rpcAttributes(method.path) }, parent);
+            nextMetadata(metadata);
+          })
+          .withOnCancel(() => end(status.CANCELLED))
+          .build(),
+      ),
+    sendStatus: (sent, next) => {
+      end(sent.code, sent.details);
+      next(sent);
+    },
+  });
+};
+
+/** Server options with callTracing added. */
+export function withCallTracing(options: ServerOptions): ServerOptions {
+  return { ...options, interceptors: [callTracing, ...(options.interceptors ?? [])] };
+}
+
+/** A CLIENT span around each call, child of the active context, its context sent as `traceparent`. */
+export function tracingClientInterceptor(tracing: Tracing | undefined = activeTracing()): Interceptor {
+  return (options, nextCall) => {
+    if (!tracing) return new InterceptingCall(nextCall(options));
+    const path = options.method_definition.path;
+    const span = tracing.tracer.startSpan(spanName(path), { kind: SPAN_KIND_CLIENT, attributes: rpcAttributes(path) });
+    const context: Context = tracing.api.trace.setSpan(tracing.api.context.active(), span);
+    return new InterceptingCall(nextCall(options), {
+      start: (metadata, _listener, next) => {
+        tracing.api.propagation.inject(context, metadata, setter);
+        // A partial listener: grpc-js passes each event on to the caller's listener through `nextStatus`.
+        next(metadata, {
+          onReceiveStatus: (received, nextStatus) => {
+            endWith(span, received.code, received.details);
+            nextStatus(received);
+          },
+        });
+      },
+    });
+  };
+}
