@@ -53,6 +53,9 @@ test('default paths: system and dev mode', (t) => {
   t.is(sys.defaultsFile, '/etc/platform-defaults.json');
   t.is(sys.root, '/opt/platform');
   t.is(sys.systemdDir, '/etc/systemd/system');
+  t.is(sys.systemRoot, '', 'system_configuration writes the real /etc on a machine');
+  t.is(agentPaths({ devMode: false, installRoot: '/tmp/r', env: {} }).systemRoot, '/tmp/r');
+  t.is(agentPaths({ devMode: true, env: { PLATFORM_AGENT_HOME: '/tmp/dev' } }).systemRoot, '/tmp/dev/system');
   const dev = agentPaths({ devMode: true, env: { PLATFORM_AGENT_HOME: '/tmp/dev' } });
   for (const p of [dev.configFile, dev.defaultsFile, dev.binDir, dev.cacheDir, dev.stateFile, dev.systemdDir]) t.true(p.startsWith('/tmp/dev/'), p);
   t.is(agentPaths({ devMode: false, config: '/c.json', env: {} }).configFile, '/c.json');

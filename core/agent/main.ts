@@ -5,6 +5,7 @@ import { Logger } from './agent-log.js';
 import { parseAgentArgs } from './cli.js';
 import { agentPaths, INSTALL_ROOT_ENV } from './paths.js';
 import { installService } from './service-install.js';
+import { DryRunner, ProcessRunner } from './system/command-runner.js';
 import { TimeScale } from './time-scale.js';
 
 async function main(): Promise<number> {
@@ -50,6 +51,11 @@ async function main(): Promise<number> {
       waitForUpdate: cli.wait,
       fastStart: cli.fastStart,
       allowInsecureCreds: cli.allowInsecureCreds,
+      // Under a dev folder or an install root the system files are written there, and commands that
+      // would change this machine are only logged.
+      runner: paths.systemRoot
+        ? new DryRunner((command) => logger.info({ command, system_root: paths.systemRoot }, 'system command not run (dev mode or install root)'))
+        : new ProcessRunner(),
       exit: (code) => resolve(code),
     });
     const shutdown = (signal: string) => {

@@ -18,6 +18,11 @@ export interface AgentPaths {
   defaultsFile: string;
   /** Folder of the systemd unit written by --install. */
   systemdDir: string;
+  /**
+   * Prefix of the operating-system files that system_configuration writes (journald, apt): '' on a
+   * machine, the install root with PLATFORM_AGENT_INSTALL_ROOT, `<dev folder>/system` with --dev-mode.
+   */
+  systemRoot: string;
 }
 
 export const HOME_ENV = 'PLATFORM_AGENT_HOME';
@@ -58,5 +63,6 @@ export function agentPaths(opts: PathOptions): AgentPaths {
     configFile: opts.config ?? join(etc, 'platform.json'),
     defaultsFile: opts.defaults ?? join(etc, 'platform-defaults.json'),
     systemdDir: opts.devMode ? join(root, 'systemd') : sys('/etc/systemd/system'),
+    systemRoot: opts.devMode ? join(root, 'system') : (opts.installRoot ?? ''),
   };
 }
