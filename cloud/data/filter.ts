@@ -77,7 +77,6 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
   }
   const equal: [string, string][] = [
     ['component_name', filter.componentName],
-    ['component_type', filter.componentType],
     ['method_name', filter.method],
     ['robot_name', filter.robotName],
     ['robot_id', filter.robotId],
@@ -85,6 +84,10 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     ['part_id', filter.partId],
   ];
   for (const [column, value] of equal) if (value) add(`${column} = ?`, value);
+  if (filter.componentType) {
+    const [sql, ...values] = componentTypeMatch(filter.componentType);
+    add(sql, ...values);
+  }
   if (filter.locationIds.length > 0) add('list_contains(CAST(? AS VARCHAR[]), location_id)', stringList(filter.locationIds));
 
   const { start, end } = filter.interval ?? {};
@@ -128,4 +131,16 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     if (filter.datasetId) add('list_contains(dataset_ids, ?)', filter.datasetId);
   }
   return { sql: clauses.join(' AND '), params };
+}
+
+/**
+ * component_type as people write it: the short form (`sensor`) and the API form (`core:component:sensor`)
+ * each match rows stored in either form (uploaders store one or the other), so a filter that looks right
+ * finds the rows. Any other text matches itself exactly.
+ */
+export function componentTypeMatch(value: string): [string, ...string[]] {
+  const parts = value.split(':');
+  if (parts.length === 1) return ["(component_type = ? OR component_type LIKE ? ESCAPE '\\')", value, `%:${value.replace(/[\\%_]/g, (c) => `\\${c}`)}`];
+  if (parts.length === 3 && parts.every((p) => p !== '')) return ['(component_type = ? OR component_type = ?)', value, parts[2]];
+  return ['component_type = ?', value];
 }

@@ -95,3 +95,70 @@ test.serial('a training job opened mid-run shows its full history and follows ne
   await detail.getByTestId('job-status').getByText('canceled').waitFor({ timeout: 30_000 });
   t.is((await fx.training.getTrainingJob(id)).status, TrainingStatus.TRAINING_STATUS_CANCELED);
 });
+
+test.serial('the component-type filter takes the short and the API form, and the filters offer the known components', async (t) => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 12, 0, s));
+  // One uploader stores the API form, another the short one: both are sensors.
+  await fx.owner.dataClient.tabularDataCaptureUpload([{ readings: { c: 1 } }], fx.partId, 'core:component:sensor', 'thermo', 'Readings', [[at(0), at(0)]]);
+  await fx.owner.dataClient.tabularDataCaptureUpload([{ readings: { c: 2 } }], fx.partId, 'sensor', 'hygro', 'Readings', [[at(1), at(1)]]);
+  await fx.owner.dataClient.tabularDataCaptureUpload([{ readings: { c: 3 } }], fx.partId, 'core:component:motor', 'wheel', 'Position', [[at(2), at(2)]]);
+  const page = await signedIn(t, 'Tabular data');
+  const table = page.getByTestId('tabular-results-table');
+  const names = () => table.locator('tbody tr td:nth-child(2)').allInnerTexts();
+  t.regex((await page.getByLabel('Component type').getAttribute('placeholder')) ?? '', /sensor or core:component:sensor/);
+  await page.getByLabel('Order').selectOption('oldest');
+  for (const typed of ['sensor', 'core:component:sensor']) {
+    await page.getByLabel('Component type').fill(typed);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    t.deepEqual(await eventually(names, (v) => v.join() === 'thermo,hygro', { what: `the sensors for ${typed}` }), ['thermo', 'hygro'], typed);
+  }
+  await page.getByLabel('Component type').fill('motor');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await eventually(names, (v) => v.join() === 'wheel', { what: 'the motor' });
+  const values = (id: string) =>
+    page
+      .getByTestId(id)
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => o.getAttribute('value')));
+  t.deepEqual(
+    await eventually(
+      () => values('known-component-names'),
+      (v) => v.length === 3,
+    ),
+    ['hygro', 'thermo', 'wheel'],
+  );
+  t.deepEqual(await values('known-component-types'), ['core:component:motor', 'core:component:sensor', 'motor', 'sensor']);
+});
+
+test.serial('the SQL console lists the table and its columns, offers example queries, and answers SHOW TABLES and DESCRIBE', async (t) => {
+  const page = await signedIn(t, 'SQL');
+  const schema = page.getByTestId('sql-schema');
+  await schema.getByText('component_type').waitFor();
+  t.regex(await schema.innerText(), /Tables: readings \(15 columns\)[\s\S]*time_received\s+TIMESTAMP WITH TIME ZONE[\s\S]*data\s+JSON/);
+  const query = page.getByLabel('SQL query');
+  t.regex(await query.inputValue(), /^SELECT .* FROM readings/);
+  await page.getByLabel('Example queries').selectOption({ label: 'rows per component' });
+  t.regex(await query.inputValue(), /count\(\*\) AS rows/);
+  await page.getByRole('button', { name: 'Run' }).click();
+  const table = page.getByTestId('sql-results-table');
+  await table.getByText('wheel').waitFor();
+  t.deepEqual((await table.locator('thead th').allInnerTexts()).slice(0, 3), ['component_name', 'component_type', 'rows']);
+
+  await query.fill('SHOW TABLES');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await eventually(
+    () => table.locator('thead th').allInnerTexts(),
+    (h) => h.join() === 'name',
+  );
+  t.deepEqual(await table.locator('tbody td').allInnerTexts(), ['readings']);
+  await query.fill('DESCRIBE readings;');
+  await page.getByRole('button', { name: 'Run' }).click();
+  await eventually(
+    () => table.locator('thead th').allInnerTexts(),
+    (h) => h.join() === 'column_name,column_type',
+  );
+  t.true((await table.locator('tbody tr td:nth-child(1)').allInnerTexts()).includes('component_type'));
+  await query.fill('DESCRIBE secrets');
+  await page.getByRole('button', { name: 'Run' }).click();
+  t.regex(await page.getByTestId('sql-error').innerText(), /there is no table "secrets"; the one table is readings/);
+});

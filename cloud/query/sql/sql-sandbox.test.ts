@@ -147,3 +147,38 @@ test('the time limit covers the statement check too', async (t) => {
   const err = await t.throwsAsync(quick.query('org-a', sql), { instanceOf: StatusError });
   t.is(err!.code, status.DEADLINE_EXCEEDED);
 });
+
+test('SHOW TABLES and DESCRIBE readings are answered read-only from the schema; DESCRIBE of another table names the one there is', async (t) => {
+  for (const text of ['SHOW TABLES', 'show tables;', '  SHOW ALL TABLES ']) t.deepEqual(await sandbox.query('org-a', text), [{ name: 'readings' }], text);
+  for (const text of ['DESCRIBE readings', 'describe "readings";', 'DESC readings', 'SHOW readings', 'SHOW COLUMNS FROM readings', 'DESCRIBE']) {
+    const rows = await sandbox.query('org-a', text);
+    t.deepEqual(
+      rows.map((r) => r.column_name),
+      [
+        'organization_id',
+        'location_id',
+        'robot_id',
+        'robot_name',
+        'part_id',
+        'part_name',
+        'component_type',
+        'component_name',
+        'method_name',
+        'time_requested',
+        'time_received',
+        'time_synced',
+        'tags',
+        'additional_parameters',
+        'data',
+      ],
+      text,
+    );
+    t.is(rows.find((r) => r.column_name === 'time_received')?.column_type, 'TIMESTAMP WITH TIME ZONE', text);
+  }
+  const other = await t.throwsAsync(sandbox.query('org-a', 'DESCRIBE tabular_data'));
+  t.regex(other.message, /sql_query: there is no table "tabular_data"; the one table is readings/);
+  // Only these whole texts are answered: anything more goes through the sandbox and is refused there.
+  await t.throwsAsync(sandbox.query('org-a', 'DESCRIBE readings; DROP TABLE tabular_data'));
+  await t.throwsAsync(sandbox.query('org-a', 'SHOW TABLES; SELECT 1'));
+  t.is((await sandbox.query('org-a', 'SELECT count(*)::INT AS n FROM readings'))[0].n, 3, 'the data is untouched');
+});

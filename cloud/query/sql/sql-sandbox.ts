@@ -5,6 +5,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../../core/shared/status-error.js';
 import type { QueryAdmission } from '../admission.js';
+import { schemaStatement } from './schema-statements.js';
 import { inspectStatement } from './statement-inspector.js';
 import { createReadingsView } from './readings-view.js';
 import { interruptible, readLimited, type LimitedResult } from './limited-run.js';
@@ -69,6 +70,8 @@ export class SqlSandbox {
     if (typeof sql !== 'string' || sql.trim() === '') throw invalidArgument('sql_query: must not be empty');
     checkTextSize(sql, this.limits, 'sql_query');
     const viewSql = createReadingsView(organizationId);
+    // SHOW TABLES / DESCRIBE readings: a fixed read-only statement of ours answers them (schema-statements.ts).
+    const schema = schemaStatement(sql);
     const run = async () => {
       const conn = await this.connect();
       try {
@@ -80,9 +83,9 @@ export class SqlSandbox {
           this.limits,
           'sql_query',
           async () => {
-            await inspectStatement(conn, sql);
+            if (!schema) await inspectStatement(conn, sql);
             await conn.run(viewSql);
-            return readLimited(conn, sql, this.limits, 'sql_query', usage);
+            return readLimited(conn, schema ?? sql, this.limits, 'sql_query', usage);
           },
           () => usage.bytes,
         );

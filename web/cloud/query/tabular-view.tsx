@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { Order, type TabularDataByFilterResponse } from '../../../gen/platform/app/data/v1/data.js';
 import { queryApi } from '../api/query.js';
 import type { ViewProps } from '../views.js';
+import { knownComponents, typeSuggestions, type KnownComponent } from './known-components.js';
 import { Results } from './results.js';
 import { pageTable } from './tabular-page.js';
 
@@ -27,6 +28,10 @@ export function TabularView(props: ViewProps) {
   const [reply, setReply] = useState<TabularDataByFilterResponse | undefined>();
   const [error, setError] = useState('');
   const [version, setVersion] = useState(0);
+  const [known, setKnown] = useState<KnownComponent[]>([]);
+  useEffect(() => {
+    knownComponents(props).then(setKnown, () => undefined);
+  }, [props.orgId]);
 
   useEffect(() => {
     let live = true;
@@ -85,11 +90,22 @@ export function TabularView(props: ViewProps) {
     <div class="tabular-view">
       <form class="filters" onSubmit={apply}>
         <label>
-          Component name <input name="componentName" defaultValue={filter.componentName} />
+          Component name <input name="componentName" defaultValue={filter.componentName} list="known-component-names" />
         </label>
         <label>
-          Component type <input name="componentType" defaultValue={filter.componentType} placeholder="sensor" />
+          Component type{' '}
+          <input name="componentType" defaultValue={filter.componentType} placeholder="sensor or core:component:sensor" list="known-component-types" />
         </label>
+        <datalist id="known-component-names" data-testid="known-component-names">
+          {known.map((c) => (
+            <option key={`${c.name} ${c.type}`} value={c.name} label={`${c.type}, ${c.rows} rows`} />
+          ))}
+        </datalist>
+        <datalist id="known-component-types" data-testid="known-component-types">
+          {typeSuggestions(known).map((t) => (
+            <option key={t} value={t} />
+          ))}
+        </datalist>
         <label>
           From <input type="datetime-local" name="start" defaultValue={filter.start} />
         </label>
