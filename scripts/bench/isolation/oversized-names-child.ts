@@ -16,8 +16,12 @@ const count = (key: string) => (outcomes[key] = (outcomes[key] ?? 0) + 1);
 
 async function web(): Promise<void> {
   while (!stop) {
-    const reply = await grpcWebCall(webUrl, '/platform.rpc.v1.AuthService/Authenticate', oversized).catch(() => undefined);
-    count(`web ${reply?.code ?? 'error'}`);
+    // A call that does not end within 30 s is counted as hung (the web port's channel was wedged).
+    const reply = await Promise.race([
+      grpcWebCall(webUrl, '/platform.rpc.v1.AuthService/Authenticate', oversized).catch(() => 'error' as const),
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000)),
+    ]);
+    count(`web ${typeof reply === 'string' ? reply : reply.code}`);
   }
 }
 
