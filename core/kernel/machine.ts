@@ -22,6 +22,7 @@ import { DriverWorker } from '../workers/driver-worker.js';
 import type { LogRecord } from '../workers/protocol.js';
 import { createRemote } from '../workers/remote.js';
 import { timeDriverCall } from '../shared/telemetry/machine-metrics.js';
+import { inSpan } from '../shared/telemetry/tracing.js';
 import { forEachLimited } from './limit.js';
 import { KernelOptions } from './options.js';
 import { ResourceNode, type ResourceState, type ResourceStatus } from './resource-node.js';
@@ -77,7 +78,8 @@ export class Machine extends EventEmitter<MachineEvents> {
     return this.enqueue(() => {
       // A new revision: each of its config errors is logged once, even one the last revision had too.
       this.loggedConfigErrors.clear();
-      return this.applyNow(config);
+      // A span when tracing is on (core/shared/telemetry/tracing.ts).
+      return inSpan('reconfigure', {}, () => this.applyNow(config));
     });
   }
 

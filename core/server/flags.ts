@@ -27,7 +27,7 @@ export const FLAG_SPECS = {
   'no-tls': { type: 'boolean', help: 'Serve without TLS even if certificates are configured' },
   'output-telemetry': {
     type: 'boolean',
-    help: 'Print telemetry to stderr: the metrics (as served at /metrics) every $PLATFORM_TELEMETRY_INTERVAL_MS (default 15000) and at stop',
+    help: 'Print telemetry to stderr: the metrics (as served at /metrics) every $PLATFORM_TELEMETRY_INTERVAL_MS (default 15000) and at stop, and each span when the config has tracing.enabled',
   },
   'reveal-sensitive-config-diffs': { type: 'boolean', help: 'Show values in logged configuration diffs (redacted by default)' },
   shareddir: { type: 'string', value: 'directory-name', help: "Serve the control page's static assets from this folder instead of the built-in ones" },

@@ -23,6 +23,7 @@ import { moduleActuation } from '../grpc/module-apis.js';
 import { heartbeatWindowMs } from '../shared/session-config.js';
 import { Sessions } from '../session/sessions.js';
 import { observeMachine } from '../shared/telemetry/machine-metrics.js';
+import { startMachineTracing, type MachineTracing } from './machine-tracing.js';
 import { platformVersion } from '../version.js';
 import { startRuntimeWeb } from '../web/runtime-web.js';
 import type { WebServer } from '../shared/web/web-server.js';
@@ -68,6 +69,7 @@ export class Runtime {
   private readonly packages: MachinePackages;
   /** Removes the machine's metric sources (sessions, data managers) at shutdown. */
   private readonly unobserve: () => void;
+  private tracing?: MachineTracing;
 
   constructor(
     @inject(Machine) private readonly machine: Machine,
@@ -126,6 +128,8 @@ export class Runtime {
         'the config holds cloud credentials and a local machine config: it runs the local config (a file with only cloud credentials, and network, fetches its config from the cloud)',
       );
     }
+    // Before the server: every call is traced when the config's `tracing` section turns it on.
+    this.tracing = await startMachineTracing(this.loaded.config.tracing, flag(this.flags, 'output-telemetry'));
     this.server = await this.serve(this.loaded);
     this.modules.onApis((apis) => this.serveModuleApis(apis));
     try {
@@ -372,6 +376,7 @@ export class Runtime {
       await this.web?.stop();
       await this.server?.stop();
       this.log.info('stopped');
+      await this.tracing?.shutdown();
       await this.sink.close();
     })();
     return this.stopping;

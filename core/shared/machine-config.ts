@@ -8,6 +8,7 @@ import { compileLogPattern, LEVEL_NAMES } from './log-rules.js';
 import { agentConfigSchema } from './agent-config.js';
 import { DEFAULT_HEARTBEAT_WINDOW, sessionConfigSchema } from './session-config.js';
 import { packagesSection } from './package-config.js';
+import { tracingConfigSchema } from './tracing-config.js';
 
 export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
 
@@ -115,6 +116,8 @@ export const machineConfigSchema = z.strictObject({
   /** Packages to install (core/packages/README.md); attributes refer to them as ${packages.NAME}. */
   packages: packagesSection,
   session: sessionConfigSchema.default({ heartbeat_window: DEFAULT_HEARTBEAT_WINDOW }),
+  /** OpenTelemetry spans (core/shared/tracing-config.ts); read at start. */
+  tracing: tracingConfigSchema.optional(),
 });
 
 export type MachineConfig = z.output<typeof machineConfigSchema>;

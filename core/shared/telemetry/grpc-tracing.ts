@@ -44,7 +44,10 @@ export const callTracing: ServerInterceptor = (method, call) => {
   const tracing = activeTracing();
   if (!tracing) return new ServerInterceptingCall(call);
   let span: Span | undefined;
+  let context: Context | undefined;
   let ended = false;
+  // The handler runs from these events: inside the span's context, its own spans (the driver call) are children.
+  const within = (fn: () => void) => (context ? tracing.api.context.with(context, fn) : fn());
   const end = (code: number, details?: string) => {
     if (!span || ended) return;
     ended = true;
@@ -57,8 +60,11 @@ export const callTracing: ServerInterceptor = (method, call) => {
           .withOnReceiveMetadata((metadata, nextMetadata) => {
             const parent = tracing.api.propagation.extract(tracing.api.ROOT_CONTEXT, metadata, getter);
             span = tracing.tracer.startSpan(spanName(method.path), { kind: SPAN_KIND_SERVER, attributes: rpcAttributes(method.path) }, parent);
-            nextMetadata(metadata);
+            context = tracing.api.trace.setSpan(parent, span);
+            within(() => nextMetadata(metadata));
           })
+          .withOnReceiveMessage((message, nextMessage) => within(() => nextMessage(message)))
+          .withOnReceiveHalfClose((nextHalfClose) => within(() => nextHalfClose()))
           .withOnCancel(() => end(status.CANCELLED))
           .build(),
       ),

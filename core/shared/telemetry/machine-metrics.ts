@@ -4,6 +4,7 @@
 // DoCommand {"status": {}} (the same numbers GetMachineStatus' callers see), not kept twice.
 import { DATA_MANAGER_API } from '../data-manager-attributes.js';
 import { histogram, Observed, secondsSince, type Labels } from './metrics.js';
+import { inSpan } from './tracing.js';
 
 const driverCalls = histogram('platform_driver_call_seconds', "Time of a call into a resource's driver worker, by resource, method and outcome", [
   'resource',
@@ -11,11 +12,11 @@ const driverCalls = histogram('platform_driver_call_seconds', "Time of a call in
   'outcome',
 ]);
 
-/** Times one driver call; the promise is passed through unchanged. */
+/** Times one driver call (and traces it, when tracing is on); the promise is passed through unchanged. */
 export function timeDriverCall<T>(resource: string, method: string, call: () => Promise<T>): Promise<T> {
   const started = process.hrtime.bigint();
   const done = (outcome: string) => driverCalls.observe({ resource, method, outcome }, secondsSince(started));
-  return call().then(
+  return inSpan(`driver ${resource}.${method}`, { 'platform.resource': resource, 'platform.method': method }, call).then(
     (value) => {
       done('ok');
       return value;

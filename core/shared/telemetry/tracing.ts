@@ -118,3 +118,22 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   active = tracing;
   return tracing;
 }
+
+/**
+ * Runs `fn` inside an INTERNAL span (a child of the active span) when tracing is on; otherwise just
+ * runs it. A rejection marks the span as an ERROR with its message.
+ */
+export function inSpan<T>(name: string, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const tracing = active;
+  if (!tracing) return fn();
+  return tracing.tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await fn();
+    } catch (err) {
+      span.setStatus({ code: 2, message: (err as Error).message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}

@@ -1,0 +1,24 @@
+// Starts the runtime's tracing from the machine config's `tracing` section (read at start). The SDK is
+// imported only here, only when `enabled`; -output-telemetry prints the spans on stderr with the metrics.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { TracingConfig } from '../shared/tracing-config.js';
+
+export interface MachineTracing {
+  shutdown(): Promise<void>;
+}
+
+export async function startMachineTracing(
+  config: TracingConfig | undefined,
+  outputTelemetry: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<MachineTracing | undefined> {
+  if (!config?.enabled) return undefined;
+  const { startTracing } = await import('../shared/telemetry/tracing.js');
+  return startTracing({
+    serviceName: 'platform-server',
+    otlpEndpoint: config.otlp_endpoint,
+    console: config.console || outputTelemetry ? process.stderr : undefined,
+    diskDir: config.disk ? (env.PLATFORM_TRACE_DIR ?? join(homedir(), '.platform', 'traces')) : undefined,
+  });
+}
