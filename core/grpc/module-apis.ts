@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { unary } from './unary.js';
 import { requireName, type ResourceAccess } from './api-adapter.js';
 import { StatusError } from '../shared/status-error.js';
+import { defineApi } from '../../plugins/api.js';
 
 export interface ModuleApi {
   moduleId: string;
@@ -66,7 +67,7 @@ export function moduleApiImplementation(loaded: LoadedModuleApi, access: Resourc
       if (!('name' in request))
         throw new StatusError(status.FAILED_PRECONDITION, `${loaded.api.service}/${method}: its request has no name field, so no resource can be named`);
       const name = requireName(request.name as string | undefined);
-      const driver = access.resource<Record<string, (r: unknown) => Promise<unknown>>>(name, loaded.api.api);
+      const driver = access.resource(name, defineApi<Record<string, (r: unknown) => Promise<unknown>>>(loaded.api.api));
       return (await driver[lowerCamel(method)](request)) ?? {};
     }) as (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => void as never;
   }

@@ -1,6 +1,7 @@
 // The resource access that the API adapters use, seen through sessions: a call carrying `platform-sid`
 // refreshes its session (an expired one is refused), and a command to an actuator records which
 // session (or none) commanded it last, so that the session's expiry knows what to stop.
+import type { Api } from '../../plugins/api.js';
 import type { Remote } from '../../plugins/contract.js';
 import { actuationOf } from '../session/actuators.js';
 import { callSession } from '../session/context.js';
@@ -10,10 +11,10 @@ import type { ResourceAccess } from './api-adapter.js';
 export function sessionAccess(inner: ResourceAccess, sessions: Sessions): ResourceAccess {
   return {
     statuses: () => inner.statuses(),
-    resource<T>(name: string, api: string): Remote<T> {
+    resource<T>(name: string, api: Api<T>): Remote<T> {
       const session = callSession.getStore();
       if (session) sessions.touch(session);
-      const remote = inner.resource<T>(name, api);
+      const remote = inner.resource(name, api);
       const actuation = actuationOf(api);
       if (!actuation) return remote;
       return new Proxy(remote, {

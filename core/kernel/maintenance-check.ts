@@ -1,7 +1,7 @@
 // The maintenance window (SPEC.md): a sensor says whether it is safe to reconfigure. FACTS.md: the
 // sensor is read before each reconfiguration; a missing or non-boolean key allows it; a read error
 // blocks it.
-import { SENSOR_API, type Sensor } from '../../plugins/apis/sensor.js';
+import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import type { Maintenance } from '../shared/machine-config.js';
 import type { ResourceAccess } from './resource-access.js';
 
@@ -16,7 +16,7 @@ export async function checkMaintenance(access: Pick<ResourceAccess, 'resource'>,
   if (api !== SENSOR_API) return { allowed: false, reason: `maintenance sensor ${maintenance.sensor_name} is not a ${SENSOR_API}` };
   let readings: Record<string, unknown>;
   try {
-    readings = await access.resource<Sensor>(name, api).getReadings();
+    readings = await access.resource(name, SENSOR_API).getReadings();
   } catch (err) {
     return { allowed: false, reason: `maintenance sensor ${maintenance.sensor_name} could not be read: ${(err as Error).message}` };
   }

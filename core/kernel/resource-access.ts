@@ -2,11 +2,16 @@
 // maintenance check: proxies of ready resources and their statuses, nothing of workers or the graph.
 // It lives in the kernel, which implements it, so that core/grpc depends on core/kernel and never the
 // other way round.
+import type { Api } from '../../plugins/api.js';
 import type { Remote } from '../../plugins/contract.js';
 import type { ResourceStatus } from './resource-node.js';
 
 export interface ResourceAccess {
-  /** The proxy of a ready resource of that api; throws NOT_FOUND or UNAVAILABLE otherwise. */
-  resource<T>(name: string, api: string): Remote<T>;
+  /**
+   * The proxy of a ready resource of that API, typed by the API's token (`resource(name, SENSOR_API)` is a
+   * `Remote<Sensor>`); throws NOT_FOUND or UNAVAILABLE otherwise. An API known only at run time (DoCommand,
+   * StopAll, a module's API) is named with `defineApi<Interface>(api)`, which states what it expects.
+   */
+  resource<T>(name: string, api: Api<T>): Remote<T>;
   statuses(): ResourceStatus[];
 }

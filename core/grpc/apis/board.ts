@@ -1,10 +1,10 @@
-import { BOARD_API, type Board } from '../../../plugins/apis/board.js';
+import { BOARD_API } from '../../../plugins/apis/board.js';
 import * as pb from '../../../gen/platform/component/board/v1/board.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const board = (access: ResourceAccess, name: string | undefined, field = 'name') => access.resource<Board>(requireName(name, field), BOARD_API);
+const board = (access: ResourceAccess, name: string | undefined, field = 'name') => access.resource(requireName(name, field), BOARD_API);
 const pin = (value: string) => requireName(value, 'pin');
 
 export const boardAdapter: ApiAdapter = {

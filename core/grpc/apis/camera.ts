@@ -1,11 +1,11 @@
-import { CAMERA_API, PCD_MIME, type Camera } from '../../../plugins/apis/camera.js';
+import { CAMERA_API, PCD_MIME } from '../../../plugins/apis/camera.js';
 import * as pb from '../../../gen/platform/component/camera/v1/camera.js';
 import { invalidArgument } from '../../shared/status-error.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const camera = (access: ResourceAccess, name: string | undefined) => access.resource<Camera>(requireName(name), CAMERA_API);
+const camera = (access: ResourceAccess, name: string | undefined) => access.resource(requireName(name), CAMERA_API);
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export const cameraAdapter: ApiAdapter = {

@@ -2,9 +2,10 @@ import * as pb from '../../../gen/platform/service/datamanager/v1/data_manager.j
 import { requireName, type ApiAdapter } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
+import { defineApi } from '../../../plugins/api.js';
 
 // The api name is repeated here rather than imported: the gRPC layer knows only proxies, not core/datamanager.
-const DATA_MANAGER_API = 'core:service:data_manager';
+const DATA_MANAGER_API = defineApi<DataManager>('core:service:data_manager');
 
 interface DataManager {
   doCommand(command: Record<string, unknown>): Record<string, unknown>;
@@ -15,7 +16,7 @@ export const dataManagerAdapter: ApiAdapter = {
   definition: pb.DataManagerServiceService,
   implementation: (access): pb.DataManagerServiceServer => ({
     sync: unary<pb.SyncRequest, pb.SyncResponse>(async (r) => {
-      await access.resource<DataManager>(requireName(r.name), DATA_MANAGER_API).doCommand({ sync: {} });
+      await access.resource(requireName(r.name), DATA_MANAGER_API).doCommand({ sync: {} });
       return {};
     }),
     doCommand: doCommand(access, DATA_MANAGER_API),

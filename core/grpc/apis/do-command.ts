@@ -2,6 +2,7 @@ import type { DoCommandRequest, DoCommandResponse } from '../../../gen/platform/
 import type { ResourceAccess } from '../api-adapter.js';
 import { requireName } from '../api-adapter.js';
 import { unary } from '../unary.js';
+import { defineApi } from '../../../plugins/api.js';
 
 interface Commandable {
   doCommand(command: Record<string, unknown>): Record<string, unknown>;
@@ -10,7 +11,7 @@ interface Commandable {
 /** DoCommand, which every resource api offers. */
 export function doCommand(access: ResourceAccess, api: string) {
   return unary<DoCommandRequest, DoCommandResponse>(async (request) => {
-    const result = await access.resource<Commandable>(requireName(request.name), api).doCommand(request.command ?? {});
+    const result = await access.resource(requireName(request.name), defineApi<Commandable>(api)).doCommand(request.command ?? {});
     return { result: result ?? {} };
   });
 }

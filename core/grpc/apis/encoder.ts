@@ -1,11 +1,11 @@
-import { ENCODER_API, type Encoder, type PositionType } from '../../../plugins/apis/encoder.js';
+import { ENCODER_API, type PositionType } from '../../../plugins/apis/encoder.js';
 import * as pb from '../../../gen/platform/component/encoder/v1/encoder.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { invalidArgument } from '../../shared/status-error.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const encoder = (access: ResourceAccess, name: string | undefined) => access.resource<Encoder>(requireName(name), ENCODER_API);
+const encoder = (access: ResourceAccess, name: string | undefined) => access.resource(requireName(name), ENCODER_API);
 
 function positionType(type: pb.PositionType): PositionType | undefined {
   switch (type) {

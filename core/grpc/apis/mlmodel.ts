@@ -1,10 +1,10 @@
-import { MLMODEL_API, type MLModel, type TensorDataType, type Tensors } from '../../../plugins/apis/mlmodel.js';
+import { MLMODEL_API, type TensorDataType, type Tensors } from '../../../plugins/apis/mlmodel.js';
 import * as pb from '../../../gen/platform/service/mlmodel/v1/mlmodel.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const mlmodel = (access: ResourceAccess, name: string | undefined) => access.resource<MLModel>(requireName(name), MLMODEL_API);
+const mlmodel = (access: ResourceAccess, name: string | undefined) => access.resource(requireName(name), MLMODEL_API);
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 export const mlmodelAdapter: ApiAdapter = {

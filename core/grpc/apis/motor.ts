@@ -1,10 +1,10 @@
-import { MOTOR_API, type Motor } from '../../../plugins/apis/motor.js';
+import { MOTOR_API } from '../../../plugins/apis/motor.js';
 import * as pb from '../../../gen/platform/component/motor/v1/motor.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const motor = (access: ResourceAccess, name: string | undefined) => access.resource<Motor>(requireName(name), MOTOR_API);
+const motor = (access: ResourceAccess, name: string | undefined) => access.resource(requireName(name), MOTOR_API);
 
 export const motorAdapter: ApiAdapter = {
   serviceName: 'platform.component.motor.v1.MotorService',

@@ -9,6 +9,7 @@ import type { Sessions } from '../../session/sessions.js';
 import { StatusError } from '../../shared/status-error.js';
 import type { ResourceAccess } from '../api-adapter.js';
 import { toStatusError, unary } from '../unary.js';
+import { defineApi } from '../../../plugins/api.js';
 
 const STATES: Record<KernelState, pb.ResourceState> = {
   unconfigured: pb.ResourceState.RESOURCE_STATE_UNCONFIGURED,
@@ -116,7 +117,7 @@ async function stopAll(access: ResourceAccess): Promise<void> {
   await Promise.all(
     actuators.map(async ({ name, api }) => {
       try {
-        const remote = access.resource<Record<string, () => Promise<void>>>(name, api);
+        const remote = access.resource(name, defineApi<Record<string, () => Promise<void>>>(api));
         await remote[actuationOf(api)!.stop]();
       } catch (err) {
         failures.push(`${name}: ${toStatusError(err).message}`);

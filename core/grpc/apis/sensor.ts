@@ -1,4 +1,4 @@
-import { SENSOR_API, type Sensor } from '../../../plugins/apis/sensor.js';
+import { SENSOR_API } from '../../../plugins/apis/sensor.js';
 import {
   SensorServiceService,
   type GetReadingsRequest,
@@ -14,7 +14,7 @@ export const sensorAdapter: ApiAdapter = {
   definition: SensorServiceService,
   implementation: (access): SensorServiceServer => ({
     getReadings: unary<GetReadingsRequest, GetReadingsResponse>(async (request) => ({
-      readings: await access.resource<Sensor>(requireName(request.name), SENSOR_API).getReadings(request.extra ?? {}),
+      readings: await access.resource(requireName(request.name), SENSOR_API).getReadings(request.extra ?? {}),
     })),
     doCommand: doCommand(access, SENSOR_API),
   }),

@@ -1,11 +1,11 @@
 import { PCD_MIME } from '../../../plugins/apis/camera.js';
-import { VISION_API, type Classification, type Detection, type Vision } from '../../../plugins/apis/vision.js';
+import { VISION_API, type Classification, type Detection } from '../../../plugins/apis/vision.js';
 import * as pb from '../../../gen/platform/service/vision/v1/vision.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 
-const vision = (access: ResourceAccess, name: string | undefined) => access.resource<Vision>(requireName(name), VISION_API);
+const vision = (access: ResourceAccess, name: string | undefined) => access.resource(requireName(name), VISION_API);
 const image = (r: { image?: Uint8Array; mimeType?: string; width?: number; height?: number }) => ({
   data: r.image ?? new Uint8Array(0),
   mimeType: r.mimeType ?? '',
