@@ -23,7 +23,7 @@ import type { TimeScale } from './time-scale.js';
 import { VersionControl } from './version-control.js';
 import { exists, layerOf, readState, stampOf, type SavedState } from './agent-state.js';
 import type { CommandRunner } from './system/command-runner.js';
-import { SystemConfigurator } from './system/system-configuration.js';
+import { MachineSettings, type MachineSettingsOptions } from './machine-settings.js';
 
 /** Default time between update checks when the cloud does not say otherwise. */
 export const UPDATE_CHECK_SECONDS = 300;
@@ -51,6 +51,7 @@ export interface AgentOptions {
   allowInsecureCreds?: boolean;
   /** Runs systemctl, apt, journalctl and reboot for system_configuration and the network. */
   runner: CommandRunner;
+  network?: MachineSettingsOptions['network'];
 }
 
 export class Agent {
@@ -58,8 +59,7 @@ export class Agent {
   source!: MachineSource;
   readonly supervisor: RuntimeSupervisor;
   readonly cache: BinaryCache;
-  readonly system: SystemConfigurator;
-  private systemApplying: Promise<void> = Promise.resolve();
+  readonly machine: MachineSettings;
   private readonly versionControl: VersionControl;
   private gate?: MaintenanceGate;
   private defaultsLayer: Layer = {};
@@ -83,7 +83,7 @@ export class Agent {
   constructor(private readonly opts: AgentOptions) {
     this.cache = new BinaryCache(opts.paths.cacheDir, opts.paths.binDir, opts.logger);
     this.versionControl = new VersionControl(this.cache, opts.logger);
-    this.system = new SystemConfigurator({ root: opts.paths.systemRoot, runner: opts.runner, logger: opts.logger });
+    this.machine = new MachineSettings({ systemRoot: opts.paths.systemRoot, runner: opts.runner, logger: opts.logger, time: opts.time, network: opts.network });
     this.supervisor = new RuntimeSupervisor({
       time: opts.time,
       logger: opts.logger,
@@ -136,7 +136,7 @@ export class Agent {
     this.config = this.computeConfig(this.configLayer) ?? this.computeConfig({})!;
     this.applyLogLevel();
     this.log.info({ version: AGENT_VERSION, mode: this.source.mode, config: paths.configFile }, 'platform-agent starting');
-    this.applySystem();
+    await this.machine.start(this.config);
 
     const wait = this.opts.waitForUpdate || (!this.opts.fastStart && this.config.advanced_settings.wait_for_update_check);
     if (wait) {
@@ -160,8 +160,7 @@ export class Agent {
     for (const t of this.timers) clearTimeout(t);
     if (this.gateTimer) clearTimeout(this.gateTimer);
     await this.supervisor.stop();
-    await this.systemApplying;
-    await this.system.stop();
+    await this.machine.stop();
     this.cloud?.close();
   }
 
@@ -273,18 +272,6 @@ export class Agent {
     this.maintenance = config;
   }
 
-  /** Applies system_configuration in the background, one run at a time; it never throws into supervision. */
-  private applySystem(): void {
-    const config = this.config;
-    this.systemApplying = this.systemApplying
-      .then(async () => {
-        if (this.stopped) return;
-        const report = await this.system.apply(config.system_configuration, config.advanced_settings.disable_system_configuration);
-        if (report.changedFiles.length) this.log.info({ files: report.changedFiles, root: this.opts.paths.systemRoot || '/' }, 'system configuration applied');
-      })
-      .catch((err: Error) => this.log.error({ err: err.message }, 'system configuration failed'));
-  }
-
   private applyLogLevel(): void {
     this.log.level = this.opts.debug || this.config.advanced_settings.debug ? 'debug' : 'info';
   }
@@ -299,11 +286,7 @@ export class Agent {
     if (isDeepStrictEqual(prev, next)) return;
     this.applyLogLevel();
     this.log.info('agent config changed');
-    if (
-      !isDeepStrictEqual(prev.system_configuration, next.system_configuration) ||
-      prev.advanced_settings.disable_system_configuration !== next.advanced_settings.disable_system_configuration
-    )
-      this.applySystem();
+    this.machine.changed(prev, next);
     const wasDisabled = prev.advanced_settings.disable_platform_server;
     const disabled = next.advanced_settings.disable_platform_server;
     if (disabled && !wasDisabled) {

@@ -157,6 +157,17 @@ test('hotspot_password must be a WPA2 passphrase', (t) => {
   t.regex(failure({ network_configuration: { hotspot_password: 'x'.repeat(64) } }).rule, /8 to 63/);
 });
 
+test('a wifi network needs an SSID of at most 32 bytes and a WPA2-sized psk', (t) => {
+  const wifi = (ssid: string, psk = '') => ({ additional_networks: { n: { type: 'wifi', ssid, psk } } });
+  t.is(parseAgentConfig(wifi('x'.repeat(32))).additional_networks.n.ssid.length, 32);
+  const long = failure(wifi('x'.repeat(33)));
+  t.is(long.path, 'agent.additional_networks.n.ssid');
+  t.is(long.rule, 'must be at most 32 bytes (is 33)');
+  t.is(failure(wifi('é'.repeat(17))).rule, 'must be at most 32 bytes (is 34)', 'bytes, not characters');
+  t.is(failure(wifi('')).rule, 'is required for a wifi network');
+  t.is(failure(wifi('lab', 'short')).path, 'agent.additional_networks.n.psk');
+});
+
 test('network priority is within -999..999', (t) => {
   const net = (priority: unknown) => ({ additional_networks: { n: { type: 'wired', priority } } });
   t.is(parseAgentConfig(net(-999)).additional_networks.n.priority, -999);

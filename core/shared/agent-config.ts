@@ -107,6 +107,12 @@ export const additionalNetworkSchema = z
     if (net.type === 'wired' && net.ssid !== '') {
       ctx.addIssue({ code: 'custom', path: ['ssid'], message: 'applies to wifi networks only' });
     }
+    // An SSID is 1 to 32 bytes (IEEE 802.11); a longer one could never be joined.
+    const ssidBytes = Buffer.byteLength(net.ssid, 'utf8');
+    if (net.type === 'wifi' && ssidBytes === 0) ctx.addIssue({ code: 'custom', path: ['ssid'], message: 'is required for a wifi network' });
+    if (ssidBytes > 32) ctx.addIssue({ code: 'custom', path: ['ssid'], message: `must be at most 32 bytes (is ${ssidBytes})` });
+    if (net.type === 'wifi' && net.psk !== '' && (net.psk.length < 8 || net.psk.length > 63))
+      ctx.addIssue({ code: 'custom', path: ['psk'], message: 'must be empty (open network) or 8 to 63 characters (WPA2)' });
   });
 
 // Each entry is a journal identifier, optionally negated with '-', or `all`.

@@ -1,0 +1,99 @@
+// The operating-system side of the agent config: system_configuration (journald, apt, log forwarding)
+// and the network (additional_networks, the provisioning state machine). Both run beside the runtime's
+// supervision and never throw into it: a failure is logged, and the runtime keeps running.
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from './agent-log.js';
+import type { AgentConfig } from '../shared/agent-config.js';
+import type { NetworkBackend } from './network/backend.js';
+import { systemClock, type Clock } from './network/clock.js';
+import { NETWORK_CHECK_SECONDS, NetworkSupervisor } from './network/network-supervisor.js';
+import type { CommandRunner } from './system/command-runner.js';
+import { SystemConfigurator } from './system/system-configuration.js';
+import type { TimeScale } from './time-scale.js';
+
+export interface MachineSettingsOptions {
+  /** Prefix of the system files ('' on a machine). */
+  systemRoot: string;
+  runner: CommandRunner;
+  logger: Logger;
+  time: TimeScale;
+  /** The machine's network stack; without one, network_configuration is validated but not applied. */
+  network?: { backend: NetworkBackend; clock?: Clock };
+}
+
+export class MachineSettings {
+  readonly system: SystemConfigurator;
+  readonly network?: NetworkSupervisor;
+  private systemApplying: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly opts: MachineSettingsOptions) {
+    this.system = new SystemConfigurator({ root: opts.systemRoot, runner: opts.runner, logger: opts.logger });
+    if (opts.network) {
+      this.network = new NetworkSupervisor({
+        backend: opts.network.backend,
+        clock: opts.network.clock ?? systemClock,
+        runner: opts.runner,
+        logger: opts.logger,
+        minutes: (n) => opts.time.minutes(n),
+        checkIntervalMs: opts.time.seconds(NETWORK_CHECK_SECONDS),
+      });
+    }
+  }
+
+  private get log(): Logger {
+    return this.opts.logger;
+  }
+
+  async start(config: AgentConfig): Promise<void> {
+    this.applySystem(config);
+    if (!this.network) {
+      if (!config.advanced_settings.disable_network_configuration)
+        this.log.info('no network backend on this machine: additional_networks and provisioning are not applied');
+      return;
+    }
+    await this.configureNetwork(config);
+    this.network.start();
+  }
+
+  /** Applies what changed between two effective configs. */
+  changed(prev: AgentConfig, next: AgentConfig): void {
+    if (
+      !isDeepStrictEqual(prev.system_configuration, next.system_configuration) ||
+      prev.advanced_settings.disable_system_configuration !== next.advanced_settings.disable_system_configuration
+    )
+      this.applySystem(next);
+    if (
+      !isDeepStrictEqual(prev.network_configuration, next.network_configuration) ||
+      !isDeepStrictEqual(prev.additional_networks, next.additional_networks) ||
+      prev.advanced_settings.disable_network_configuration !== next.advanced_settings.disable_network_configuration
+    )
+      void this.configureNetwork(next);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.network?.stop();
+    await this.systemApplying;
+    await this.system.stop();
+  }
+
+  private async configureNetwork(config: AgentConfig): Promise<void> {
+    try {
+      await this.network?.configure(config);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'network configuration failed');
+    }
+  }
+
+  /** One run at a time, in the background. */
+  private applySystem(config: AgentConfig): void {
+    this.systemApplying = this.systemApplying
+      .then(async () => {
+        if (this.stopped) return;
+        const report = await this.system.apply(config.system_configuration, config.advanced_settings.disable_system_configuration);
+        if (report.changedFiles.length) this.log.info({ files: report.changedFiles, root: this.opts.systemRoot || '/' }, 'system configuration applied');
+      })
+      .catch((err: Error) => this.log.error({ err: err.message }, 'system configuration failed'));
+  }
+}

@@ -1,0 +1,83 @@
+// The agent runs the network state machine when it has a network backend: additional_networks become
+// profiles, the hotspot starts after the offline timer, a bad network in a new config is refused
+// naming the field, and platform-server is supervised throughout.
+import test from 'ava';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { Agent } from '../agent.js';
+import { Logger } from '../agent-log.js';
+import { agentPaths } from '../paths.js';
+import { TimeScale } from '../time-scale.js';
+import { FakeNetworkBackend } from '../testing/fake-network.js';
+import { FakeRunner } from '../testing/fake-runner.js';
+import { writeFakeRuntime } from '../testing/fake-runtime.js';
+import { HOTSPOT_ID } from './profiles.js';
+
+function until(pred: () => boolean, what: string, logs: unknown[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (pred()) {
+        clearInterval(poll);
+        resolve();
+      } else if (Date.now() - started > 30_000) {
+        clearInterval(poll);
+        reject(new Error(`timed out waiting for ${what}; log:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`));
+      }
+    }, 10);
+  });
+}
+
+test('the agent applies additional_networks, starts the hotspot when offline, and keeps the runtime running', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-network-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  const runtime = writeFakeRuntime(dir, { tag: 'net', log: join(dir, 'runtime.log') });
+  const configFile = join(dir, 'machine.json');
+  const write = (agent: Record<string, unknown>) => {
+    writeFileSync(
+      `${configFile}.tmp`,
+      JSON.stringify({ components: [], agent: { version_control: { 'platform-server': pathToFileURL(runtime).href }, ...agent } }),
+    );
+    renameSync(`${configFile}.tmp`, configFile);
+  };
+  write({
+    network_configuration: { offline_before_starting_hotspot_minutes: 1 },
+    additional_networks: { lab: { type: 'wifi', ssid: 'lab', psk: 'lab-password', priority: 12 } },
+  });
+  const logs: Record<string, unknown>[] = [];
+  const backend = new FakeNetworkBackend();
+  const agent = new Agent({
+    paths: agentPaths({ devMode: true, config: configFile, env: { PLATFORM_AGENT_HOME: home } }),
+    env: { ...process.env, PLATFORM_AGENT_HOME: home },
+    time: new TimeScale(0.002), // a minute lasts 120 ms
+    logger: new Logger('info', {}, (l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+    output: { stdout: new PassThrough().resume(), stderr: new PassThrough().resume() },
+    debug: false,
+    waitForUpdate: false,
+    fastStart: false,
+    exit: () => {},
+    configPollMs: 20,
+    runner: new FakeRunner(),
+    network: { backend },
+  });
+  t.teardown(() => agent.stop());
+  await agent.start();
+  t.like(backend.store.get('platform-net-lab'), { ssid: 'lab', priority: 12 });
+  await until(() => agent.machine.network?.state === 'provisioning', 'the hotspot', logs);
+  t.like(backend.store.get(HOTSPOT_ID), { ssid: 'platform-setup-robot1', ipv4: { method: 'shared', address: '10.42.0.1/24' } });
+  await until(() => logs.some((l) => l.msg === 'platform-server is serving'), 'the runtime', logs);
+
+  write({ additional_networks: { lab: { type: 'wifi', ssid: 'lab', psk: 'lab-password', priority: 1000 } } });
+  await until(() => logs.some((l) => l.msg === 'invalid agent config; keeping the previous one'), 'the refusal', logs);
+  const refusal = logs.find((l) => l.msg === 'invalid agent config; keeping the previous one')!;
+  t.regex(String(refusal.err), /additional_networks\.lab\.priority 1000: must be between -999 and 999/);
+  t.like(backend.store.get('platform-net-lab'), { priority: 12 }, 'the previous profile stays');
+  t.true(agent.supervisor.running, 'the runtime is still supervised');
+  await agent.stop();
+  t.is(backend.active, undefined, 'stopping the agent stops the hotspot');
+});
