@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
-import { spawnRuntime } from '../server/testing/spawn-runtime.js';
+import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
 import { CHROMIUM_ARGS, webUrlOf } from '../shared/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -85,5 +85,11 @@ test('an oversized resource name sent from the page gets a short error, and the 
   await framing.waitForLoadState('load');
   const frame = framing.frames().find((f) => f !== framing.mainFrame());
   t.truthy(frame);
-  t.regex(frame!.url(), /^chrome-error:/);
+  // The frame's navigation can end after the page's own load: wait until it has gone somewhere.
+  const frameUrl = await eventually(
+    () => frame!.url(),
+    (u) => u !== '' && u !== 'about:blank',
+    { what: 'the frame to navigate' },
+  );
+  t.regex(frameUrl, /^chrome-error:/);
 });
