@@ -1,6 +1,8 @@
-// What changed between two configs, for the reconfiguration log. Values are redacted unless
-// -reveal-sensitive-config-diffs is set: configs hold secrets (cloud credentials, network passkeys,
-// attributes of third-party drivers) and logs travel further than configs.
+// What changed between two configs, for the reconfiguration log. Paths and keys are always shown and so
+// are ordinary values (a diff that says only "<redacted>" says nothing); what may be a secret is redacted
+// unless -reveal-sensitive-config-diffs is set, since logs travel further than configs: the `cloud`
+// section, any value under a key that names a secret (secret, password, passkey, token, credential, auth,
+// private, or ending in key: api_key, apiKey), and the user:password of a URL.
 export interface ConfigChange {
   path: string;
   kind: 'added' | 'removed' | 'changed';
@@ -42,13 +44,31 @@ export function diffConfigs(before: unknown, after: unknown, path = ''): ConfigC
   return [{ path, kind: 'changed', before, after }];
 }
 
+/** A key whose value may be a secret (matched on its words: `api_key`, `wifiPassword`, `auth_token`). */
+const SECRET_WORD = /secret|passw|passkey|passphrase|token|credential|auth|private/i;
+const isSecretKey = (k: string) => SECRET_WORD.test(k) || /(^|[_\-.])key(s)?$/i.test(k) || /[a-z]Key$/.test(k);
+
+/** Whether a path (`components[cam].attributes.api_key`) leads to a value that may be a secret. */
+export function secretPath(path: string): boolean {
+  const keys = path.split(/\.|\[[^\]]*\]/).filter(Boolean);
+  return keys[0] === 'cloud' || keys.some(isSecretKey);
+}
+
+/** A value with the secrets inside it redacted: secret keys' values and URLs' user:password. */
+function redacted(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(/(\w[\w+.-]*:\/\/)[^\s/@]+@/g, `$1${REDACTED}@`);
+  if (Array.isArray(value)) return value.map(redacted);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isSecretKey(k) ? REDACTED : redacted(v)]));
+  return value;
+}
+
 export function describeChanges(changes: ConfigChange[], reveal: boolean): string[] {
-  const show = (v: unknown) => (reveal ? JSON.stringify(v) : REDACTED);
+  const show = (v: unknown, c: ConfigChange) => (reveal ? JSON.stringify(v) : secretPath(c.path) ? REDACTED : JSON.stringify(redacted(v)));
   return changes.map((c) =>
     c.kind === 'added'
-      ? `+ ${c.path}: ${show(c.after)}`
+      ? `+ ${c.path}: ${show(c.after, c)}`
       : c.kind === 'removed'
-        ? `- ${c.path}: ${show(c.before)}`
-        : `~ ${c.path}: ${show(c.before)} -> ${show(c.after)}`,
+        ? `- ${c.path}: ${show(c.before, c)}`
+        : `~ ${c.path}: ${show(c.before, c)} -> ${show(c.after, c)}`,
   );
 }
