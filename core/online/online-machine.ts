@@ -93,6 +93,11 @@ export class OnlineMachine {
     this.shipper.start();
   }
 
+  /** Reports the status now (debounced): after a config revision was applied or refused. */
+  reportSoon(): void {
+    this.reporter?.soon();
+  }
+
   get shippedLines(): number {
     return this.shipper?.shipped ?? 0;
   }

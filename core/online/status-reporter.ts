@@ -1,5 +1,6 @@
-// Reports the runtime's status to the cloud: when it changes (debounced) and every 10 s, so that the
-// cloud shows the part online, its version, and the resources that are not ready with their errors.
+// Reports the runtime's status to the cloud: when it changes (debounced: resource states, and each saved
+// config revision once it is applied or refused) and every 10 s, so that the cloud shows the part online,
+// its version, the revision it runs, and the resources that are not ready with their errors.
 import type { ReportStatusRequest } from '../../gen/platform/app/v1/robot_part.js';
 import type { DriverLogger } from '../../plugins/contract.js';
 import type { Machine } from '../kernel/machine.js';
@@ -33,7 +34,8 @@ export class StatusReporter {
 
   start(): void {
     this.machine.on('state', this.onState);
-    this.timer = setInterval(() => void this.send(true), STATUS_INTERVAL_MS);
+    // PLATFORM_STATUS_INTERVAL_MS (tests): a test that must see only the reports a change causes sets it long.
+    this.timer = setInterval(() => void this.send(true), Number(process.env.PLATFORM_STATUS_INTERVAL_MS) || STATUS_INTERVAL_MS);
     void this.send(true);
   }
 

@@ -125,6 +125,7 @@ async function main(argv: string[]): Promise<number> {
     if (flag(flags, 'ftdc')) ftdc = startFtdc(container.resolve(Machine), container.resolve(LOG_SINK), () => runtime.levelOf('platform.ftdc'));
     const address = await starting;
     online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
+    if (online) runtime.onConfigSettled = () => online.reportSoon();
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);
   } catch (err) {

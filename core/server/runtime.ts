@@ -242,9 +242,18 @@ export class Runtime {
 
   private reloading: Promise<void> = Promise.resolve();
 
+  /**
+   * Called once a saved config has been dealt with (applied, refused, unchanged or deferred): an online
+   * machine reports its status then, so the cloud does not show the old revision until the next report.
+   */
+  onConfigSettled?: () => void;
+
   /** Reloads one at a time: each reads the file as it is when its turn comes. */
   private reload(): Promise<void> {
-    this.reloading = this.reloading.then(() => this.reloadNow()).catch((err) => this.log.error('reload failed', { error: String(err) }));
+    this.reloading = this.reloading
+      .then(() => this.reloadNow())
+      .catch((err) => this.log.error('reload failed', { error: String(err) }))
+      .finally(() => this.onConfigSettled?.());
     return this.reloading;
   }
 

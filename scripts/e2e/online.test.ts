@@ -23,6 +23,7 @@ let rover: Machine;
 let lab: Machine;
 let owner: PartClients;
 let ownerKey: { id: string; key: string };
+let orgId: string;
 const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
 const env = { PLATFORM_ONLINE_DIR: onlineDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
 const runtimes: SpawnedRuntime[] = [];
@@ -33,6 +34,7 @@ test.before(async () => {
   cloud = await spawnCloud(dataDir);
   port = cloud.address.slice(cloud.address.lastIndexOf(':') + 1);
   const org = await adminJson(dataDir, ['org', 'create', 'acme']);
+  orgId = org.id;
   rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
   lab = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'lab']);
   ownerKey = await adminJson<{ id: string; key: string }>(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
@@ -71,6 +73,29 @@ test.serial('a config set in the cloud is served, and a change in the cloud is s
   t.is(part.lastStatus?.machineState, 'running');
   // The served config carries the credentials' cloud section, yet this is no local config beside credentials.
   t.false(runtime.logs().some((l) => /holds cloud credentials and a local machine config/.test(String(l.msg))));
+});
+
+test.serial('a saved revision that changes no resource is in the cloud status at once, not at the next periodic report', async (t) => {
+  const bench = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', orgId, '--name', 'bench']);
+  const config = (log: unknown[]) => ({ components: [sensor('thermometer', { celsius: 20 })], log });
+  await cloudCall(owner.app.updateRobotPart.bind(owner.app), { id: bench.part_id, robotConfig: config([]) }, owner.md);
+  // Periodic reports only every 10 minutes: what reaches the cloud here is what a change caused.
+  const runtime = await spawnRuntime(credentialsOf(bench, `127.0.0.1:${port}`), { env: { ...env, PLATFORM_STATUS_INTERVAL_MS: '600000' } });
+  runtimes.push(runtime);
+  const revision = async (n: number) => {
+    const { part } = await cloudCall(owner.app.getRobotPart.bind(owner.app), { id: bench.part_id }, owner.md);
+    return part?.lastStatus?.configRevision === n ? part : undefined;
+  };
+  await until('the first report (revision 1)', () => revision(1));
+  // Only the log rules change: no resource changes state, so nothing else would cause a report.
+  await cloudCall(
+    owner.app.updateRobotPart.bind(owner.app),
+    { id: bench.part_id, robotConfig: config([{ pattern: 'platform.components.*', level: 'debug' }]) },
+    owner.md,
+  );
+  const part = await until('the report of revision 2', () => revision(2));
+  t.is(part.lastStatus?.machineState, 'running');
+  await runtime.stop();
 });
 
 test.serial('a full local config with a cloud section runs offline, as written, and says so', async (t) => {
