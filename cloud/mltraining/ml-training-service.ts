@@ -57,7 +57,11 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
     }),
     getTrainingJobLogs: unary(async (req, md) => {
       const page = await training.getTrainingJobLogs((await ownJob(md, req.id)).id, req.pageToken);
-      return { logs: page.logs.map((l) => ({ level: l.level, time: new Date(l.time), message: l.message })), nextPageToken: page.nextPageToken, resumePageToken: page.resumePageToken };
+      return {
+        logs: page.logs.map((l) => ({ level: l.level, time: new Date(l.time), message: l.message })),
+        nextPageToken: page.nextPageToken,
+        resumePageToken: page.resumePageToken,
+      };
     }),
     uploadTrainingScript: unary(async (req, md) => {
       await orgOf(md, req.organizationId);

@@ -111,7 +111,10 @@ test.serial('the motor slider, Set GPIO and the board’s names agree with the h
   // A reader picked from the list reads.
   await card.getByLabel('pin of b').fill('pot');
   await card.getByRole('button', { name: 'Read analog' }).click();
-  await card.getByTestId('board-result-b').getByText(/^analog: .*512/).waitFor();
+  await card
+    .getByTestId('board-result-b')
+    .getByText(/^analog: .*512/)
+    .waitFor();
   // A call with no name is refused on the page, offering the config's names.
   await card.getByLabel('pin of b').fill('');
   await card.getByRole('button', { name: 'Interrupt count' }).click();
