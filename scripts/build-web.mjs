@@ -41,4 +41,6 @@ for (const page of pages) {
     logLevel: 'warning',
   });
   for (const file of ['index.html', 'style.css']) cpSync(join(from, file), join(to, file));
+  // One icon for both pages (without it every browser asks for /favicon.ico and gets a 404).
+  cpSync(join(root, 'web', 'shared', 'favicon.svg'), join(to, 'favicon.svg'));
 }

@@ -162,3 +162,11 @@ test.serial('the SQL console lists the table and its columns, offers example que
   await page.getByRole('button', { name: 'Run' }).click();
   t.regex(await page.getByTestId('sql-error').innerText(), /there is no table "secrets"; the one table is readings/);
 });
+
+test.serial('the data browser names its icon, which is served', async (t) => {
+  const page = await signedIn(t, 'SQL');
+  const href = await page.locator('link[rel="icon"]').getAttribute('href');
+  const icon = await fetch(new URL(href!, fx.cloud.webUrl));
+  t.is(icon.status, 200);
+  t.is(icon.headers.get('content-type'), 'image/svg+xml');
+});

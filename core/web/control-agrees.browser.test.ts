@@ -38,9 +38,15 @@ test.serial('the motor slider, Set GPIO and the board’s names agree with the h
   const browser = await launchChromium();
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 1100, height: 1200 } });
+  const failed: string[] = [];
+  page.on('response', (r) => void (r.status() >= 400 && failed.push(`${r.status()} ${r.url()}`)));
   await page.goto(webUrlOf(runtime.output()));
   const slider = page.getByLabel('power of m');
   await slider.waitFor();
+  // The page names its icon, which is served (browsers asked for /favicon.ico and got a 404).
+  const icon = await fetch(new URL((await page.locator('link[rel="icon"]').getAttribute('href'))!, webUrlOf(runtime.output())));
+  t.is(icon.status, 200);
+  t.is(icon.headers.get('content-type'), 'image/svg+xml');
 
   // Stop: the motor stops and the slider says so.
   await slider.fill('-75');
@@ -118,5 +124,6 @@ test.serial('the motor slider, Set GPIO and the board’s names agree with the h
   // A call with no name is refused on the page, offering the config's names.
   await card.getByLabel('pin of b').fill('');
   await card.getByRole('button', { name: 'Interrupt count' }).click();
+  t.deepEqual(failed, [], 'no request of the page failed');
   t.regex(await card.getByRole('alert').innerText(), /^pin: name the digital interrupt \(the config lists pot, ticks, 32, 36, 10, 11\)/);
 });
