@@ -79,7 +79,8 @@ await build({
   outExtension: { '.js': '.cjs' },
   // Loaded from node_modules by the drivers that use them, not bundled into each: @grpc/grpc-js (the data
   // manager's sync), and onnxruntime-web, which finds its WASM beside its own files in node_modules.
-  external: ['@grpc/grpc-js', 'onnxruntime-web'],
+  // OpenTelemetry (the data manager's tracing) is loaded only when tracing is on, never bundled.
+  external: ['@grpc/grpc-js', 'onnxruntime-web', '@opentelemetry/*'],
 });
 
 for (const asset of files.assets) {

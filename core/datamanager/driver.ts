@@ -17,6 +17,8 @@ import { connectPartCloud, type PartCloud } from './part-cloud.js';
 import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { Syncer } from './sync.js';
 import { SAMPLE, type SamplerFunction } from '../workers/port-sampler.js';
+// Only node built-ins at load: the OpenTelemetry packages are imported by startTracing when it is called.
+import { startTracing, type Tracing } from '../shared/telemetry/tracing.js';
 
 export interface DataManager extends Resource {
   doCommand(command: Record<string, unknown>): Promise<Record<string, unknown>>;
@@ -82,6 +84,9 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
   const captureDir = attributes.capture_dir;
   checkCaptureDir(captureDir);
   recoverOpenFiles(captureDir, logger);
+  // This worker's own tracing of its sync uploads, only when the config's tracing is on: OpenTelemetry is
+  // loaded into this worker then and never otherwise. Uploads before it is ready go untraced.
+  const tracing = attributes._tracing ? startWorkerTracing(attributes._tracing, logger) : undefined;
   let cloud: PartCloud | undefined;
   let noCloud: string | undefined;
   try {
@@ -227,6 +232,21 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
       // An upload in progress may finish (bounded): its file is deleted only if the cloud answered.
       await Promise.race([syncer.settled(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
       cloud?.close();
+      await (await tracing)?.shutdown();
     },
   };
 });
+
+async function startWorkerTracing(settings: NonNullable<DataManagerAttributes['_tracing']>, logger: DriverLogger): Promise<Tracing | undefined> {
+  try {
+    return await startTracing({
+      serviceName: 'platform-server',
+      otlpEndpoint: settings.otlp_endpoint,
+      console: settings.console ? process.stderr : undefined,
+      diskDir: settings.disk_dir,
+    });
+  } catch (err) {
+    logger.error('tracing of the sync uploads could not start; they go untraced', { error: (err as Error).message });
+    return undefined;
+  }
+}

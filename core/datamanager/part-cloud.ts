@@ -5,6 +5,8 @@
 import { Client } from '@grpc/grpc-js';
 import { DataCaptureUploadResponse, FileUploadRequest, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { CloudLink } from '../cloud-link/cloud-link.js';
+import { injectTraceContext } from '../shared/telemetry/grpc-tracing.js';
+import { inSpan } from '../shared/telemetry/tracing.js';
 import type { CloudLinkSettings } from '../cloud-link/link-settings.js';
 
 export interface PartCloud {
@@ -27,37 +29,45 @@ export function connectPartCloud(settings: CloudLinkSettings): PartCloud {
   const link = new CloudLink(settings, { timeoutMs: CALL_DEADLINE_MS, resetWhenUnreachable: true });
   return {
     partId: link.partId,
+    // With tracing on (in this worker, see driver.ts) each upload is a span whose context travels as
+    // `traceparent`, so that the cloud's span of the call is its child.
     dataCaptureUpload: (body) =>
-      link.call(
-        (md, options) =>
-          new Promise<void>((resolve, reject) => {
-            link.client(Client).makeUnaryRequest(
-              UPLOAD_PATH,
-              (b: Buffer) => b,
-              (b: Buffer) => DataCaptureUploadResponse.decode(b),
-              body,
-              md,
-              options,
-              (err) => (err ? reject(err) : resolve()),
-            );
-          }),
+      inSpan('sync DataCaptureUpload', { 'rpc.method': 'DataCaptureUpload' }, () =>
+        link.call(
+          (md, options) =>
+            new Promise<void>((resolve, reject) => {
+              injectTraceContext(md);
+              link.client(Client).makeUnaryRequest(
+                UPLOAD_PATH,
+                (b: Buffer) => b,
+                (b: Buffer) => DataCaptureUploadResponse.decode(b),
+                body,
+                md,
+                options,
+                (err) => (err ? reject(err) : resolve()),
+              );
+            }),
+        ),
       ),
     fileUpload: (metadata, data) =>
-      link.call(
-        (md, options) =>
-          new Promise<void>((resolve, reject) => {
-            const stream = link.client(Client).makeClientStreamRequest(
-              FILE_UPLOAD_PATH,
-              (m: FileUploadRequest) => Buffer.from(FileUploadRequest.encode(m).finish()),
-              (b: Buffer) => b,
-              md,
-              options,
-              (err) => (err ? reject(err) : resolve()),
-            );
-            stream.write({ metadata });
-            for (let offset = 0; offset < data.byteLength; offset += CHUNK) stream.write({ fileContents: { data: data.subarray(offset, offset + CHUNK) } });
-            stream.end();
-          }),
+      inSpan('sync FileUpload', { 'rpc.method': 'FileUpload' }, () =>
+        link.call(
+          (md, options) =>
+            new Promise<void>((resolve, reject) => {
+              injectTraceContext(md);
+              const stream = link.client(Client).makeClientStreamRequest(
+                FILE_UPLOAD_PATH,
+                (m: FileUploadRequest) => Buffer.from(FileUploadRequest.encode(m).finish()),
+                (b: Buffer) => b,
+                md,
+                options,
+                (err) => (err ? reject(err) : resolve()),
+              );
+              stream.write({ metadata });
+              for (let offset = 0; offset < data.byteLength; offset += CHUNK) stream.write({ fileContents: { data: data.subarray(offset, offset + CHUNK) } });
+              stream.end();
+            }),
+        ),
       ),
     close: () => link.close(),
   };

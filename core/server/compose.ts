@@ -17,6 +17,7 @@ import { defaultModuleOptions, ModuleOptions } from '../modules/options.js';
 import { ModelRegistry } from '../shared/model-registry.js';
 import { flag, stringFlag, type Flags } from './flags.js';
 import { CONFIG_FILE, Runtime, RUNTIME_FLAGS } from './runtime.js';
+import { workerTracingOf } from './machine-tracing.js';
 
 export function registryWithBuiltins(): ModelRegistry {
   const registry = new ModelRegistry();
@@ -40,7 +41,7 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   });
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
   container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });
-  container.register(KERNEL_EXTENSIONS, { useValue: kernelExtensions(container, flag(flags, 'allow-insecure-creds')) });
+  container.register(KERNEL_EXTENSIONS, { useValue: kernelExtensions(container, flag(flags, 'allow-insecure-creds'), flag(flags, 'output-telemetry')) });
   container.registerSingleton(Machine);
   container.registerSingleton(ModuleHost);
   container.registerSingleton(Runtime);
@@ -54,12 +55,12 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
  * kernel consults them only while it applies a config, after every service here exists, so each is
  * resolved when called.
  */
-function kernelExtensions(container: DependencyContainer, allowInsecureCreds: boolean): KernelExtensions {
+function kernelExtensions(container: DependencyContainer, allowInsecureCreds: boolean, outputTelemetry: boolean): KernelExtensions {
   const extensions = new KernelExtensions();
   extensions.provide(entrySubstitution, (entries) => container.resolve(Runtime).prepareEntries(entries));
   // The data manager, an ordinary built-in: its capture targets and its link to the cloud come from the config.
   extensions.provide(entryCompletion, (entries, { config, registry }) =>
-    assembleDataManager(entries, registry, linkSettingsOf(config.cloud, allowInsecureCreds)),
+    assembleDataManager(entries, registry, linkSettingsOf(config.cloud, allowInsecureCreds), workerTracingOf(config.tracing, outputTelemetry)),
   );
   provideModuleHostExtensions(extensions, () => container.resolve(ModuleHost));
   return extensions;

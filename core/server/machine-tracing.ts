@@ -8,6 +8,18 @@ export interface MachineTracing {
   shutdown(): Promise<void>;
 }
 
+/** Where a driver worker's spans go (the data manager's sync uploads), or undefined when tracing is off. */
+export function workerTracingOf(
+  config: TracingConfig | undefined,
+  outputTelemetry: boolean,
+  env: NodeJS.ProcessEnv = process.env,
+): { otlp_endpoint?: string; console: boolean; disk_dir?: string } | undefined {
+  if (!config?.enabled) return undefined;
+  return { otlp_endpoint: config.otlp_endpoint, console: config.console || outputTelemetry, disk_dir: config.disk ? traceDir(env) : undefined };
+}
+
+const traceDir = (env: NodeJS.ProcessEnv) => env.PLATFORM_TRACE_DIR ?? join(homedir(), '.platform', 'traces');
+
 export async function startMachineTracing(
   config: TracingConfig | undefined,
   outputTelemetry: boolean,
@@ -19,6 +31,6 @@ export async function startMachineTracing(
     serviceName: 'platform-server',
     otlpEndpoint: config.otlp_endpoint,
     console: config.console || outputTelemetry ? process.stderr : undefined,
-    diskDir: config.disk ? (env.PLATFORM_TRACE_DIR ?? join(homedir(), '.platform', 'traces')) : undefined,
+    diskDir: config.disk ? traceDir(env) : undefined,
   });
 }

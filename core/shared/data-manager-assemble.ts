@@ -8,7 +8,7 @@ import type { CloudLinkSettings } from '../cloud-link/link-settings.js';
 import type { ResourceEntry } from './resource-entry.js';
 import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from './service-configs.js';
 import type { ModelRegistry } from './model-registry.js';
-import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig } from './data-manager-attributes.js';
+import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type DataManagerAttributes } from './data-manager-attributes.js';
 import { builtinCaptureMethods } from './capture-methods.js';
 
 /** The capture methods a resource's api and model offer, by name: built-in kind, or the model's declaration. */
@@ -69,10 +69,15 @@ export function expandHome(path: string): string {
 
 /**
  * Completes the data manager entry (if any) in place: validates its own attributes, then adds `_targets`,
- * `_cloud` and the dependencies on every captured resource and the selective syncer. Errors land on the
+ * `_cloud`, `_tracing` and the dependencies on every captured resource and the selective syncer. Errors land on the
  * entries they concern.
  */
-export function assembleDataManager(entries: ResourceEntry[], registry: ModelRegistry, cloud: CloudLinkSettings | undefined): void {
+export function assembleDataManager(
+  entries: ResourceEntry[],
+  registry: ModelRegistry,
+  cloud: CloudLinkSettings | undefined,
+  tracing?: DataManagerAttributes['_tracing'],
+): void {
   const managers = entries.filter((e) => !e.error && e.api === DATA_MANAGER_API);
   for (const extra of managers.slice(1))
     extra.error = new ConfigError(`${extra.path}.api`, `only one data manager per machine; ${managers[0].path} is the first`, extra.api);
@@ -95,6 +100,7 @@ export function assembleDataManager(entries: ResourceEntry[], registry: ModelReg
     additional_sync_paths: attributes.additional_sync_paths.map(expandHome),
     _targets: captured,
     _cloud: cloud,
+    _tracing: tracing,
   };
   const needed = [...captured.map((t) => t.resource), ...(attributes.selective_syncer_name ? [attributes.selective_syncer_name] : [])];
   manager.dependsOn = [...new Set([...manager.dependsOn, ...needed])];

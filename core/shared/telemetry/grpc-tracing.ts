@@ -101,3 +101,9 @@ export function tracingClientInterceptor(tracing: Tracing | undefined = activeTr
     });
   };
 }
+
+/** Puts the active span's context into `metadata` as `traceparent` (nothing while tracing is off). */
+export function injectTraceContext(metadata: Metadata): void {
+  const tracing = activeTracing();
+  if (tracing) tracing.api.propagation.inject(tracing.api.context.active(), metadata, setter);
+}

@@ -7,6 +7,7 @@
 // (stderr, one JSON line per span) and a file (one JSON line per span), or, in tests, given exporters.
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type * as Api from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
@@ -16,7 +17,7 @@ export interface TracingOptions {
   otlpEndpoint?: string;
   /** Each span as a JSON line on this stream (the console: stderr). */
   console?: NodeJS.WritableStream;
-  /** Each span as a JSON line appended to a file in this folder (spans-<pid>.jsonl). */
+  /** Each span as a JSON line appended to a file in this folder (spans-<pid>.jsonl; a worker's spans-<pid>-<thread>.jsonl). */
   diskDir?: string;
   /** Extra exporters (tests: the in-memory exporter), each with a simple (unbatched) processor. */
   exporters?: SpanExporter[];
@@ -93,7 +94,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   if (options.console) processors.push(new base.SimpleSpanProcessor(lineExporter(options.console, core.ExportResultCode)));
   if (options.diskDir) {
     mkdirSync(options.diskDir, { recursive: true });
-    const file = createWriteStream(join(options.diskDir, `spans-${process.pid}.jsonl`), { flags: 'a', mode: 0o600 });
+    const file = createWriteStream(join(options.diskDir, `spans-${process.pid}${threadId ? `-${threadId}` : ''}.jsonl`), { flags: 'a', mode: 0o600 });
     processors.push(new base.BatchSpanProcessor(lineExporter(file, core.ExportResultCode)));
   }
   const provider = new base.BasicTracerProvider({
