@@ -40,6 +40,14 @@ async function main(): Promise<number> {
     logger.error((err as Error).message);
     return 1;
   }
+  // The network is managed only by the installed service on Linux, through NetworkManager on the system
+  // bus; a dev-mode agent leaves the developer's network alone.
+  let network: { backend: import('./network/backend.js').NetworkBackend } | undefined;
+  if (!paths.systemRoot && process.platform === 'linux') {
+    const { NetworkManagerBackend } = await import('./network/nm-backend.js');
+    const backend = await NetworkManagerBackend.onSystemBus((err) => logger.warn({ err: err.message }, 'D-Bus system bus error'));
+    if (backend) network = { backend };
+  }
   const finished = new Promise<number>((resolve) => {
     const agent = new Agent({
       paths,
@@ -56,6 +64,7 @@ async function main(): Promise<number> {
       runner: paths.systemRoot
         ? new DryRunner((command) => logger.info({ command, system_root: paths.systemRoot }, 'system command not run (dev mode or install root)'))
         : new ProcessRunner(),
+      network,
       exit: (code) => resolve(code),
     });
     const shutdown = (signal: string) => {

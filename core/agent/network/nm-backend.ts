@@ -1,0 +1,181 @@
+// NetworkBackend over NetworkManager's D-Bus API (org.freedesktop.NetworkManager), with dbus-next.
+// The agent loads this module only when it runs the network, so an agent without it stays small.
+import dbus from 'dbus-next';
+import type { ClientInterface, MessageBus } from 'dbus-next';
+import type { Connectivity, NetworkBackend, Profile, VisibleNetwork, WifiSecurity } from './backend.js';
+import { fromNmSettings, toNmSettings } from './nm-settings.js';
+
+const NM = 'org.freedesktop.NetworkManager';
+const NM_PATH = '/org/freedesktop/NetworkManager';
+const SETTINGS_PATH = `${NM_PATH}/Settings`;
+const PROPS = 'org.freedesktop.DBus.Properties';
+const DEVICE_TYPE_WIFI = 2;
+const ACTIVE_STATE_ACTIVATED = 2;
+const ACTIVE_STATE_DEACTIVATED = 4;
+const CONNECTIVITY: Connectivity[] = ['unknown', 'none', 'portal', 'limited', 'full'];
+
+// NM80211ApSecurityFlags: key management bits of WpaFlags/RsnFlags.
+const KEY_MGMT_PSK = 0x100;
+const KEY_MGMT_8021X = 0x200;
+const KEY_MGMT_SAE = 0x400;
+
+export function securityOf(flags: number, wpaFlags: number, rsnFlags: number): WifiSecurity {
+  const all = wpaFlags | rsnFlags;
+  if (all & KEY_MGMT_8021X) return 'wpa-eap';
+  if (all & KEY_MGMT_SAE && !(all & KEY_MGMT_PSK)) return 'sae';
+  if (all !== 0) return 'wpa-psk';
+  return flags & 1 ? 'wep' : 'open';
+}
+
+export interface NmBackendOptions {
+  bus: MessageBus;
+  /** How long an activation may take before it counts as failed (ms). */
+  activationTimeoutMs?: number;
+}
+
+export class NetworkManagerBackend implements NetworkBackend {
+  private readonly bus: MessageBus;
+
+  constructor(private readonly opts: NmBackendOptions) {
+    this.bus = opts.bus;
+  }
+
+  /** The system bus's NetworkManager, or undefined when it is not running there. */
+  static async onSystemBus(onError: (err: Error) => void): Promise<NetworkManagerBackend | undefined> {
+    const bus = dbus.systemBus();
+    // A bus that cannot connect or drops later reports here, not as an uncaught 'error' event.
+    bus.on('error', onError);
+    try {
+      const backend = new NetworkManagerBackend({ bus });
+      await backend.iface(NM_PATH, NM);
+      return backend;
+    } catch {
+      bus.disconnect();
+      return undefined;
+    }
+  }
+
+  close(): void {
+    this.bus.disconnect();
+  }
+
+  private async iface(path: string, name: string): Promise<ClientInterface> {
+    const obj = await this.bus.getProxyObject(NM, path);
+    return obj.getInterface(name);
+  }
+
+  private async prop<T>(path: string, iface: string, name: string): Promise<T> {
+    const props = await this.iface(path, PROPS);
+    const v = (await props.Get(iface, name)) as { value: T };
+    return v.value;
+  }
+
+  async connectivity(): Promise<Connectivity> {
+    const nm = await this.iface(NM_PATH, NM);
+    const state = (await nm.CheckConnectivity()) as number;
+    return CONNECTIVITY[state] ?? 'unknown';
+  }
+
+  async scan(): Promise<VisibleNetwork[]> {
+    const nm = await this.iface(NM_PATH, NM);
+    const best = new Map<string, VisibleNetwork>();
+    for (const dev of (await nm.GetDevices()) as string[]) {
+      if ((await this.prop<number>(dev, `${NM}.Device`, 'DeviceType')) !== DEVICE_TYPE_WIFI) continue;
+      const wifi = await this.iface(dev, `${NM}.Device.Wireless`);
+      // A scan already running answers an error; the list from the last scan is still good.
+      await wifi.RequestScan({}).catch(() => undefined);
+      const active = await this.activeAccessPoint(dev);
+      for (const ap of (await wifi.GetAllAccessPoints()) as string[]) {
+        const props = (await (await this.iface(ap, PROPS)).GetAll(`${NM}.AccessPoint`)) as Record<string, { value: unknown }>;
+        const ssid = Buffer.from(props.Ssid.value as Buffer).toString('utf8');
+        if (!ssid) continue; // hidden networks
+        const net: VisibleNetwork = {
+          ssid,
+          security: securityOf(Number(props.Flags.value), Number(props.WpaFlags.value), Number(props.RsnFlags.value)),
+          signal: Number(props.Strength.value),
+          connected: ap === active,
+        };
+        const seen = best.get(ssid);
+        if (!seen || net.connected || (!seen.connected && net.signal > seen.signal)) best.set(ssid, net);
+      }
+    }
+    return [...best.values()];
+  }
+
+  // The access point of the device's active connection ('/' when there is none).
+  private async activeAccessPoint(dev: string): Promise<string> {
+    const activeConn = await this.prop<string>(dev, `${NM}.Device`, 'ActiveConnection');
+    if (!activeConn || activeConn === '/') return '/';
+    return this.prop<string>(activeConn, `${NM}.Connection.Active`, 'SpecificObject').catch(() => '/');
+  }
+
+  private async connections(): Promise<{ path: string; raw: Parameters<typeof fromNmSettings>[0] }[]> {
+    const settings = await this.iface(SETTINGS_PATH, `${NM}.Settings`);
+    const out = [];
+    for (const path of (await settings.ListConnections()) as string[]) {
+      const conn = await this.iface(path, `${NM}.Settings.Connection`);
+      out.push({ path, raw: (await conn.GetSettings()) as Parameters<typeof fromNmSettings>[0] });
+    }
+    return out;
+  }
+
+  private async pathOf(id: string): Promise<{ path: string; uuid: string } | undefined> {
+    for (const c of await this.connections()) {
+      if (c.raw.connection?.id?.value === id) return { path: c.path, uuid: String(c.raw.connection.uuid?.value) };
+    }
+    return undefined;
+  }
+
+  async profiles(): Promise<Profile[]> {
+    return (await this.connections()).map((c) => fromNmSettings(c.raw)).filter((p): p is Profile => !!p);
+  }
+
+  async upsertProfile(profile: Profile): Promise<void> {
+    const existing = await this.pathOf(profile.id);
+    if (existing) {
+      const conn = await this.iface(existing.path, `${NM}.Settings.Connection`);
+      await conn.Update(toNmSettings(profile, existing.uuid));
+    } else {
+      const settings = await this.iface(SETTINGS_PATH, `${NM}.Settings`);
+      await settings.AddConnection(toNmSettings(profile));
+    }
+  }
+
+  async removeProfile(id: string): Promise<void> {
+    const existing = await this.pathOf(id);
+    if (existing) await (await this.iface(existing.path, `${NM}.Settings.Connection`)).Delete();
+  }
+
+  async activate(id: string): Promise<{ ok: true } | { ok: false; error: string }> {
+    try {
+      const existing = await this.pathOf(id);
+      if (!existing) return { ok: false, error: `no connection profile ${id}` };
+      const nm = await this.iface(NM_PATH, NM);
+      const active = (await nm.ActivateConnection(existing.path, '/', '/')) as string;
+      const deadline = Date.now() + (this.opts.activationTimeoutMs ?? 60_000);
+      for (;;) {
+        const state = await this.prop<number>(active, `${NM}.Connection.Active`, 'State').catch(() => ACTIVE_STATE_DEACTIVATED);
+        if (state === ACTIVE_STATE_ACTIVATED) return { ok: true };
+        if (state === ACTIVE_STATE_DEACTIVATED) return { ok: false, error: 'the connection was deactivated while activating' };
+        if (Date.now() > deadline) return { ok: false, error: 'activation timed out' };
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
+  }
+
+  async deactivate(id: string): Promise<void> {
+    const existing = await this.pathOf(id);
+    if (!existing) return;
+    const nm = await this.iface(NM_PATH, NM);
+    for (const active of await this.prop<string[]>(NM_PATH, NM, 'ActiveConnections')) {
+      const conn = await this.prop<string>(active, `${NM}.Connection.Active`, 'Connection').catch(() => '');
+      if (conn === existing.path) await nm.DeactivateConnection(active);
+    }
+  }
+
+  async hostname(): Promise<string> {
+    return this.prop<string>(SETTINGS_PATH, `${NM}.Settings`, 'Hostname');
+  }
+}
