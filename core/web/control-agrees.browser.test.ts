@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
 import { launchChromium, webUrlOf } from '../shared/testing/chromium.js';
@@ -126,4 +127,34 @@ test.serial('the motor slider, Set GPIO and the board’s names agree with the h
   await card.getByRole('button', { name: 'Interrupt count' }).click();
   t.deepEqual(failed, [], 'no request of the page failed');
   t.regex(await card.getByRole('alert').innerText(), /^pin: name the digital interrupt \(the config lists pot, ticks, 32, 36, 10, 11\)/);
+});
+
+test.serial('sensor readings show as rounded values, each with a plot of its last minute on its own axis', async (t) => {
+  const runtime = await spawnRuntime({
+    components: [
+      { name: 'climate', api: 'core:component:sensor', model: 'fake', attributes: { readings: { temperature_c: 21.12345678901, humidity_pct: 40 } } },
+    ],
+  });
+  t.teardown(() => runtime.stop());
+  const sensors = new SensorServiceClient(runtime.address, insecure());
+  t.teardown(() => sensors.close());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await page.goto(webUrlOf(runtime.output()));
+  const values = page.getByTestId('values-climate');
+  await values.waitFor();
+  t.deepEqual(await values.locator('th').allInnerTexts(), ['temperature_c', 'humidity_pct']);
+  t.deepEqual(await values.locator('td.value').allInnerTexts(), ['21.12', '40']);
+  t.false((await page.getByTestId('readings-climate').innerText()).includes('21.1234'), 'no 14 decimals');
+  // The plot fills as readings arrive; a changed reading moves the temperature's axis, not the humidity's.
+  const plot = page.getByTestId('plot-climate-temperature_c');
+  await eventually(
+    async () => Number(await plot.getAttribute('data-points')),
+    (n) => n >= 3,
+  );
+  await call(sensors, 'doCommand', { name: 'climate', command: { set: { temperature_c: 25, humidity_pct: 40 } } });
+  await plot.locator('text', { hasText: /^25$/ }).waitFor();
+  t.deepEqual(await plot.locator('text').allTextContents(), ['25', '21.12']);
+  t.deepEqual(await page.getByTestId('plot-climate-humidity_pct').locator('text').allTextContents(), ['40', '40']);
 });

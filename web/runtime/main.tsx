@@ -5,10 +5,11 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
 import { MachineState, ResourceState, type GetMachineStatusResponse, type GetVersionResponse } from '../../gen/platform/robot/v1/robot.js';
-import { doCommand, encoderApi, robotApi, sensorApi } from './api.js';
+import { doCommand, encoderApi, robotApi } from './api.js';
 import { Failure, useAction } from './action.js';
 import { BoardPanel } from './board-panel.js';
 import { MotorPanel } from './motor-panel.js';
+import { SensorPanel } from './sensor-panel.js';
 import { useSession } from '../shared/grpc-web-client.js';
 import { CameraView } from './camera-view.js';
 import { ConfigView } from './config-view.js';
@@ -17,16 +18,6 @@ import { usePoll } from './poll.js';
 
 const label = (state: number, names: Record<number, string>, prefix: string) => (names[state] ?? String(state)).replace(prefix, '').toLowerCase();
 const keyOf = (n: ResourceName) => `${n.namespace}:${n.type}:${n.subtype}/${n.name}`;
-
-function SensorPanel({ name }: { name: string }) {
-  const readings = usePoll(() => sensorApi.getReadings({ name }), [name]);
-  return (
-    <div>
-      <pre data-testid={`readings-${name}`}>{readings.value ? JSON.stringify(readings.value.readings, null, 1) : '…'}</pre>
-      <Failure text={readings.error} />
-    </div>
-  );
-}
 
 function EncoderPanel({ name }: { name: string }) {
   const position = usePoll(() => encoderApi.getPosition({ name }), [name]);
