@@ -18,6 +18,7 @@ import type { ProcessLimits } from './trainer-process.js';
 import type { DiskLimits } from './job-disk-watch.js';
 import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './trainer-sandbox.js';
 import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
+import { inSpan } from '../../core/shared/telemetry/tracing.js';
 
 export interface MLTrainingOptions {
   /** Folder for jobs, logs, registry, models and work files (the cloud uses <data-dir>/mltraining). */
@@ -301,7 +302,8 @@ export class MLTraining {
     const run = new TrainingRun(job, this.ctx);
     this.runs.set(id, run);
     try {
-      await run.execute();
+      // A span when tracing is on (--otlp-endpoint): the job's whole run, from its start to its end state.
+      await inSpan('training job', { 'platform.training_job_id': id, 'platform.model_name': job.modelName }, () => run.execute());
     } finally {
       this.runs.delete(id);
     }

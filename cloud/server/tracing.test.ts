@@ -64,6 +64,13 @@ test('a traced data API call: linked client and server spans with status codes, 
     t.is(server?.attributes['rpc.grpc.status_code'], i === 0 ? 0 : 7);
     t.is(server?.attributes['rpc.system'], 'grpc');
   }
+  // The admitted query is a span inside the call's server span.
+  const okServer = serverSpans.find((s) => s.parentSpanId === clientSpans[0].spanContext().spanId)!;
+  const query = await eventually(
+    () => receiver.spans.find((s) => s.name === 'sql query' && s.parentSpanId === okServer.spanId),
+    (found) => found !== undefined,
+  );
+  t.is(query?.traceId, okServer.traceId);
   // The client's Authenticate went untraced (another client): its server span is a root.
   t.true(receiver.spans.some((s) => s.name === 'platform.rpc.v1.AuthService/Authenticate' && s.parentSpanId === undefined));
 });

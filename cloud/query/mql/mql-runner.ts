@@ -15,6 +15,7 @@ import type { MingoTask } from './mingo-worker.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
 import { checkStages, type Stage } from './stages.js';
+import { inSpan } from '../../../core/shared/telemetry/tracing.js';
 
 export interface MqlSource {
   sourceType: TabularDataSourceTypeName;
@@ -60,9 +61,12 @@ export class MqlRunner {
     if (calculateObjectSize({ stages }) > this.limits.maxTextBytes) {
       throw invalidArgument(`query: the stages are larger than the ${this.limits.maxTextBytes}-byte limit (PLATFORM_QUERY_MAX_TEXT_BYTES)`);
     }
-    return this.admission
-      ? this.admission.run(organizationId, () => this.runAdmitted(organizationId, stages, source))
-      : this.runAdmitted(organizationId, stages, source);
+    // A span when tracing is on (--otlp-endpoint), the wait for a turn included.
+    return inSpan('mql query', {}, () =>
+      this.admission
+        ? this.admission.run(organizationId, () => this.runAdmitted(organizationId, stages, source))
+        : this.runAdmitted(organizationId, stages, source),
+    );
   }
 
   private async runAdmitted(organizationId: string, stages: Stage[], source: MqlSource): Promise<Record<string, unknown>[]> {

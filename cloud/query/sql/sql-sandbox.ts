@@ -10,6 +10,7 @@ import { inspectStatement } from './statement-inspector.js';
 import { createReadingsView } from './readings-view.js';
 import { interruptible, readLimited, type LimitedResult } from './limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
+import { inSpan } from '../../../core/shared/telemetry/tracing.js';
 
 /** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
 export type ConnectionSource = () => Promise<DuckDBConnection>;
@@ -93,6 +94,7 @@ export class SqlSandbox {
         conn.closeSync();
       }
     };
-    return this.admission ? this.admission.run(organizationId, run) : run();
+    // A span when tracing is on (--otlp-endpoint): a child of the call's span, the wait for a turn included.
+    return inSpan('sql query', { 'db.system': 'duckdb' }, () => (this.admission ? this.admission.run(organizationId, run) : run()));
   }
 }
