@@ -158,3 +158,34 @@ test.serial('sensor readings show as rounded values, each with a plot of its las
   t.deepEqual(await plot.locator('text').allTextContents(), ['25', '21.12']);
   t.deepEqual(await page.getByTestId('plot-climate-humidity_pct').locator('text').allTextContents(), ['40', '40']);
 });
+
+test.serial('a depth camera’s image shows through a colour map with its range, not as a near-black grey', async (t) => {
+  const runtime = await spawnRuntime({
+    components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await page.goto(webUrlOf(runtime.output()));
+  const legend = page.getByTestId('depth-legend-cam');
+  await legend.waitFor();
+  t.regex(await legend.innerText(), /^depth colour map: red \d+\.\d\d m \(near\) to blue \d+\.\d\d m \(far\); black: no depth$/);
+  // The pixels drawn: most are coloured (channels far apart) and bright, where the grey PNG was dark grey.
+  // (A string: this file is type-checked without the DOM library.)
+  const drawn = (await page.evaluate(`(() => {
+    const img = document.querySelector('img[alt="image of cam"]');
+    const canvas = document.createElement('canvas');
+    [canvas.width, canvas.height] = [img.naturalWidth, img.naturalHeight];
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+    let coloured = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+      if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && Math.max(r, g, b) > 100) coloured++;
+    }
+    return { coloured, pixels: data.length / 4 };
+  })()`)) as { coloured: number; pixels: number };
+  t.true(drawn.coloured > drawn.pixels / 2, `${drawn.coloured} of ${drawn.pixels} pixels coloured`);
+});

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { GetImageResponse } from '../../gen/platform/component/camera/v1/camera.js';
 import type { Classification, Detection } from '../../gen/platform/service/vision/v1/vision.js';
+import type { ColouredDepth } from './depth-colours.js';
 import { cameraApi, visionApi } from './api.js';
 import { PointCloudView } from './point-cloud-view.js';
 import { usePoll } from './poll.js';
@@ -51,22 +52,23 @@ function Overlay({ width, height, seen }: { width: number; height: number; seen:
 
 export function CameraView({ name, visions }: { name: string; visions: string[] }) {
   const [vision, setVision] = useState('');
-  // The camera's default stream (depth for a depth camera: a 16-bit PNG, which the browser shows as grey),
-  // and, with a vision service chosen, what it sees in that very image.
+  // The camera's default stream (depth for a depth camera: a 16-bit PNG, shown through a colour map by
+  // depth-colours.ts, loaded only for depth), and, with a vision service chosen, what it sees in that very image.
   const frame = usePoll(async () => {
     const image = await cameraApi.getImage({ name });
-    return { image, seen: vision ? await look(vision, image) : undefined };
+    const depth = image.mimeType.includes('depth') ? await import('./depth-colours.js').then((m) => m.colourDepth(image.image)) : undefined;
+    return { image, depth, seen: vision ? await look(vision, image) : undefined };
   }, [name, vision]);
   // The newest frame is loading in the <img>; `shown` is the frame the <img> has decoded, and the overlay
   // is drawn from `shown` only, so the labels change in the same render as the pixels.
-  const [pending, setPending] = useState<{ url: string; image: GetImageResponse; seen?: Seen } | undefined>();
+  const [pending, setPending] = useState<{ url: string; image: GetImageResponse; depth?: ColouredDepth; seen?: Seen } | undefined>();
   const [shown, setShown] = useState<typeof pending>();
   const urls = useRef(new Set<string>());
   useEffect(() => {
     const value = frame.value;
     if (!value) return;
     const type = value.image.mimeType.endsWith('png') ? 'image/png' : value.image.mimeType;
-    const url = URL.createObjectURL(new Blob([value.image.image as BlobPart], { type }));
+    const url = URL.createObjectURL(value.depth?.png ?? new Blob([value.image.image as BlobPart], { type }));
     urls.current.add(url);
     setPending({ url, ...value });
   }, [frame.value]);
@@ -104,6 +106,11 @@ export function CameraView({ name, visions }: { name: string; visions: string[] 
             </select>
           </label>
         </div>
+      ) : null}
+      {shown?.depth ? (
+        <p class="muted" data-testid={`depth-legend-${name}`}>
+          depth colour map: red {(shown.depth.nearMm / 1000).toFixed(2)} m (near) to blue {(shown.depth.farMm / 1000).toFixed(2)} m (far); black: no depth
+        </p>
       ) : null}
       <div class="overlay">
         {url ? <img src={url} alt={`image of ${name}`} class="camera" onLoad={loaded} /> : '…'}
