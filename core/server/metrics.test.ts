@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { parsePrometheusText, sampleValue } from '../shared/telemetry/testing/prom-text.js';
 import { webUrlOf } from '../shared/testing/chromium.js';
 import { call, insecure } from './testing/grpc.js';
@@ -67,6 +68,11 @@ test('/metrics parses as Prometheus text and counts the calls, driver calls and 
   // The sensor's GetReadings calls, and the data manager's own capture calls, go through thermo's worker.
   t.true(sampleValue(after, 'platform_driver_call_seconds_count', { resource: 'thermo', method: 'getReadings', outcome: 'ok' }) >= 3);
   t.is(after.get('platform_sessions_active')?.type, 'gauge');
+  t.is(sampleValue(after, 'platform_sessions_active'), 0);
+  const robot = new RobotServiceClient(runtime.address, insecure());
+  t.teardown(() => robot.close());
+  await call(robot, 'startSession', { resume: '' });
+  t.is(sampleValue(await scrape(url), 'platform_sessions_active'), 1, 'a live session counts');
   t.true(sampleValue(after, 'process_cpu_user_seconds_total') > 0, 'process metrics are served');
   t.true(sampleValue(after, 'nodejs_heap_size_used_bytes') > 0);
 

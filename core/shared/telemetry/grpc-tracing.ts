@@ -20,9 +20,17 @@ const SPAN_KIND_SERVER = 1;
 const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 
-function rpcAttributes(path: string): Record<string, string> {
-  const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(path) ?? [];
-  return { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
+/** Per method path, made once: the served methods are a fixed set. */
+const attributesByPath = new Map<string, Readonly<Record<string, string>>>();
+
+function rpcAttributes(path: string): Readonly<Record<string, string>> {
+  let attributes = attributesByPath.get(path);
+  if (!attributes) {
+    const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(path) ?? [];
+    attributes = { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
+    if (attributesByPath.size < 10_000) attributesByPath.set(path, attributes);
+  }
+  return attributes;
 }
 
 function endWith(span: Span, code: number, details?: string): void {
@@ -61,7 +69,7 @@ export const callTracing: ServerInterceptor = (method, call) => {
             const parent = tracing.api.propagation.extract(tracing.api.ROOT_CONTEXT, metadata, getter);
             span = tracing.tracer.startSpan(spanName(method.path), { kind: SPAN_KIND_SERVER, attributes: rpcAttributes(method.path) }, parent);
             context = tracing.api.trace.setSpan(parent, span);
-            within(() => nextMetadata(metadata));
+            nextMetadata(metadata);
           })
           .withOnReceiveMessage((message, nextMessage) => within(() => nextMessage(message)))
           .withOnReceiveHalfClose((nextHalfClose) => within(() => nextHalfClose()))
