@@ -52,6 +52,8 @@ export interface AgentOptions {
   /** Runs systemctl, apt, journalctl and reboot for system_configuration and the network. */
   runner: CommandRunner;
   network?: MachineSettingsOptions['network'];
+  /** Where the captive portal listens while provisioning (with a network backend). */
+  portal?: { host: string; port: number };
 }
 
 export class Agent {
@@ -83,7 +85,9 @@ export class Agent {
   constructor(private readonly opts: AgentOptions) {
     this.cache = new BinaryCache(opts.paths.cacheDir, opts.paths.binDir, opts.logger);
     this.versionControl = new VersionControl(this.cache, opts.logger);
-    this.machine = new MachineSettings({ systemRoot: opts.paths.systemRoot, runner: opts.runner, logger: opts.logger, time: opts.time, network: opts.network });
+    const onCredentials = () => this.requestExit('machine credentials saved through provisioning');
+    const portal = opts.portal && { ...opts.portal, credentialsFile: opts.paths.configFile };
+    this.machine = new MachineSettings({ ...opts, systemRoot: opts.paths.systemRoot, portal, onCredentials });
     this.supervisor = new RuntimeSupervisor({
       time: opts.time,
       logger: opts.logger,

@@ -10,6 +10,9 @@ import { NETWORK_CHECK_SECONDS, NetworkSupervisor } from './network/network-supe
 import type { CommandRunner } from './system/command-runner.js';
 import { SystemConfigurator } from './system/system-configuration.js';
 import type { TimeScale } from './time-scale.js';
+import { CaptivePortal } from './network/captive-portal.js';
+import { writeCaptiveDns } from './network/captive-dns.js';
+import type { NetworkState } from './network/network-supervisor.js';
 
 export interface MachineSettingsOptions {
   /** Prefix of the system files ('' on a machine). */
@@ -19,6 +22,10 @@ export interface MachineSettingsOptions {
   time: TimeScale;
   /** The machine's network stack; without one, network_configuration is validated but not applied. */
   network?: { backend: NetworkBackend; clock?: Clock };
+  /** Where the captive portal listens while provisioning, and where credentials submitted there go. */
+  portal?: { host: string; port: number; credentialsFile: string };
+  /** Machine credentials were saved through provisioning: they are read at start, so the agent restarts online. */
+  onCredentials?: () => void;
 }
 
 export class MachineSettings {
@@ -26,6 +33,9 @@ export class MachineSettings {
   readonly network?: NetworkSupervisor;
   private systemApplying: Promise<void> = Promise.resolve();
   private stopped = false;
+  private portal?: CaptivePortal;
+  private portalChange: Promise<void> = Promise.resolve();
+  private config?: AgentConfig;
 
   constructor(private readonly opts: MachineSettingsOptions) {
     this.system = new SystemConfigurator({ root: opts.systemRoot, runner: opts.runner, logger: opts.logger });
@@ -37,6 +47,7 @@ export class MachineSettings {
         logger: opts.logger,
         minutes: (n) => opts.time.minutes(n),
         checkIntervalMs: opts.time.seconds(NETWORK_CHECK_SECONDS),
+        onStateChange: (state) => this.networkState(state),
       });
     }
   }
@@ -46,6 +57,7 @@ export class MachineSettings {
   }
 
   async start(config: AgentConfig): Promise<void> {
+    this.config = config;
     this.applySystem(config);
     if (!this.network) {
       if (!config.advanced_settings.disable_network_configuration)
@@ -58,6 +70,7 @@ export class MachineSettings {
 
   /** Applies what changed between two effective configs. */
   changed(prev: AgentConfig, next: AgentConfig): void {
+    this.config = next;
     if (
       !isDeepStrictEqual(prev.system_configuration, next.system_configuration) ||
       prev.advanced_settings.disable_system_configuration !== next.advanced_settings.disable_system_configuration
@@ -74,12 +87,56 @@ export class MachineSettings {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.network?.stop();
+    await this.portalChange;
+    await this.portal?.close();
     await this.systemApplying;
     await this.system.stop();
   }
 
+  /** The portal runs exactly while provisioning; failing to listen is logged, provisioning goes on. */
+  private networkState(state: NetworkState): void {
+    const portalOpts = this.opts.portal;
+    const network = this.network;
+    if (!portalOpts || !network) return;
+    this.portalChange = this.portalChange.then(async () => {
+      if (state === 'provisioning' && !this.portal && !this.stopped) {
+        const net = this.config!.network_configuration;
+        const portal = new CaptivePortal({
+          hooks: {
+            userActivity: () => network.userActivity(),
+            listNetworks: () => this.opts.network!.backend.scan(),
+            submitNetwork: (ssid, psk) => network.submitNetwork(ssid, psk),
+            credentialsSaved: () => this.opts.onCredentials?.(),
+          },
+          credentialsFile: portalOpts.credentialsFile,
+          logger: this.log,
+          title: `${net.manufacturer} ${net.model} setup`,
+        });
+        try {
+          const addr = await portal.listen(portalOpts.host, portalOpts.port);
+          this.portal = portal;
+          this.log.info({ address: `${addr.address}:${addr.port}` }, 'captive portal listening');
+        } catch (err) {
+          this.log.error({ err: (err as Error).message }, 'captive portal cannot listen');
+        }
+      } else if (state !== 'provisioning' && this.portal) {
+        const portal = this.portal;
+        this.portal = undefined;
+        await portal.close();
+        this.log.info('captive portal closed');
+      }
+    });
+  }
+
   private async configureNetwork(config: AgentConfig): Promise<void> {
     try {
+      if (this.network && !config.advanced_settings.disable_network_configuration) {
+        if (await writeCaptiveDns(this.opts.systemRoot, config.network_configuration.disable_captive_portal_redirect))
+          this.log.info(
+            { redirect: config.network_configuration.disable_captive_portal_redirect ? '.setup names' : 'every name' },
+            'captive portal DNS written',
+          );
+      }
       await this.network?.configure(config);
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'network configuration failed');

@@ -2,7 +2,7 @@
 // profiles, the hotspot starts after the offline timer, a bad network in a new config is refused
 // naming the field, and platform-server is supervised throughout.
 import test from 'ava';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -15,6 +15,7 @@ import { FakeNetworkBackend } from '../testing/fake-network.js';
 import { FakeRunner } from '../testing/fake-runner.js';
 import { writeFakeRuntime } from '../testing/fake-runtime.js';
 import { HOTSPOT_ID } from './profiles.js';
+import { DNSMASQ_SHARED_FILE } from './captive-dns.js';
 
 function until(pred: () => boolean, what: string, logs: unknown[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -31,7 +32,7 @@ function until(pred: () => boolean, what: string, logs: unknown[]): Promise<void
   });
 }
 
-test('the agent applies additional_networks, starts the hotspot when offline, and keeps the runtime running', async (t) => {
+test('the agent applies additional_networks, starts the hotspot and the portal when offline, joins a network submitted there, and keeps the runtime running', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'agent-network-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const home = join(dir, 'home');
@@ -64,6 +65,7 @@ test('the agent applies additional_networks, starts the hotspot when offline, an
     configPollMs: 20,
     runner: new FakeRunner(),
     network: { backend },
+    portal: { host: '127.0.0.1', port: 0 },
   });
   t.teardown(() => agent.stop());
   await agent.start();
@@ -71,6 +73,15 @@ test('the agent applies additional_networks, starts the hotspot when offline, an
   await until(() => agent.machine.network?.state === 'provisioning', 'the hotspot', logs);
   t.like(backend.store.get(HOTSPOT_ID), { ssid: 'platform-setup-robot1', ipv4: { method: 'shared', address: '10.42.0.1/24' } });
   await until(() => logs.some((l) => l.msg === 'platform-server is serving'), 'the runtime', logs);
+  await until(() => logs.some((l) => l.msg === 'captive portal listening'), 'the portal', logs);
+  t.true(readFileSync(join(home, 'system', DNSMASQ_SHARED_FILE), 'utf8').includes('address=/#/10.42.0.1'), 'the DNS redirect is written');
+  const portal = `http://${String(logs.find((l) => l.msg === 'captive portal listening')!.address)}/`;
+  t.is((await fetch(portal)).status, 200);
+  backend.addAir({ ssid: 'home', psk: 'home-password' });
+  const saved = await fetch(portal, { method: 'POST', body: new URLSearchParams({ ssid: 'home', password: 'home-password' }) });
+  t.is(saved.status, 200);
+  await until(() => backend.active === 'platform-user-home', 'the submitted network', logs);
+  await until(() => logs.some((l) => l.msg === 'captive portal closed'), 'the portal to close', logs);
 
   write({ additional_networks: { lab: { type: 'wifi', ssid: 'lab', psk: 'lab-password', priority: 1000 } } });
   await until(() => logs.some((l) => l.msg === 'invalid agent config; keeping the previous one'), 'the refusal', logs);
@@ -79,5 +90,5 @@ test('the agent applies additional_networks, starts the hotspot when offline, an
   t.like(backend.store.get('platform-net-lab'), { priority: 12 }, 'the previous profile stays');
   t.true(agent.supervisor.running, 'the runtime is still supervised');
   await agent.stop();
-  t.is(backend.active, undefined, 'stopping the agent stops the hotspot');
+  t.is(backend.active, 'platform-user-home', 'the joined network stays up when the agent stops');
 });

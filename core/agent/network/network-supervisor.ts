@@ -26,6 +26,8 @@ export interface NetworkSupervisorOptions {
   /** Milliseconds of n configured minutes (the agent's TimeScale; plain minutes in unit tests). */
   minutes: (n: number) => number;
   checkIntervalMs: number;
+  /** Told of every state change (the captive portal runs while provisioning). */
+  onStateChange?: (state: NetworkState) => void;
 }
 
 export interface ConnectionAttempt {
@@ -62,10 +64,10 @@ export class NetworkSupervisor {
     this.config = config;
     if (config.advanced_settings.disable_network_configuration) {
       if (this.state === 'provisioning') await this.stopHotspot('disable_network_configuration is set');
-      this.state = 'disabled';
+      this.setState('disabled');
       return [];
     }
-    if (this.state === 'disabled') this.state = 'offline';
+    if (this.state === 'disabled') this.setState('offline');
     const skipped: string[] = [];
     const wanted = new Map<string, ClientProfile>();
     for (const [key, net] of Object.entries(config.additional_networks)) {
@@ -120,7 +122,7 @@ export class NetworkSupervisor {
       await this.opts.backend.upsertProfile(profile);
       this.log.info({ id: profile.id, ssid, priority }, 'network submitted during provisioning');
       if (this.state === 'provisioning') await this.stopHotspot('a network was submitted');
-      this.state = 'offline';
+      this.setState('offline');
       this.tried.clear();
       await this.attempt(profile);
     });
@@ -138,6 +140,12 @@ export class NetworkSupervisor {
     });
     this.stepping = run;
     return run;
+  }
+
+  private setState(state: NetworkState): void {
+    if (state === this.state) return;
+    this.state = state;
+    this.opts.onStateChange?.(state);
   }
 
   private recordError(msg: string): void {
@@ -169,7 +177,7 @@ export class NetworkSupervisor {
     if (online) {
       if (this.state === 'provisioning') await this.stopHotspot('online');
       if (this.state !== 'online') this.log.info({ connectivity: c }, 'network: online');
-      this.state = 'online';
+      this.setState('online');
       this.offlineSince = undefined;
       this.tried.clear();
       this.rebooted = false;
@@ -191,12 +199,12 @@ export class NetworkSupervisor {
       const idle = this.lastUserActivity === undefined || this.since(this.lastUserActivity, net.user_idle_minutes);
       if (this.since(this.provisioningSince, net.retry_connection_timeout_minutes) && idle) {
         await this.stopHotspot('retry_connection_timeout_minutes elapsed; trying the networks again');
-        this.state = 'offline';
+        this.setState('offline');
         this.tried.clear();
       }
       return;
     }
-    this.state = 'offline';
+    this.setState('offline');
     const next = await this.nextCandidate();
     if (next) {
       await this.attempt(next);
@@ -238,7 +246,7 @@ export class NetworkSupervisor {
       this.recordError(msg);
       return;
     }
-    this.state = 'provisioning';
+    this.setState('provisioning');
     this.provisioningSince = this.opts.clock.now();
     this.lastUserActivity = undefined;
     this.log.info({ ssid: profile.ssid }, 'provisioning: hotspot started');
@@ -247,7 +255,7 @@ export class NetworkSupervisor {
   private async stopHotspot(reason: string): Promise<void> {
     await this.opts.backend.deactivate(HOTSPOT_ID);
     this.provisioningSince = undefined;
-    this.state = 'offline';
+    this.setState('offline');
     this.log.info({ reason }, 'provisioning: hotspot stopped');
   }
 }
