@@ -170,3 +170,42 @@ test.serial('the data browser names its icon, which is served', async (t) => {
   t.is(icon.status, 200);
   t.is(icon.headers.get('content-type'), 'image/svg+xml');
 });
+
+test.serial('the training form suggests the dataset’s labels and the next free version; a job started elsewhere appears without a reload', async (t) => {
+  const { datasetId } = await fx.uploadDataset('colours', shapeImages(4, { colours: ['red', 'blue'], size: 16 }));
+  await fx.training.uploadTrainingScript(
+    fx.orgId,
+    'acme:other',
+    '1.0.0',
+    'train.sh',
+    await scriptPackage({ 'train.sh': { content: tickerScript, mode: 0o755 } }),
+  );
+  const page = await signedIn(t, 'Training');
+  await page.getByLabel('Dataset').selectOption(datasetId);
+  const suggested = page.getByTestId('dataset-labels');
+  await suggested.getByText('blue, red').waitFor();
+  await suggested.getByRole('button', { name: 'Use these labels' }).click();
+  t.is(await page.getByLabel(/^Labels/).inputValue(), 'blue, red');
+
+  // Started elsewhere (here through the client): it shows up in the open page's job list.
+  const id = await fx.training.submitCustomTrainingJob(fx.orgId, datasetId, 'acme:other', '1.0.0', 'colours', 'v1', {});
+  await page.getByTestId('jobs').getByRole('link', { name: 'colours' }).waitFor();
+  // v1 of "colours" is taken: the form offers v2.
+  await page.getByLabel('Model name').fill('colours');
+  t.is(
+    await eventually(
+      () => page.getByLabel('Model version').inputValue(),
+      (v) => v === 'v2',
+    ),
+    'v2',
+  );
+  await page.getByLabel('Model name').fill('brand-new');
+  t.is(
+    await eventually(
+      () => page.getByLabel('Model version').inputValue(),
+      (v) => v === 'v1',
+    ),
+    'v1',
+  );
+  await fx.training.cancelTrainingJob(id);
+});

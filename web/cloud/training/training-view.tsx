@@ -22,6 +22,7 @@ import { LineChart } from '../query/line-chart.js';
 import type { ViewProps } from '../views.js';
 import { curveOf } from './progress-curve.js';
 import { parseArguments } from './arguments-text.js';
+import { datasetLabels, nextVersion } from './suggestions.js';
 
 const POLL_MS = 1000;
 const FINISHED = new Set([TrainingStatus.TRAINING_STATUS_COMPLETED, TrainingStatus.TRAINING_STATUS_FAILED, TrainingStatus.TRAINING_STATUS_CANCELED]);
@@ -30,13 +31,34 @@ export const statusText = (s: TrainingStatus) => trainingStatusToJSON(s).replace
 const typeText = (t: ModelType) => modelTypeToJSON(t).replace('MODEL_TYPE_', '').toLowerCase().replaceAll('_', ' ');
 const frameworkText = (f: ModelFramework) => modelFrameworkToJSON(f).replace('MODEL_FRAMEWORK_', '').toLowerCase();
 
-function SubmitForm(props: ViewProps & { onSubmitted(id: string): void }) {
+function SubmitForm(props: ViewProps & { jobs: TrainingJobMetadata[]; onSubmitted(id: string): void }) {
   const [datasets, setDatasets] = useState<Dataset[]>([]);
   const [scripts, setScripts] = useState<TrainingScript[]>([]);
   const [trainer, setTrainer] = useState('builtin');
   const [error, setError] = useState('');
+  // Suggestions: the chosen dataset's labels, and the next free version of the model name typed.
+  const [datasetId, setDatasetId] = useState('');
+  const [labels, setLabels] = useState<string[]>([]);
+  const [tags, setTags] = useState('');
+  const [modelName, setModelName] = useState('');
+  const [modelVersion, setModelVersion] = useState('');
+  const [versionTyped, setVersionTyped] = useState(false);
   useEffect(() => {
-    props.api.call(datasetApi.listByOrganization, { organizationId: props.orgId }).then((r) => setDatasets(r.datasets), props.showError);
+    if (!datasetId) return;
+    let live = true;
+    datasetLabels(props, datasetId).then((l) => live && setLabels(l), props.showError);
+    return () => {
+      live = false;
+    };
+  }, [datasetId]);
+  useEffect(() => {
+    if (!versionTyped && modelName.trim()) setModelVersion(nextVersion(props.jobs, modelName.trim()));
+  }, [modelName, props.jobs]);
+  useEffect(() => {
+    props.api.call(datasetApi.listByOrganization, { organizationId: props.orgId }).then((r) => {
+      setDatasets(r.datasets);
+      setDatasetId((d) => d || (r.datasets[0]?.id ?? ''));
+    }, props.showError);
     props.api.call(trainingApi.scripts, { organizationId: props.orgId }).then((r) => setScripts(r.scripts), props.showError);
   }, [props.orgId]);
 
@@ -75,7 +97,7 @@ function SubmitForm(props: ViewProps & { onSubmitted(id: string): void }) {
       <h3>Submit a training job</h3>
       <label>
         Dataset
-        <select name="dataset" required>
+        <select name="dataset" required value={datasetId} onChange={(e) => setDatasetId((e.currentTarget as HTMLSelectElement).value)}>
           {datasets.map((d) => (
             <option key={d.id} value={d.id}>
               {d.name}
@@ -112,15 +134,33 @@ function SubmitForm(props: ViewProps & { onSubmitted(id: string): void }) {
             Framework <input name="framework" value="ONNX (trained with PyTorch)" readOnly />
           </label>
           <label>
-            Labels (tags or box labels, comma-separated) <input name="tags" />
+            Labels (tags or box labels, comma-separated){' '}
+            <input name="tags" value={tags} onInput={(e) => setTags((e.currentTarget as HTMLInputElement).value)} />
           </label>
+          {labels.length > 0 && (
+            <p class="muted" data-testid="dataset-labels">
+              in this dataset: {labels.join(', ')}{' '}
+              <button type="button" onClick={() => setTags(labels.join(', '))}>
+                Use these labels
+              </button>
+            </p>
+          )}
         </>
       )}
       <label>
-        Model name <input name="modelName" required />
+        Model name <input name="modelName" required value={modelName} onInput={(e) => setModelName((e.currentTarget as HTMLInputElement).value)} />
       </label>
       <label>
-        Model version <input name="modelVersion" required />
+        Model version{' '}
+        <input
+          name="modelVersion"
+          required
+          value={modelVersion}
+          onInput={(e) => {
+            setVersionTyped(true);
+            setModelVersion((e.currentTarget as HTMLInputElement).value);
+          }}
+        />
       </label>
       <label>
         Arguments (key=value, one per line) <textarea name="arguments" rows={2} placeholder="epochs=10" />
@@ -295,7 +335,8 @@ export function TrainingView(props: ViewProps) {
         (r) => {
           if (!live) return;
           setJobs(r.jobs);
-          if (r.jobs.some((j) => !FINISHED.has(j.status))) timer = setTimeout(load, POLL_MS * 2);
+          // Jobs started elsewhere (another tab, a script) appear without a reload: polled while shown.
+          timer = setTimeout(load, POLL_MS * (r.jobs.some((j) => !FINISHED.has(j.status)) ? 2 : 5));
         },
         (err: Error) => live && props.showError(err),
       );
@@ -310,6 +351,7 @@ export function TrainingView(props: ViewProps) {
     <div class="training-view">
       <SubmitForm
         {...props}
+        jobs={jobs}
         onSubmitted={(id) => {
           setSelected(id);
           setVersion((v) => v + 1);
