@@ -52,8 +52,8 @@ export interface AgentOptions {
   /** Runs systemctl, apt, journalctl and reboot for system_configuration and the network. */
   runner: CommandRunner;
   network?: MachineSettingsOptions['network'];
-  /** Where the captive portal listens while provisioning (with a network backend). */
-  portal?: { host: string; port: number };
+  /** Where the captive portal and the provisioning gRPC service listen while provisioning. */
+  provisioning?: MachineSettingsOptions['provisioning'];
 }
 
 export class Agent {
@@ -86,8 +86,7 @@ export class Agent {
     this.cache = new BinaryCache(opts.paths.cacheDir, opts.paths.binDir, opts.logger);
     this.versionControl = new VersionControl(this.cache, opts.logger);
     const onCredentials = () => this.requestExit('machine credentials saved through provisioning');
-    const portal = opts.portal && { ...opts.portal, credentialsFile: opts.paths.configFile };
-    this.machine = new MachineSettings({ ...opts, systemRoot: opts.paths.systemRoot, portal, onCredentials });
+    this.machine = new MachineSettings({ ...opts, systemRoot: opts.paths.systemRoot, credentialsFile: opts.paths.configFile, onCredentials });
     this.supervisor = new RuntimeSupervisor({
       time: opts.time,
       logger: opts.logger,

@@ -10,7 +10,7 @@ import { NETWORK_CHECK_SECONDS, NetworkSupervisor } from './network/network-supe
 import type { CommandRunner } from './system/command-runner.js';
 import { SystemConfigurator } from './system/system-configuration.js';
 import type { TimeScale } from './time-scale.js';
-import { CaptivePortal } from './network/captive-portal.js';
+import { ProvisioningEndpoints, type ProvisioningAddresses } from './network/provisioning-endpoints.js';
 import { writeCaptiveDns } from './network/captive-dns.js';
 import type { NetworkState } from './network/network-supervisor.js';
 
@@ -22,8 +22,10 @@ export interface MachineSettingsOptions {
   time: TimeScale;
   /** The machine's network stack; without one, network_configuration is validated but not applied. */
   network?: { backend: NetworkBackend; clock?: Clock };
-  /** Where the captive portal listens while provisioning, and where credentials submitted there go. */
-  portal?: { host: string; port: number; credentialsFile: string };
+  /** Where the captive portal and the provisioning gRPC service listen while provisioning. */
+  provisioning?: ProvisioningAddresses;
+  /** Where machine credentials submitted during provisioning go. */
+  credentialsFile: string;
   /** Machine credentials were saved through provisioning: they are read at start, so the agent restarts online. */
   onCredentials?: () => void;
 }
@@ -33,8 +35,8 @@ export class MachineSettings {
   readonly network?: NetworkSupervisor;
   private systemApplying: Promise<void> = Promise.resolve();
   private stopped = false;
-  private portal?: CaptivePortal;
-  private portalChange: Promise<void> = Promise.resolve();
+  private endpoints?: ProvisioningEndpoints;
+  private endpointsChange: Promise<void> = Promise.resolve();
   private config?: AgentConfig;
 
   constructor(private readonly opts: MachineSettingsOptions) {
@@ -87,45 +89,29 @@ export class MachineSettings {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.network?.stop();
-    await this.portalChange;
-    await this.portal?.close();
+    await this.endpointsChange;
+    await this.endpoints?.stop();
     await this.systemApplying;
     await this.system.stop();
   }
 
-  /** The portal runs exactly while provisioning; failing to listen is logged, provisioning goes on. */
+  /** The portal and the gRPC service run exactly while provisioning. */
   private networkState(state: NetworkState): void {
-    const portalOpts = this.opts.portal;
     const network = this.network;
-    if (!portalOpts || !network) return;
-    this.portalChange = this.portalChange.then(async () => {
-      if (state === 'provisioning' && !this.portal && !this.stopped) {
-        const net = this.config!.network_configuration;
-        const portal = new CaptivePortal({
-          hooks: {
-            userActivity: () => network.userActivity(),
-            listNetworks: () => this.opts.network!.backend.scan(),
-            submitNetwork: (ssid, psk) => network.submitNetwork(ssid, psk),
-            credentialsSaved: () => this.opts.onCredentials?.(),
-          },
-          credentialsFile: portalOpts.credentialsFile,
-          logger: this.log,
-          title: `${net.manufacturer} ${net.model} setup`,
-        });
-        try {
-          const addr = await portal.listen(portalOpts.host, portalOpts.port);
-          this.portal = portal;
-          this.log.info({ address: `${addr.address}:${addr.port}` }, 'captive portal listening');
-        } catch (err) {
-          this.log.error({ err: (err as Error).message }, 'captive portal cannot listen');
-        }
-      } else if (state !== 'provisioning' && this.portal) {
-        const portal = this.portal;
-        this.portal = undefined;
-        await portal.close();
-        this.log.info('captive portal closed');
-      }
+    if (!network || !this.opts.provisioning || !this.opts.network) return;
+    this.endpoints ??= new ProvisioningEndpoints({
+      addresses: this.opts.provisioning,
+      network,
+      backend: this.opts.network.backend,
+      config: () => this.config!,
+      credentialsFile: this.opts.credentialsFile,
+      logger: this.log,
+      credentialsSaved: () => this.opts.onCredentials?.(),
     });
+    const endpoints = this.endpoints;
+    this.endpointsChange = this.endpointsChange
+      .then(() => (state === 'provisioning' && !this.stopped ? endpoints.start() : endpoints.stop()))
+      .catch((err: Error) => this.log.error({ err: err.message }, 'provisioning endpoints failed'));
   }
 
   private async configureNetwork(config: AgentConfig): Promise<void> {

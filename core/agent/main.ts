@@ -8,13 +8,12 @@ import { installService } from './service-install.js';
 import { DryRunner, ProcessRunner } from './system/command-runner.js';
 import { TimeScale } from './time-scale.js';
 
-/** PLATFORM_AGENT_PORTAL_ADDRESS (`host:port`), default 0.0.0.0:80: where the captive portal listens. */
-function portalAddress(env: NodeJS.ProcessEnv): { host: string; port: number } {
-  const raw = env.PLATFORM_AGENT_PORTAL_ADDRESS || '0.0.0.0:80';
+/** A `host:port` address from the environment, for the provisioning endpoints. */
+function address(env: NodeJS.ProcessEnv, name: string, fallback: string): { host: string; port: number } {
+  const raw = env[name] || fallback;
   const i = raw.lastIndexOf(':');
   const port = Number(raw.slice(i + 1));
-  if (i <= 0 || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`PLATFORM_AGENT_PORTAL_ADDRESS ${raw}: must be host:port with a port from 0 to 65535`);
+  if (i <= 0 || !Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} ${raw}: must be host:port with a port from 0 to 65535`);
   return { host: raw.slice(0, i), port };
 }
 
@@ -75,7 +74,10 @@ async function main(): Promise<number> {
         ? new DryRunner((command) => logger.info({ command, system_root: paths.systemRoot }, 'system command not run (dev mode or install root)'))
         : new ProcessRunner(),
       network,
-      portal: portalAddress(env),
+      provisioning: {
+        portal: address(env, 'PLATFORM_AGENT_PORTAL_ADDRESS', '0.0.0.0:80'),
+        grpc: address(env, 'PLATFORM_AGENT_PROVISIONING_ADDRESS', '0.0.0.0:4772'),
+      },
       exit: (code) => resolve(code),
     });
     const shutdown = (signal: string) => {

@@ -65,7 +65,7 @@ test('the agent applies additional_networks, starts the hotspot and the portal w
     configPollMs: 20,
     runner: new FakeRunner(),
     network: { backend },
-    portal: { host: '127.0.0.1', port: 0 },
+    provisioning: { portal: { host: '127.0.0.1', port: 0 }, grpc: { host: '127.0.0.1', port: 0 } },
   });
   t.teardown(() => agent.stop());
   await agent.start();
@@ -82,6 +82,7 @@ test('the agent applies additional_networks, starts the hotspot and the portal w
   t.is(saved.status, 200);
   await until(() => backend.active === 'platform-user-home', 'the submitted network', logs);
   await until(() => logs.some((l) => l.msg === 'captive portal closed'), 'the portal to close', logs);
+  await until(() => logs.some((l) => l.msg === 'provisioning service closed'), 'the gRPC service to close', logs);
 
   write({ additional_networks: { lab: { type: 'wifi', ssid: 'lab', psk: 'lab-password', priority: 1000 } } });
   await until(() => logs.some((l) => l.msg === 'invalid agent config; keeping the previous one'), 'the refusal', logs);

@@ -50,10 +50,15 @@ export function checkSubmission(form: URLSearchParams, credentialsPath: string):
   } catch (err) {
     throw new PortalInputError(`credentials: is not valid JSON (${(err as Error).message})`);
   }
+  return { ssid, psk, credentials: credentialsContent(doc, credentialsPath) };
+}
+
+/** Checks a machine credentials document; returns the credentials file content. Throws PortalInputError. */
+export function credentialsContent(doc: unknown, credentialsPath: string): string {
   try {
     const source = machineSourceOf(credentialsPath, doc);
     if (source.mode !== 'online') throw new PortalInputError('credentials: must hold a "cloud" object (the machine credentials)');
-    return { ssid, psk, credentials: credentialsFileContent(source.credentials) };
+    return credentialsFileContent(source.credentials);
   } catch (err) {
     if (err instanceof CredentialsError) throw new PortalInputError(`credentials: ${err.message.replace(`${credentialsPath}: `, '')}`);
     throw err;
@@ -148,7 +153,7 @@ export class CaptivePortal {
   }
 }
 
-async function holdsOfflineConfig(file: string): Promise<boolean> {
+export async function holdsOfflineConfig(file: string): Promise<boolean> {
   try {
     const doc = JSON.parse(await readFile(file, 'utf8')) as unknown;
     return !!doc && typeof doc === 'object' && 'agent' in doc;

@@ -128,6 +128,21 @@ export class NetworkSupervisor {
     });
   }
 
+  /** Ends provisioning now (a user asked): the networks are tried again, the hotspot returns if none connects. */
+  exitProvisioning(): Promise<void> {
+    this.userActivity();
+    return this.serial(async () => {
+      if (this.state !== 'provisioning') return;
+      await this.stopHotspot('a user ended provisioning');
+      this.tried.clear();
+    });
+  }
+
+  /** The recent errors, cleared by reading them. */
+  takeErrors(): string[] {
+    return this.errors.splice(0);
+  }
+
   /** One check; the timer calls it, tests call it through the fake clock. */
   step(): Promise<void> {
     return this.serial(() => this.stepOnce());
