@@ -24,14 +24,18 @@ function firstLine(child: ChildProcess): Promise<string> {
   });
 }
 
-export async function startNmMock(): Promise<NmMock> {
+/** `log`: a file where dbusmock records every method call (name and arguments), for call order assertions. */
+export async function startNmMock(log?: string): Promise<NmMock> {
   // stderr: as an unprivileged container root it warns that it cannot raise its fd limit.
   const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const address = await firstLine(daemon);
   // The template serves on the system bus: point that at the private daemon too.
   const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: address, DBUS_SYSTEM_BUS_ADDRESS: address };
   // Debian's python3-dbusmock lives in the system Python, not in a pyenv one.
-  const mockProc = spawn('/usr/bin/python3', ['-m', 'dbusmock', '--template', 'networkmanager'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const mockProc = spawn('/usr/bin/python3', ['-m', 'dbusmock', '--template', 'networkmanager', ...(log ? ['-l', log] : [])], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const bus = dbus.sessionBus({ busAddress: address });
   for (let i = 0; ; i++) {
     try {
