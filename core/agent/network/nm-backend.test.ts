@@ -159,6 +159,14 @@ test.serial('scan, connectivity, activation and the hostname', async (t) => {
     await nm.call('SetConnectivity', 'u', [state]);
     t.is(await backend.connectivity(), name);
   }
+  // Connectivity checking off (unknown): NetworkManager's global state decides.
+  await nm.call('SetConnectivity', 'u', [0]);
+  await nm.call('SetGlobalConnectionState', 'u', [70]);
+  t.is(await backend.connectivity(), 'full');
+  await nm.call('SetGlobalConnectionState', 'u', [60]);
+  t.is(await backend.connectivity(), 'limited');
+  await nm.call('SetGlobalConnectionState', 'u', [20]);
+  t.is(await backend.connectivity(), 'none');
   t.is(await backend.hostname(), 'hostname');
   t.deepEqual(await backend.activate('platform-net-missing'), { ok: false, error: 'no connection profile platform-net-missing' });
   t.is(securityOf(1, 0, 0x400), 'sae');

@@ -12,6 +12,8 @@ const PROPS = 'org.freedesktop.DBus.Properties';
 const DEVICE_TYPE_WIFI = 2;
 const ACTIVE_STATE_ACTIVATED = 2;
 const ACTIVE_STATE_DEACTIVATED = 4;
+const NM_STATE_CONNECTED_LOCAL = 50;
+const NM_STATE_CONNECTED_GLOBAL = 70;
 const CONNECTIVITY: Connectivity[] = ['unknown', 'none', 'portal', 'limited', 'full'];
 
 // NM80211ApSecurityFlags: key management bits of WpaFlags/RsnFlags.
@@ -72,8 +74,14 @@ export class NetworkManagerBackend implements NetworkBackend {
 
   async connectivity(): Promise<Connectivity> {
     const nm = await this.iface(NM_PATH, NM);
-    const state = (await nm.CheckConnectivity()) as number;
-    return CONNECTIVITY[state] ?? 'unknown';
+    const state = CONNECTIVITY[(await nm.CheckConnectivity()) as number] ?? 'unknown';
+    if (state !== 'unknown') return state;
+    // Unknown means connectivity checking is off (Debian's default without a check URI): NetworkManager's
+    // own state then says whether there is a global connection. Taking unknown for offline would raise
+    // the hotspot on a machine that is online.
+    const global = await this.prop<number>(NM_PATH, NM, 'State');
+    if (global >= NM_STATE_CONNECTED_GLOBAL) return 'full';
+    return global >= NM_STATE_CONNECTED_LOCAL ? 'limited' : 'none';
   }
 
   async scan(): Promise<VisibleNetwork[]> {
