@@ -3,6 +3,7 @@
 // about one log call a second (it used to page forever and show "Loading job…").
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
@@ -208,4 +209,40 @@ test.serial('the training form suggests the dataset’s labels and the next free
     'v1',
   );
   await fx.training.cancelTrainingJob(id);
+});
+
+test.serial('an image in the data browser downloads byte for byte and deletes after a confirmation', async (t) => {
+  const [keep, gone] = shapeImages(2, { colours: ['red', 'blue'], size: 16 });
+  const now = new Date();
+  const upload = (png: Uint8Array, name: string) =>
+    fx.owner.dataClient.binaryDataCaptureUpload(png, fx.partId, 'camera', name, 'ReadImage', '.png', [now, now], ['to-manage']);
+  const keepId = await upload(keep.png, 'keep-cam');
+  const goneId = await upload(gone.png, 'gone-cam');
+  const page = await signedIn(t, 'Data');
+  const tile = (id: string) => page.locator(`[data-testid="image-tile"][data-id="${id}"]`);
+  await tile(keepId)
+    .getByRole('button', { name: /^open / })
+    .click();
+  const detail = page.getByTestId('image-detail');
+  const downloading = page.waitForEvent('download');
+  await detail.getByRole('button', { name: 'Download', exact: true }).click();
+  const downloaded = await downloading;
+  t.deepEqual(new Uint8Array(await readFile((await downloaded.path())!)), new Uint8Array(keep.png));
+
+  await tile(goneId)
+    .getByRole('button', { name: /^open / })
+    .click();
+  const dialogs: string[] = [];
+  page.once('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  await detail.getByRole('button', { name: 'Delete image' }).click();
+  t.regex(dialogs[0] ?? '', /^Delete .*\? Its tags, boxes and dataset memberships go with it\.$/);
+  t.is((await fx.owner.dataClient.binaryDataByIds([goneId])).length, 1, 'dismissed: kept');
+  page.once('dialog', (d) => void d.accept());
+  await detail.getByRole('button', { name: 'Delete image' }).click();
+  await tile(goneId).waitFor({ state: 'detached' });
+  t.regex((await t.throwsAsync(fx.owner.dataClient.binaryDataByIds([goneId]))).message, /no binary data with id/);
+  await tile(keepId).waitFor();
 });

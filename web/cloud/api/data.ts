@@ -6,6 +6,7 @@ const DATA = 'platform.app.data.v1.DataService';
 export const dataApi = {
   binaryDataByFilter: method(DATA, 'BinaryDataByFilter', data.BinaryDataByFilterRequest, data.BinaryDataByFilterResponse),
   binaryDataByIds: method(DATA, 'BinaryDataByIDs', data.BinaryDataByIDsRequest, data.BinaryDataByIDsResponse),
+  deleteBinaryDataByIds: method(DATA, 'DeleteBinaryDataByIDs', data.DeleteBinaryDataByIDsRequest, data.DeleteBinaryDataByIDsResponse),
   addTagsByIds: method(DATA, 'AddTagsToBinaryDataByIDs', data.AddTagsToBinaryDataByIDsRequest, data.AddTagsToBinaryDataByIDsResponse),
   removeTagsByIds: method(DATA, 'RemoveTagsFromBinaryDataByIDs', data.RemoveTagsFromBinaryDataByIDsRequest, data.RemoveTagsFromBinaryDataByIDsResponse),
   tagsByFilter: method(DATA, 'TagsByFilter', data.TagsByFilterRequest, data.TagsByFilterResponse),

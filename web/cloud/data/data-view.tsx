@@ -78,10 +78,13 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
     }
   };
   /** Re-reads the shown images (metadata only) after a change, keeping the grid's place. */
-  const refresh = async () => {
+  const refresh = () => reload();
+  const reload = async (deleted?: string) => {
     const gen = ++refreshGen.current;
     try {
-      const ids = items.map((i) => i.metadata!.binaryDataId);
+      // A deleted image leaves the grid (BinaryDataByIDs would refuse the whole call for its id).
+      const ids = items.map((i) => i.metadata!.binaryDataId).filter((id) => id !== deleted);
+      if (deleted) setItems((old) => old.filter((i) => i.metadata!.binaryDataId !== deleted));
       if (ids.length > 0) {
         const fresh = new Map(
           (await api.call(dataApi.binaryDataByIds, { binaryDataIds: ids, includeBinary: false })).data.map((d) => [d.metadata!.binaryDataId, d]),
@@ -195,7 +198,9 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
           )}
         </div>
         <aside>
-          {focused && <ImageDetail key={focus} api={api} item={focused} onChanged={refresh} showError={showError} />}
+          {focused && (
+            <ImageDetail key={focus} api={api} item={focused} onChanged={() => refresh()} onDeleted={(id) => void reload(id)} showError={showError} />
+          )}
           <DatasetsPanel api={api} orgId={orgId} datasets={datasets} selected={chosen} onChanged={refresh} showError={showError} />
         </aside>
       </div>

@@ -1,5 +1,6 @@
 // One image, larger (still a thumbnail, 512 px): its tags (add, remove) and bounding boxes (draw with
-// the mouse and label, remove). Every change is a DataService call; the caller reloads the image after.
+// the mouse and label, remove); Download fetches the stored file itself (BinaryDataByIDs with its bytes)
+// and Delete removes it after a confirmation. Every change is a DataService call; the caller reloads after.
 import { useRef, useState } from 'preact/hooks';
 import type { BinaryData } from '../../../gen/platform/app/data/v1/data.js';
 import type { CloudApi } from '../api/client.js';
@@ -18,7 +19,7 @@ interface Draft {
 
 const clamp = (v: number) => Math.min(1, Math.max(0, v));
 
-export function ImageDetail(props: { api: CloudApi; item: BinaryData; onChanged(): void; showError(err: unknown): void }) {
+export function ImageDetail(props: { api: CloudApi; item: BinaryData; onChanged(): void; onDeleted(id: string): void; showError(err: unknown): void }) {
   const meta = props.item.metadata!;
   const id = meta.binaryDataId;
   const image = useRef<HTMLImageElement | null>(null);
@@ -45,9 +46,33 @@ export function ImageDetail(props: { api: CloudApi; item: BinaryData; onChanged(
     act(() => props.api.call(dataApi.addBoundingBox, { binaryDataId: id, label: label.trim(), ...normalized })).then(() => setDraft(undefined));
   };
 
+  const download = async () => {
+    const { data } = await props.api.call(dataApi.binaryDataByIds, { binaryDataIds: [id], includeBinary: true });
+    const file = data[0];
+    if (!file) throw new Error(`image ${id} is gone`);
+    const url = URL.createObjectURL(new Blob([file.binary as BlobPart], { type: file.metadata?.captureMetadata?.mimeType || 'application/octet-stream' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = meta.fileName || `${id}${meta.fileExt}`;
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  };
+  const remove = () => {
+    if (!confirm(`Delete ${meta.fileName || id}? Its tags, boxes and dataset memberships go with it.`)) return;
+    props.api.call(dataApi.deleteBinaryDataByIds, { binaryDataIds: [id] }).then(() => props.onDeleted(id), props.showError);
+  };
+
   return (
     <section class="detail" aria-label="image detail" data-testid="image-detail">
       <h2>{meta.fileName || id}</h2>
+      <div class="row">
+        <button type="button" onClick={() => download().catch(props.showError)}>
+          Download
+        </button>
+        <button type="button" onClick={remove}>
+          Delete image
+        </button>
+      </div>
       <div
         class="canvas"
         data-testid="draw-area"
