@@ -91,7 +91,8 @@ export class MachineSettings {
     await this.network?.stop();
     await this.endpointsChange;
     await this.endpoints?.stop();
-    await this.systemApplying;
+    // An apply in flight (apt-get install can take minutes) is not awaited: stopping must not wait for
+    // it, and once stopped the configurator starts nothing new.
     await this.system.stop();
   }
 

@@ -104,16 +104,22 @@ export interface LogForwarderOptions {
   ownPid?: number;
   /** The command that yields journal JSON lines; default `journalctl -f -o json -n 0` (new records only). */
   command?: [string, string[]];
+  /** Pause before following the journal again after journalctl ended on its own (default 10 s). */
+  retryMs?: number;
 }
 
 /** Follows the journal while started; counts what it forwarded for tests and debugging. */
 export class LogForwarder {
   forwarded = 0;
   private stream?: CommandStream;
+  private retry?: NodeJS.Timeout;
+  private stopped = false;
+  private readonly retryMs: number;
   private readonly filter?: ForwardFilter;
 
   constructor(private readonly opts: LogForwarderOptions) {
     this.filter = parseForwardFilter(opts.setting);
+    this.retryMs = opts.retryMs ?? 10_000;
   }
 
   get setting(): string {
@@ -122,16 +128,27 @@ export class LogForwarder {
 
   /** Starts following the journal; a setting that selects nothing starts nothing. */
   start(): CommandStream | undefined {
-    if (!this.filter || this.stream) return this.stream;
+    if (!this.filter || this.stream || this.stopped) return this.stream;
     const [cmd, args] = this.opts.command ?? ['journalctl', ['-f', '-o', 'json', '-n', '0']];
-    this.stream = this.opts.runner.stream(cmd, args, (line) => this.onLine(line));
-    void this.stream.exited.then((code) => {
-      if (this.stream) this.opts.logger.debug({ code }, 'log forwarding: journalctl ended');
+    const stream = this.opts.runner.stream(cmd, args, (line) => this.onLine(line));
+    this.stream = stream;
+    void stream.exited.then((code) => {
+      if (this.stream !== stream) return; // stopped on purpose
+      // journalctl ended on its own (journald restarted, say): follow again after a pause.
+      this.stream = undefined;
+      this.opts.logger.warn({ code, retry_ms: this.retryMs }, 'log forwarding: journalctl ended; following the journal again shortly');
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.start();
+      }, this.retryMs);
     });
-    return this.stream;
+    return stream;
   }
 
   async stop(): Promise<void> {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    this.stopped = true;
     const s = this.stream;
     this.stream = undefined;
     await s?.stop();

@@ -28,6 +28,7 @@ export interface ApplyReport {
 
 export class SystemConfigurator {
   private forwarder?: LogForwarder;
+  private stopped = false;
 
   constructor(private readonly opts: SystemConfiguratorOptions) {}
 
@@ -58,6 +59,7 @@ export class SystemConfigurator {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.stopForwarding();
   }
 
@@ -96,7 +98,7 @@ export class SystemConfigurator {
   private async applyForwarding(setting: string): Promise<void> {
     if (this.forwarder?.setting === setting) return;
     await this.stopForwarding();
-    if (setting.trim() === '') return;
+    if (setting.trim() === '' || this.stopped) return;
     this.forwarder = new LogForwarder({ runner: this.opts.runner, logger: this.opts.logger, setting });
     this.forwarder.start();
     this.opts.logger.info({ forward_system_logs: setting }, 'forwarding system logs');
