@@ -93,3 +93,45 @@ test('the agent applies additional_networks, starts the hotspot and the portal w
   await agent.stop();
   t.is(backend.active, 'platform-user-home', 'the joined network stays up when the agent stops');
 });
+
+test('credentials saved through the portal make the agent exit 0 so the service manager restarts it online', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-network-creds-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const home = join(dir, 'home');
+  mkdirSync(home);
+  const configFile = join(dir, 'platform.json');
+  // Old credentials for a cloud that does not answer: update checks fail, the agent goes on.
+  writeFileSync(configFile, JSON.stringify({ cloud: { app_address: 'http://127.0.0.1:1', id: 'old-part', secret: 'old' } }));
+  const logs: Record<string, unknown>[] = [];
+  const backend = new FakeNetworkBackend();
+  backend.addAir({ ssid: 'home', psk: 'home-password' });
+  let exitCode: number | undefined;
+  const agent = new Agent({
+    paths: agentPaths({ devMode: true, config: configFile, env: { PLATFORM_AGENT_HOME: home } }),
+    env: { ...process.env, PLATFORM_AGENT_HOME: home },
+    time: new TimeScale(0.002),
+    logger: new Logger('info', {}, (l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+    output: { stdout: new PassThrough().resume(), stderr: new PassThrough().resume() },
+    debug: false,
+    waitForUpdate: false,
+    fastStart: false,
+    exit: (code) => (exitCode = code),
+    runner: new FakeRunner(),
+    network: { backend },
+    provisioning: { portal: { host: '127.0.0.1', port: 0 } },
+  });
+  t.teardown(() => agent.stop());
+  await agent.start();
+  await until(() => logs.some((l) => l.msg === 'captive portal listening'), 'the portal', logs);
+  const portal = `http://${String(logs.find((l) => l.msg === 'captive portal listening')!.address)}/`;
+  const creds = { cloud: { app_address: 'https://cloud.example:443', id: 'new-part', secret: 'new-secret' } };
+  const res = await fetch(portal, {
+    method: 'POST',
+    body: new URLSearchParams({ ssid: 'home', password: 'home-password', credentials: JSON.stringify(creds) }),
+  });
+  t.is(res.status, 200);
+  await until(() => exitCode !== undefined, 'the exit', logs);
+  t.is(exitCode, 0);
+  t.deepEqual(JSON.parse(readFileSync(configFile, 'utf8')), creds);
+  t.is(backend.active, 'platform-user-home');
+});
