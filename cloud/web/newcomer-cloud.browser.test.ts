@@ -246,3 +246,22 @@ test.serial('an image in the data browser downloads byte for byte and deletes af
   t.regex((await t.throwsAsync(fx.owner.dataClient.binaryDataByIds([goneId]))).message, /no binary data with id/);
   await tile(keepId).waitFor();
 });
+
+test.serial('tabular data follows new rows live when asked to', async (t) => {
+  const page = await signedIn(t, 'Tabular data');
+  await page.getByLabel('Component name').fill('live-thermo');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByLabel('Follow new rows').check();
+  const table = page.getByTestId('tabular-results-table');
+  for (const c of [1, 2]) {
+    const now = new Date();
+    await fx.owner.dataClient.tabularDataCaptureUpload([{ readings: { c } }], fx.partId, 'sensor', 'live-thermo', 'Readings', [[now, now]]);
+    // Newest first: the row just uploaded comes to the top without a click.
+    await eventually(
+      () => table.locator('tbody tr td:nth-child(5)').allInnerTexts(),
+      (v) => v[0] === String(c),
+      { what: `row ${c} on top` },
+    );
+  }
+  t.deepEqual(await table.locator('tbody tr td:nth-child(5)').allInnerTexts(), ['2', '1']);
+});

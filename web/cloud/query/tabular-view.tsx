@@ -29,6 +29,13 @@ export function TabularView(props: ViewProps) {
   const [error, setError] = useState('');
   const [version, setVersion] = useState(0);
   const [known, setKnown] = useState<KnownComponent[]>([]);
+  // Following: the first page, newest first, is read again every 2 s, so new rows appear as they arrive.
+  const [follow, setFollow] = useState(false);
+  useEffect(() => {
+    if (!follow || page !== 0 || !filter.newestFirst) return;
+    const timer = setInterval(() => setVersion((v) => v + 1), 2000);
+    return () => clearInterval(timer);
+  }, [follow, page, filter.newestFirst]);
   useEffect(() => {
     knownComponents(props).then(setKnown, () => undefined);
   }, [props.orgId]);
@@ -123,6 +130,10 @@ export function TabularView(props: ViewProps) {
           </select>
         </label>
         <button type="submit">Apply</button>
+        <label>
+          <input type="checkbox" aria-label="Follow new rows" checked={follow} onChange={(e) => setFollow((e.currentTarget as HTMLInputElement).checked)} />{' '}
+          Follow new rows (first page, newest first)
+        </label>
       </form>
       {error && (
         <p class="error" role="alert" data-testid="tabular-error">
