@@ -79,7 +79,9 @@ const hostile: [string, string, RegExp][] = [
   ['sqlite_master', 'SELECT * FROM sqlite_master', CATALOGUE],
   ['pg_catalog', 'SELECT * FROM pg_catalog.pg_class', CATALOGUE],
   ['DESCRIBE', 'DESCRIBE tabular_data', /.*/],
-  ['SHOW TABLES', 'SHOW TABLES', /.*/],
+  // SHOW TABLES alone is answered read-only from the schema (sql-sandbox.test.ts); joined to another statement it is not.
+  ['SHOW TABLES then another statement', 'SHOW TABLES; SELECT 1', /.*/],
+  ['SHOW of a setting', 'SHOW memory_limit', /.*/],
   ['SUMMARIZE', 'SUMMARIZE tabular_data', /.*/],
   ['pragma table function', `SELECT * FROM pragma_table_info('tabular_data')`, CATALOGUE],
   ['EXPLAIN', 'EXPLAIN SELECT * FROM tabular_data', NOT_SELECT],
