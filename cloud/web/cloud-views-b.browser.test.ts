@@ -49,6 +49,9 @@ async function signedIn(t: { teardown(fn: () => Promise<void>): void }, view: st
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByTestId('signed-in').waitFor();
   await page.getByRole('navigation').getByRole('link', { name: view, exact: true }).click();
+  // Until the view is current and its chunk loaded, getByLabel also finds the data browser's fields.
+  await page.locator('nav a[aria-current="page"]', { hasText: view }).waitFor();
+  await page.getByText(`Loading ${view}…`).waitFor({ state: 'detached' });
   return page;
 }
 
