@@ -8,14 +8,13 @@ import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
-import { launchChromium } from '../../core/shared/testing/chromium.js';
 import { eventually } from '../../core/shared/testing/eventually.js';
 import { TrainingStatus } from '../client/ml-training-client.js';
 import { cloudFixture, type CloudFixture } from '../mltraining/testing/training-fixture.js';
 import { shapeImages } from '../mltraining/testing/shapes.js';
 import { call, partClients, type PartClients } from '../parts/testing/part-clients.js';
 import { adminJson } from '../testing/spawn-cloud.js';
+import { signedInView } from '../testing/signed-in-view.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Screenshots land in the ignored test-output folder; cloud/web/README.md shows copies of them. */
@@ -39,21 +38,7 @@ test.after.always(async () => {
   await fx?.close();
 });
 
-async function signedIn(t: { teardown(fn: () => Promise<void>): void }, view: string): Promise<Page> {
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
-  await page.goto(fx.cloud.webUrl);
-  await page.getByLabel('API key id').fill(key.id);
-  await page.getByLabel('API key', { exact: true }).fill(key.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('signed-in').waitFor();
-  await page.getByRole('navigation').getByRole('link', { name: view, exact: true }).click();
-  // Until the view is current and its chunk loaded, getByLabel also finds the data browser's fields.
-  await page.locator('nav a[aria-current="page"]', { hasText: view }).waitFor();
-  await page.getByText(`Loading ${view}…`).waitFor({ state: 'detached' });
-  return page;
-}
+const signedIn = (t: { teardown(fn: () => Promise<void>): void }, view: string) => signedInView(t, fx.cloud.webUrl, key, view);
 
 test.serial('a SQL query shows its rows as a table and a chart; a refused query shows the cloud’s own words', async (t) => {
   const times = [0, 1, 2].map((i) => new Date(Date.UTC(2026, 0, 1, 12, 0, i * 10)));

@@ -6,14 +6,13 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
-import { launchChromium } from '../../core/shared/testing/chromium.js';
 import { eventually } from '../../core/shared/testing/eventually.js';
 import { TrainingStatus } from '../client/ml-training-client.js';
 import { scriptPackage } from '../mltraining/testing/script-package.js';
 import { shapeImages } from '../mltraining/testing/shapes.js';
 import { cloudFixture, type CloudFixture } from '../mltraining/testing/training-fixture.js';
 import { adminJson } from '../testing/spawn-cloud.js';
+import { signedInView } from '../testing/signed-in-view.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -30,22 +29,7 @@ test.after.always(async () => {
   await fx?.close();
 });
 
-async function signedIn(t: { teardown(fn: () => Promise<void>): void }, view: string): Promise<Page> {
-  const browser = await launchChromium();
-  t.teardown(() => browser.close());
-  const page = await browser.newPage({ viewport: { width: 1300, height: 1000 } });
-  await page.goto(fx.cloud.webUrl);
-  await page.getByLabel('API key id').fill(key.id);
-  await page.getByLabel('API key', { exact: true }).fill(key.key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByTestId('signed-in').waitFor();
-  await page.getByRole('navigation').getByRole('link', { name: view, exact: true }).click();
-  // The view replaces the data browser only after the hash change and, for a lazy view, its chunk: until then
-  // getByLabel (case-insensitive, by substring) also finds the data browser's fields (seen in the full suite).
-  await page.locator('nav a[aria-current="page"]', { hasText: view }).waitFor();
-  await page.getByText(`Loading ${view}…`).waitFor({ state: 'detached' });
-  return page;
-}
+const signedIn = (t: { teardown(fn: () => Promise<void>): void }, view: string) => signedInView(t, fx.cloud.webUrl, key, view);
 
 /** Logs a progress event, then a numbered tick a second until canceled. */
 const tickerScript = `#!/bin/sh
