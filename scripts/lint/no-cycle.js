@@ -7,6 +7,7 @@
 // before it is saved. Only relative specifiers are followed: packages and gen/ cannot import our files.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { relativeImportVisitors, shortestPath } from './graph.js';
 
 const ROOTS = ['core', 'plugins', 'drivers', 'cloud', 'scripts', 'web'];
 const SOURCE = /\.(ts|tsx|js|mjs)$/;
@@ -53,27 +54,6 @@ export function diskGraph(root) {
   return graph;
 }
 
-/** The shortest import path from `start` back to `goal`, or undefined. */
-function pathBack(graph, start, goal) {
-  const previous = new Map([[start, undefined]]);
-  const queue = [start];
-  while (queue.length > 0) {
-    const file = queue.shift();
-    if (file === goal) {
-      const path = [];
-      for (let at = file; at !== undefined; at = previous.get(at)) path.unshift(at);
-      return path;
-    }
-    for (const next of graph.get(file) ?? []) {
-      if (!previous.has(next)) {
-        previous.set(next, file);
-        queue.push(next);
-      }
-    }
-  }
-  return undefined;
-}
-
 export default {
   meta: {
     type: 'problem',
@@ -85,15 +65,8 @@ export default {
     const file = context.filename;
     const root = context.cwd;
     const imports = [];
-    const collect = (node) => {
-      const source = node.source;
-      if (source && typeof source.value === 'string' && source.value.startsWith('.')) imports.push({ node, specifier: source.value });
-    };
     return {
-      ImportDeclaration: collect,
-      ExportNamedDeclaration: collect,
-      ExportAllDeclaration: collect,
-      ImportExpression: collect,
+      ...relativeImportVisitors(imports),
       'Program:exit'() {
         if (imports.length === 0) return;
         const graph = new Map(diskGraph(root));
@@ -101,7 +74,7 @@ export default {
         graph.set(file, new Set(resolved.map((entry) => entry.target).filter(Boolean)));
         for (const { node, target } of resolved) {
           if (!target || target === file) continue;
-          const path = pathBack(graph, target, file);
+          const path = shortestPath(target, file, (at) => graph.get(at) ?? []);
           if (path) context.report({ node, messageId: 'cycle', data: { path: [file, ...path].map((p) => relative(root, p)).join(' -> ') } });
         }
       },

@@ -9,6 +9,7 @@
 // (`testing/` and `fixtures/` folders) are left out, because a test may reach wherever the boundaries allow
 // to set up what it checks without that making the production folders depend on each other.
 import { relative, sep } from 'node:path';
+import { relativeImportVisitors, shortestPath } from './graph.js';
 import { diskGraph, resolveSpecifier } from './no-cycle.js';
 
 /** The folder a file (relative to the repository root) belongs to. */
@@ -50,23 +51,8 @@ function addEdges(graph, file, targets) {
 
 /** The shortest folder path from `start` back to `goal`, with the file edge of each step, or undefined. */
 function pathBack(graph, start, goal) {
-  const previous = new Map([[start, undefined]]);
-  const queue = [start];
-  while (queue.length > 0) {
-    const folder = queue.shift();
-    if (folder === goal) {
-      const steps = [];
-      for (let at = folder; previous.get(at) !== undefined; at = previous.get(at)) steps.unshift(graph.get(previous.get(at)).get(at)[0]);
-      return steps;
-    }
-    for (const next of graph.get(folder)?.keys() ?? []) {
-      if (!previous.has(next)) {
-        previous.set(next, folder);
-        queue.push(next);
-      }
-    }
-  }
-  return undefined;
+  const folders = shortestPath(start, goal, (folder) => graph.get(folder)?.keys() ?? []);
+  return folders?.slice(1).map((to, i) => graph.get(folders[i]).get(to)[0]);
 }
 
 export default {
@@ -85,15 +71,8 @@ export default {
     const file = toRoot(context.filename);
     if (isTestCode(file)) return {};
     const imports = [];
-    const collect = (node) => {
-      const source = node.source;
-      if (source && typeof source.value === 'string' && source.value.startsWith('.')) imports.push({ node, specifier: source.value });
-    };
     return {
-      ImportDeclaration: collect,
-      ExportNamedDeclaration: collect,
-      ExportAllDeclaration: collect,
-      ImportExpression: collect,
+      ...relativeImportVisitors(imports),
       'Program:exit'() {
         if (imports.length === 0) return;
         const from = folderOf(file);
