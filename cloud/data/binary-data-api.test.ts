@@ -8,16 +8,12 @@ import { join } from 'node:path';
 import { FileNotFoundError } from '../client/index.js';
 import type { DataClient } from '../client/data-client.js';
 import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
+import { CAMERA as camera, SENSOR as sensor, grpcCode, sensorReadings as readings, timePairs as pairs } from '../testing/data-samples.js';
 
 let fx: CloudFixture;
 let data: DataClient;
 let part: string;
 const tmp = mkdtempSync(join(tmpdir(), 'binary-data-api-test-'));
-const sensor = 'rdk:component:sensor';
-const camera = 'rdk:component:camera';
-const pairs = (n: number, base = Date.now() - n * 1000) =>
-  Array.from({ length: n }, (_, i) => [new Date(base + i * 1000), new Date(base + i * 1000 + 5)] as [Date, Date]);
-const readings = (n: number, key = 'temperature') => Array.from({ length: n }, (_, i) => ({ readings: { [key]: i } }));
 
 test.before(async () => {
   fx = await startFixture();
@@ -28,10 +24,6 @@ test.before(async () => {
 test.after.always(async () => {
   await fx?.close();
 });
-
-async function grpcCode(t: { throwsAsync: (p: Promise<unknown>) => Promise<unknown> }, promise: Promise<unknown>): Promise<number | undefined> {
-  return codeOf(await t.throwsAsync(promise));
-}
 
 test.serial('binary uploads take their MIME type from the extension and come back with or without content', async (t) => {
   const times: [Date, Date] = [new Date(Date.now() - 1000), new Date()];

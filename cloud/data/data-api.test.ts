@@ -9,17 +9,13 @@ import { join } from 'node:path';
 import { Order, TagsFilterType, ValueError } from '../client/index.js';
 import type { DataClient } from '../client/data-client.js';
 import { codeOf, startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
+import { CAMERA as camera, SENSOR as sensor, grpcCode, sensorReadings as readings, timePairs as pairs } from '../testing/data-samples.js';
 
 let fx: CloudFixture;
 let data: DataClient;
 let part: string;
 const tmp = mkdtempSync(join(tmpdir(), 'data-api-test-'));
-const sensor = 'rdk:component:sensor';
-const camera = 'rdk:component:camera';
 const minute = 60_000;
-const pairs = (n: number, base = Date.now() - n * 1000) =>
-  Array.from({ length: n }, (_, i) => [new Date(base + i * 1000), new Date(base + i * 1000 + 5)] as [Date, Date]);
-const readings = (n: number, key = 'temperature') => Array.from({ length: n }, (_, i) => ({ readings: { [key]: i } }));
 
 test.before(async () => {
   fx = await startFixture();
@@ -30,10 +26,6 @@ test.before(async () => {
 test.after.always(async () => {
   await fx?.close();
 });
-
-async function grpcCode(t: { throwsAsync: (p: Promise<unknown>) => Promise<unknown> }, promise: Promise<unknown>): Promise<number | undefined> {
-  return codeOf(await t.throwsAsync(promise));
-}
 
 test.serial('tabular upload stores one point per data item with the shared metadata', async (t) => {
   const fileId = await data.tabularDataCaptureUpload(readings(3), part, sensor, 'thermo-1', 'Readings', pairs(3), ['lab']);
