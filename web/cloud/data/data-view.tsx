@@ -14,6 +14,7 @@ import { emptyFilter, filterOf, FilterForm, type FilterFields } from './filter-f
 import { ImageDetail } from './image-detail.js';
 import { userTags } from './tags.js';
 import { Thumbnail } from './thumbnail.js';
+import { UploadPanel } from './upload-panel.js';
 
 export const GRID_PX = 160;
 const PAGE = 24;
@@ -201,6 +202,15 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
           {focused && (
             <ImageDetail key={focus} api={api} item={focused} onChanged={() => refresh()} onDeleted={(id) => void reload(id)} showError={showError} />
           )}
+          <UploadPanel
+            api={api}
+            orgId={orgId}
+            onUploaded={() => {
+              void loadPage(fields, '');
+              void loadLists();
+            }}
+            showError={showError}
+          />
           <DatasetsPanel api={api} orgId={orgId} datasets={datasets} selected={chosen} onChanged={refresh} showError={showError} />
         </aside>
       </div>
