@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { defineApi } from '../../plugins/api.js';
 import { defineModel } from '../../plugins/contract.js';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
@@ -47,7 +48,7 @@ test('a declared tabular and binary capture method are captured through the driv
     ],
     services: [{ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: captureDir, sync_disabled: true } }],
   });
-  const dm = h.machine.resource<{ doCommand(c: Record<string, unknown>): Record<string, unknown> }>('dm');
+  const dm = h.machine.resource('dm', defineApi<{ doCommand(c: Record<string, unknown>): Record<string, unknown> }>('core:service:data_manager'));
   type Status = { status: { capture: Record<string, { records: number; errors: number }> } };
   let status: Status | undefined;
   await h.waitFor(() => {

@@ -1,7 +1,7 @@
 // A driver that crashes right after each start: its failures accumulate, so the rebuild backoff grows,
 // and a crash keeps the driver's own exception (message and stack) in the resource's error and the log.
 import test from 'ava';
-import { createHarness, generic } from './fixtures/harness.js';
+import { GENERIC_API, createHarness, generic } from './fixtures/harness.js';
 
 const failuresLogged = (lines: Record<string, unknown>[]) =>
   lines.filter((l) => l.msg === 'resource failed' && l.resource === 'flaky').map((l) => l.failures as number);
@@ -19,7 +19,7 @@ test.serial('a resource that crashes right after each start keeps counting failu
 test.serial('once a rebuilt resource has stayed ready for backoffResetMs, its failures count from 1 again', async (t) => {
   const h = await createHarness({ backoffInitialMs: 20, backoffMaxMs: 80, backoffResetMs: 50 });
   await h.apply({ components: [generic('flaky')] });
-  const crash = () => h.machine.resource<{ doCommand(c: unknown): unknown }>('flaky').doCommand({ crash: true });
+  const crash = () => h.machine.resource('flaky', GENERIC_API).doCommand({ crash: true });
   await crash();
   await h.waitFor(() => h.machine.status('flaky')!.revision === 2 && h.machine.status('flaky')!.state === 'ready');
   // Stays ready well past backoffResetMs, then crashes again: a first failure, not a second.
@@ -33,7 +33,7 @@ test.serial('once a rebuilt resource has stayed ready for backoffResetMs, its fa
 test.serial("a crashed worker's exception message and stack are kept in the resource's error and in the log", async (t) => {
   const h = await createHarness({ backoffInitialMs: 60_000, backoffMaxMs: 60_000 });
   await h.apply({ components: [generic('base')] });
-  await h.machine.resource<{ doCommand(c: unknown): unknown }>('base').doCommand({ crash: true });
+  await h.machine.resource('base', GENERIC_API).doCommand({ crash: true });
   await h.waitFor(() => h.machine.status('base')!.state === 'unhealthy');
   const error = h.machine.status('base')!.error!;
   t.regex(error, /^crashed: Error: base crashed on request\n\s+at /);

@@ -2,7 +2,9 @@ import test from 'ava';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHarness, generic } from './fixtures/harness.js';
+import { SENSOR_API } from '../../plugins/apis/sensor.js';
+import { BOARD_API } from '../../plugins/apis/board.js';
+import { GENERIC_API, createHarness, generic } from './fixtures/harness.js';
 
 const readyOrder = (events: { key: string; state: string }[]) => events.filter((e) => e.state === 'ready').map((e) => e.key);
 
@@ -11,7 +13,7 @@ test.serial('resources start in dependency order and stop in reverse order', asy
   // c <- b <- a (a depends on b through an implicit dependency, b on c through depends_on)
   await h.apply({ components: [generic('a', { uses: 'b' }), generic('b', {}, ['c']), generic('c', { delay_ms: 50 })] });
   t.deepEqual(readyOrder(h.events), ['c', 'b', 'a']);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('a').describe(), {
+  t.deepEqual(await h.machine.resource('a', GENERIC_API).describe(), {
     name: 'a',
     label: '',
     deps: { b: { name: 'b', label: '', deps: { c: { name: 'c', label: '', deps: {} } } } },
@@ -89,12 +91,12 @@ test.serial('a construction that exceeds its timeout is aborted and reported', a
 test.serial('a crashed worker makes only its resource unhealthy; it and its dependents are rebuilt', async (t) => {
   const h = await createHarness();
   await h.apply({ components: [generic('base'), generic('top', { uses: 'base' }), generic('bystander')] });
-  await h.machine.resource<{ doCommand(c: unknown): unknown }>('base').doCommand({ crash: true });
+  await h.machine.resource('base', GENERIC_API).doCommand({ crash: true });
   await h.waitFor(() => h.events.some((e) => e.key === 'base' && e.state === 'unhealthy'));
   t.regex(h.events.find((e) => e.key === 'base' && e.state === 'unhealthy')!.error!, /crashed/);
   await h.waitFor(() => h.machine.status('base')!.revision === 2 && h.machine.status('top')!.revision === 2 && h.machine.status('top')!.state === 'ready');
   t.is(h.machine.status('bystander')!.revision, 1);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('top').describe(), {
+  t.deepEqual(await h.machine.resource('top', GENERIC_API).describe(), {
     name: 'top',
     label: '',
     deps: { base: { name: 'base', label: '', deps: {} } },
@@ -115,7 +117,7 @@ test.serial('reconfiguration adds, rebuilds changed resources with their depende
   t.true(h.closed.indexOf('arm') < h.closed.indexOf('motor') && h.closed.indexOf('motor') < h.closed.indexOf('board'));
   t.false(h.closed.includes('lamp'));
   t.is(h.machine.status('old'), undefined);
-  t.deepEqual(await h.machine.resource<{ describe(): unknown }>('motor').describe(), {
+  t.deepEqual(await h.machine.resource('motor', GENERIC_API).describe(), {
     name: 'motor',
     label: '',
     deps: { board: { name: 'board', label: 'v2', deps: {} } },
@@ -136,17 +138,17 @@ test.serial('removing a dependency leaves its dependent unhealthy with a clear e
 test.serial('the api of a call must match the resource', async (t) => {
   const h = await createHarness();
   await h.apply({ components: [{ name: 's', api: 'core:component:sensor', model: 'fake' }] });
-  t.throws(() => h.machine.resource('s', 'core:component:board'), { message: 'resource "s" is a core:component:sensor, not a core:component:board' });
-  t.throws(() => h.machine.resource('nope'), { message: 'no resource named "nope"' });
-  t.deepEqual(await h.machine.resource<{ getReadings(): unknown }>('s', 'core:component:sensor').getReadings(), { a: 1, b: 2, c: 3 });
+  t.throws(() => h.machine.resource('s', BOARD_API), { message: 'resource "s" is a core:component:sensor, not a core:component:board' });
+  t.throws(() => h.machine.resource('nope', GENERIC_API), { message: 'no resource named "nope"' });
+  t.deepEqual(await h.machine.resource('s', SENSOR_API).getReadings({}), { a: 1, b: 2, c: 3 });
   await h.stop();
 });
 
 test.serial('statistics report each resource state, whether its worker lives, and the calls made to it', async (t) => {
   const h = await createHarness();
   await h.apply({ components: [generic('a'), generic('orphan', {}, ['ghost'])] });
-  await h.machine.resource<{ describe(): unknown }>('a').describe();
-  await h.machine.resource<{ describe(): unknown }>('a').describe();
+  await h.machine.resource('a', GENERIC_API).describe();
+  await h.machine.resource('a', GENERIC_API).describe();
   const stats = Object.fromEntries(h.machine.statistics().map((s) => [s.key, s]));
   t.like(stats.a, { state: 'ready', revision: 1, workerAlive: true, calls: 2 });
   t.like(stats.orphan, { state: 'unhealthy', workerAlive: false, calls: 0 });

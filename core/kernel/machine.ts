@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { inject, injectable } from 'tsyringe';
 import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
+import type { Api } from '../../plugins/api.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
 import { echo } from '../shared/bounded-text.js';
 import type { MachineConfig } from '../shared/machine-config.js';
@@ -132,10 +133,10 @@ export class Machine extends EventEmitter<MachineEvents> {
    * The worker of a ready resource, for the API layer. Errors name why the resource cannot be used:
    * NOT_FOUND when no such resource of that api exists, UNAVAILABLE when it exists but is not ready.
    */
-  resource<T = unknown>(name: string, api?: string): Remote<T> {
+  resource<T>(name: string, api: Api<T>): Remote<T> {
     const node = this.nodes.get(name);
     if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(echo(name))}`, name);
-    if (api && node.spec.entry.api !== api) {
+    if (node.spec.entry.api !== api) {
       throw new DriverError('NOT_FOUND', `resource ${JSON.stringify(echo(name))} is a ${node.spec.entry.api}, not a ${api}`, name);
     }
     if (node.state !== 'ready' || !node.worker) {

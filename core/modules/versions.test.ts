@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { parseMachineConfig } from '../shared/machine-config.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
 import { defaultKernelOptions } from '../kernel/options.js';
@@ -57,7 +58,7 @@ test.serial('a newer folder within the pinned range replaces the loaded module; 
   writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"1.2.0"', '"1.3.0"'));
   await h.waitFor(() => h.machine.status('thermo')?.revision === 2 && h.machine.status('thermo')?.state === 'ready', 60_000);
   t.deepEqual(loaded(), ['1.2.0', '1.3.0']);
-  t.like(await h.machine.resource<{ getReadings(): unknown }>('thermo').getReadings(), { temperature: 20, calls: 1 });
+  t.like(await h.machine.resource('thermo', SENSOR_API).getReadings({}), { temperature: 20, calls: 1 });
 
   // Rewriting module.json in place reloads the module and rebuilds its resources.
   writeFileSync(manifest, readFileSync(manifest, 'utf8').replace('"description": "', '"description": "Edited. '));

@@ -2,6 +2,8 @@
 // call into the driver's worker), live sessions, the log queue, and the data manager's capture and sync
 // figures. The data manager runs in its own worker, so its figures are read at scrape time through its
 // DoCommand {"status": {}} (the same numbers GetMachineStatus' callers see), not kept twice.
+import { defineApi, type Api } from '../../../plugins/api.js';
+import type { Remote } from '../../../plugins/contract.js';
 import { DATA_MANAGER_API } from '../data-manager-attributes.js';
 import { histogram, Observed, secondsSince, type Labels } from './metrics.js';
 import { inSpan } from './tracing.js';
@@ -62,7 +64,7 @@ interface DataManagerStatus {
 /** What is read of the kernel's Machine (structural: core/shared does not import core/kernel). */
 interface MachineView {
   statuses(): readonly { name: string; api: string; state: string }[];
-  resource(name: string, api?: string): unknown;
+  resource<T>(name: string, api: Api<T>): Remote<T>;
 }
 
 /** Reads every ready data manager's status once per scrape (all five metrics share the reads). */
@@ -73,7 +75,7 @@ function dataManagerReader(machine: MachineView): () => Promise<[string, DataMan
     const results = await Promise.all(
       managers.map(async (m): Promise<[string, DataManagerStatus] | undefined> => {
         try {
-          const dm = machine.resource(m.name, DATA_MANAGER_API) as { doCommand(c: object): Promise<{ status?: DataManagerStatus }> };
+          const dm = machine.resource(m.name, defineApi<{ doCommand(c: object): Promise<{ status?: DataManagerStatus }> }>(DATA_MANAGER_API));
           return [m.name, (await dm.doCommand({ status: {} })).status ?? {}];
         } catch {
           return undefined; // stopped between the listing and the call: left out of this scrape
