@@ -6,6 +6,7 @@ import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import type { StoredLogEntry } from './log-entry.js';
+import { insertLogEntries } from './log-staging.js';
 import { partEvents } from './part-events.js';
 
 export type { StoredLogEntry } from './log-entry.js';
@@ -104,7 +105,10 @@ export class PartLogs {
     return this.store.execute('DELETE FROM part_logs WHERE time < ?', [timestampValue(this.cutoff())]);
   }
 
-  /** Stores a batch durably (one appender flush); entries already past retention are dropped. Returns how many were stored. */
+  /**
+   * Stores a batch durably (staged, then one INSERT committed off the main thread: log-staging.ts);
+   * entries already past retention are dropped. Returns how many were stored.
+   */
   async append(partId: string, entries: readonly StoredLogEntry[]): Promise<number> {
     const cutoff = this.cutoff().getTime();
     const kept = entries.filter((e) => e.time.getTime() >= cutoff);
@@ -112,24 +116,12 @@ export class PartLogs {
     await this.store.insertWrite(async (conn) => {
       if (this.seq === undefined) {
         const reader = await conn.runAndReadAll('SELECT coalesce(max(seq), 0) AS m FROM part_logs');
-        this.seq = BigInt(reader.getRowObjects()[0].m as bigint);
+        this.seq ??= BigInt(reader.getRowObjects()[0].m as bigint);
       }
-      const appender = await conn.createAppender('part_logs');
-      try {
-        for (const e of kept) {
-          appender.appendVarchar(partId);
-          appender.appendTimestampTZ(timestampValue(e.time));
-          appender.appendBigInt((this.seq += 1n));
-          appender.appendVarchar(e.level);
-          appender.appendVarchar(e.loggerName);
-          appender.appendVarchar(e.message);
-          appender.appendVarchar(JSON.stringify(e.fields));
-          appender.endRow();
-        }
-        appender.flushSync();
-      } finally {
-        appender.closeSync();
-      }
+      // Reserved before any await, so that two lanes never take the same seqs.
+      const first = this.seq + 1n;
+      this.seq += BigInt(kept.length);
+      await insertLogEntries(conn, partId, kept, first);
     });
     partEvents(this.store).emit('logs', partId, kept);
     return kept.length;

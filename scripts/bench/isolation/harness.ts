@@ -1,10 +1,13 @@
-// The bench:isolation harness: one fresh platform-cloud (from dist/) per attack, two organizations, and
-// the quiet organization's calls measured idle and then while the attack runs.
+// The bench:isolation harness: one fresh platform-cloud (from dist/) per attack, three organizations, and
+// the quiet organization's calls measured idle, then beside a harmless busy neighbour (the floor), then
+// while the attack runs. The quiet organization measures from a process of its own (quiet-child.ts), so
+// the attacker's client work in this process never counts as the cloud's delay.
 //
 // Each attack gets its own cloud because RSS does not come back after an attack: a cloud shared by all
 // of them would charge one attack's inflation to the next. The cloud's RSS is sampled every 50 ms from
 // /proc while the attack runs, so the peak printed is this attack's own.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -67,6 +70,8 @@ export interface Samples {
 export interface AttackResult {
   attack: Attack;
   idle: Samples;
+  /** The quiet organization's calls while a third organization makes the same calls back to back: the floor of one busy, harmless neighbour. */
+  floor: Samples;
   loaded: Samples;
   summary: string;
   /** Peak RSS while the attack ran, in MiB. */
@@ -77,7 +82,6 @@ export interface AttackResult {
   killed: boolean;
 }
 
-const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 export const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]);
 
 function rssMb(pid: number): number {
@@ -97,26 +101,57 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The quiet organization's two calls, one at a time: a 1-row read and a 10-point upload. */
-async function measure(quiet: Tenant, samples: number, deadline = Infinity): Promise<Samples> {
-  const out: Samples = { filter: [], upload: [] };
-  for (let i = 0; i < samples && Date.now() < deadline; i++) {
-    let t = process.hrtime.bigint();
-    await quiet.client.dataClient.tabularDataByFilter({ organizationIds: [quiet.orgId] }, { limit: 1 });
-    out.filter.push(ms(t));
-    const now = Date.now();
-    t = process.hrtime.bigint();
-    await quiet.client.dataClient.tabularDataCaptureUpload(
-      Array.from({ length: 10 }, (_, k) => ({ readings: { v: k } })),
-      quiet.partId,
-      sensor,
-      'thermo',
-      'Readings',
-      Array.from({ length: 10 }, (_, k) => [new Date(now + k), new Date(now + k + 1)] as [Date, Date]),
-    );
-    out.upload.push(ms(t));
-  }
-  return out;
+/** One round of the quiet organization's two calls: a 1-row read and a 10-point upload. */
+async function callsOnce(t: Tenant): Promise<void> {
+  await t.client.dataClient.tabularDataByFilter({ organizationIds: [t.orgId] }, { limit: 1 });
+  const now = Date.now();
+  await t.client.dataClient.tabularDataCaptureUpload(
+    Array.from({ length: 10 }, (_, k) => ({ readings: { v: k } })),
+    t.partId,
+    sensor,
+    'thermo',
+    'Readings',
+    Array.from({ length: 10 }, (_, k) => [new Date(now + k), new Date(now + k + 1)] as [Date, Date]),
+  );
+}
+
+/** A harmless neighbour: the same two calls back to back until stopped (the floor's load). */
+function neighbourLoad(t: Tenant): () => Promise<number> {
+  let stop = false;
+  let rounds = 0;
+  const loop = (async () => {
+    while (!stop) {
+      await callsOnce(t);
+      rounds++;
+    }
+  })();
+  return async () => {
+    stop = true;
+    await loop;
+    return rounds;
+  };
+}
+
+/** The quiet organization's measurer, in its own process (quiet-child.ts). */
+interface Measurer {
+  measure(samples: number, deadlineMs?: number): Promise<Samples>;
+  close(): void;
+}
+
+async function startMeasurer(address: string, quiet: Tenant): Promise<Measurer> {
+  const child = fork(fileURLToPath(new URL('./quiet-child.js', import.meta.url)), [address, quiet.keyId, quiet.key, quiet.orgId, quiet.partId], {
+    stdio: 'inherit',
+  });
+  await once(child, 'message');
+  return {
+    async measure(samples, deadlineMs = 24 * 3600_000) {
+      child.send({ samples, deadlineMs });
+      const [reply] = (await once(child, 'message')) as [Samples | { error: string }];
+      if ('error' in reply) throw new Error(`the quiet organization's call failed: ${reply.error}`);
+      return reply;
+    },
+    close: () => child.send('stop'),
+  };
 }
 
 interface RunningCloud {
@@ -170,9 +205,14 @@ export async function runAttack(attack: Attack, samples: number, settleMs = 1000
   void cloud.exited.then(() => (killed = true));
   const attacker = await tenant(dataDir, cloud.address, 'attacker');
   const quiet = await tenant(dataDir, cloud.address, 'quiet');
+  const neighbour = await tenant(dataDir, cloud.address, 'neighbour');
+  const measurer = await startMeasurer(cloud.address, quiet);
   try {
-    await measure(quiet, Math.min(50, samples)); // warm-up: tokens, prepared statements, JIT
-    const idle = await measure(quiet, samples);
+    await measurer.measure(Math.min(50, samples)); // warm-up: tokens, prepared statements, JIT
+    const idle = await measurer.measure(samples);
+    const stopNeighbour = neighbourLoad(neighbour);
+    const floor = await measurer.measure(samples);
+    await stopNeighbour();
     const baseRssMb = rssMb(pid);
     let peakRssMb = baseRssMb;
     const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(pid))), 50);
@@ -191,17 +231,19 @@ export async function runAttack(attack: Attack, samples: number, settleMs = 1000
     // A killed cloud answers nothing: bound the loaded measurement so the bench still reports it.
     let loaded: Samples = { filter: [], upload: [] };
     try {
-      loaded = await measure(quiet, samples, Date.now() + 120_000);
+      loaded = await measurer.measure(samples, 120_000);
     } catch (err) {
       if (!killed) throw err;
     }
     const summary = await stop();
     clearInterval(sampler);
     peakRssMb = Math.max(peakRssMb, rssMb(pid));
-    return { attack, idle, loaded, summary, peakRssMb, baseRssMb, killed };
+    return { attack, idle, floor, loaded, summary, peakRssMb, baseRssMb, killed };
   } finally {
+    measurer.close();
     attacker.client.close();
     quiet.client.close();
+    neighbour.client.close();
     if (!killed) {
       cloud.child.kill('SIGTERM');
       await cloud.exited;
