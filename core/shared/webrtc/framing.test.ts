@@ -1,0 +1,102 @@
+import test from 'ava';
+import {
+  BROWSER_PACKET_BYTES,
+  FrameWriter,
+  HIGH_WATER_BYTES,
+  MAX_MESSAGE_BYTES,
+  MAX_PACKET_BYTES,
+  MessageTooLargeError,
+  Reassembler,
+  decodeRequest,
+  packetize,
+} from './framing.js';
+import { memoryFrameChannelPair } from '../testing/memory-frame-channel.js';
+
+const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => i % 251);
+
+test('packetize cuts at the packet size and marks only the last packet eom', (t) => {
+  const message = bytes(BROWSER_PACKET_BYTES * 2 + 5);
+  const packets = packetize(message, BROWSER_PACKET_BYTES);
+  t.deepEqual(
+    packets.map((p) => [p.data.length, p.eom]),
+    [
+      [BROWSER_PACKET_BYTES, false],
+      [BROWSER_PACKET_BYTES, false],
+      [5, true],
+    ],
+  );
+  t.deepEqual(packetize(bytes(MAX_PACKET_BYTES)).length, 1);
+  t.deepEqual(packetize(bytes(MAX_PACKET_BYTES + 1)).length, 2);
+});
+
+test('an empty message is one empty packet that ends it', (t) => {
+  t.deepEqual(packetize(new Uint8Array(0)), [{ data: Buffer.alloc(0), eom: true }]);
+});
+
+test('packetize refuses packet sizes above 65,535 bytes or below 1', (t) => {
+  t.throws(() => packetize(bytes(1), MAX_PACKET_BYTES + 1), { message: /packetBytes must be an integer from 1 to 65535/ });
+  t.throws(() => packetize(bytes(1), 0), { instanceOf: RangeError });
+});
+
+test('the reassembler joins packets into the original message, one message after another', (t) => {
+  const r = new Reassembler();
+  const first = bytes(200_000);
+  const second = bytes(3);
+  const out: Uint8Array[] = [];
+  for (const p of [...packetize(first, BROWSER_PACKET_BYTES), ...packetize(second)]) {
+    const m = r.push(p);
+    if (m) out.push(m);
+  }
+  t.is(out.length, 2);
+  t.deepEqual(Buffer.from(out[0]), Buffer.from(first));
+  t.deepEqual(Buffer.from(out[1]), Buffer.from(second));
+});
+
+test('the reassembler refuses a 33 MiB message as soon as it passes 32 MiB, then takes the next message', (t) => {
+  const r = new Reassembler();
+  const packet = { data: Buffer.alloc(MAX_PACKET_BYTES), eom: false };
+  const packetsFor33MiB = Math.ceil((33 * 1024 * 1024) / MAX_PACKET_BYTES);
+  let refusedAt = -1;
+  for (let i = 0; i < packetsFor33MiB; i++) {
+    try {
+      r.push(packet);
+    } catch (err) {
+      t.true(err instanceof MessageTooLargeError);
+      refusedAt = i;
+      break;
+    }
+  }
+  t.is(refusedAt, Math.floor(MAX_MESSAGE_BYTES / MAX_PACKET_BYTES));
+  t.deepEqual(r.push({ data: Buffer.from(bytes(4)), eom: true }), Buffer.from(bytes(4)));
+});
+
+test('garbage does not decode as a request', (t) => {
+  t.is(decodeRequest(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x0f])), undefined);
+  t.is(decodeRequest(new Uint8Array(0)), undefined, 'a request without a stream is dropped');
+});
+
+test('the writer stops sending while more than 1 MiB is buffered, and sends the rest in order once it drains', async (t) => {
+  const [a, b] = memoryFrameChannelPair();
+  a.hold();
+  const received: number[] = [];
+  b.onFrame((frame) => received.push(frame[0]));
+  const writer = new FrameWriter(a);
+  const frame = (i: number) => {
+    const f = new Uint8Array(100_000);
+    f[0] = i;
+    return f;
+  };
+  const writes = Array.from({ length: 30 }, (_, i) => writer.write(frame(i)));
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  // It sent until the buffer passed the high-water mark, and no further.
+  t.is(a.sent, Math.floor(HIGH_WATER_BYTES / 100_000) + 1);
+  t.true(a.bufferedAmount <= HIGH_WATER_BYTES + 100_000);
+  a.release();
+  await Promise.all(writes);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.deepEqual(
+    received,
+    Array.from({ length: 30 }, (_, i) => i),
+  );
+});
