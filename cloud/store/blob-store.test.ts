@@ -1,8 +1,10 @@
-// The file store's writer puts chunks on disk as they come, and only commit makes them content.
+// The file store's writer puts chunks on disk as they come, and only commit makes them content; and the
+// file store keeps the BlobStore contract (cloud/testing/blob-store-contract.ts).
 import test from 'ava';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { blobStoreContract, fileContractStore } from '../testing/blob-store-contract.js';
 import { FileBlobStore, openBlobWriter, type BlobStore } from './blob-store.js';
 
 const temps = (root: string) => readdirSync(root).filter((f) => f.endsWith('.tmp'));
@@ -47,3 +49,5 @@ test('a store without a writer gets the collected chunks through put at commit',
   await writer.commit('k');
   t.deepEqual(stored.get('k'), Buffer.from('abc'));
 });
+
+blobStoreContract(test, 'file store', fileContractStore);

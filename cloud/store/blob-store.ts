@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, open, opendir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { dirname, join, normalize, relative, sep } from 'node:path';
+import { dirname, join, posix, relative, sep } from 'node:path';
 import { syncDir, writeFileDurable } from '../../core/shared/durable-file.js';
 
 export interface BlobStore {
@@ -24,10 +24,26 @@ export interface BlobStore {
   writer?(): Promise<BlobWriter>;
   /**
    * Optional: every stored object and unfinished temp object with its last-modified time, for the sweep
-   * of orphans at start (blob-orphans.ts). A store without it is not swept.
+   * of orphans at start (blob-orphans.ts); with a prefix, only the keys that start with it. A store
+   * without it is not swept.
    */
-  list?(): AsyncIterable<StoredBlob>;
+  list?(prefix?: string): AsyncIterable<StoredBlob>;
 }
+
+/**
+ * The canonical form of a key, the same in every store: '/'-separated, relative, with no '.' or '..'
+ * segment and no doubled '/' ('a//b' and 'a/./b' are 'a/b'). A key that would leave the store is refused.
+ */
+export function blobKeyOf(key: string): string {
+  const rel = posix.normalize(key.split(sep).join('/'));
+  if (key === '' || rel === '.' || rel === '..' || rel.startsWith('../') || rel.startsWith('/') || rel.endsWith('/')) {
+    throw new Error(`blob key '${key}' must be a relative path inside the store`);
+  }
+  return rel;
+}
+
+/** Temp objects of a streamed upload, named in the store's root like the file store's temp files. */
+export const uploadTempPattern = /^\.upload-[0-9a-f-]{36}\.tmp$/;
 
 /** An object of a BlobStore: its key (temp objects included) and when it was last written. */
 export interface StoredBlob {
@@ -118,11 +134,7 @@ export class FileBlobStore implements BlobStore {
   constructor(readonly root: string) {}
 
   private pathOf(key: string): string {
-    const rel = normalize(key);
-    if (rel.startsWith('..') || rel.startsWith(sep) || rel.includes(`..${sep}`) || rel === '.') {
-      throw new Error(`blob key '${key}' must be a relative path inside the store`);
-    }
-    return join(this.root, rel);
+    return join(this.root, blobKeyOf(key));
   }
 
   async put(key: string, content: Uint8Array): Promise<void> {
@@ -151,8 +163,10 @@ export class FileBlobStore implements BlobStore {
   }
 
   /** Walks the folder tree; temp files (.upload-*.tmp, .<name>.<uuid>.tmp) are listed like content. */
-  async *list(): AsyncIterable<StoredBlob> {
-    const folders = [this.root];
+  async *list(prefix = ''): AsyncIterable<StoredBlob> {
+    // Only the folder that holds every key with the prefix is walked ('org1/a' and 'org1/' walk org1).
+    const folder = prefix.lastIndexOf('/') > 0 ? blobKeyOf(prefix.slice(0, prefix.lastIndexOf('/'))) : '';
+    const folders = [join(this.root, folder)];
     while (folders.length > 0) {
       const folder = folders.pop()!;
       let dir;
@@ -167,8 +181,10 @@ export class FileBlobStore implements BlobStore {
         if (entry.isDirectory()) folders.push(path);
         else if (entry.isFile()) {
           // A file removed since the folder was read is simply not listed.
+          const key = relative(this.root, path).split(sep).join('/');
+          if (!key.startsWith(prefix)) continue;
           const info = await stat(path).catch(() => undefined);
-          if (info) yield { key: relative(this.root, path).split(sep).join('/'), modifiedMs: info.mtimeMs };
+          if (info) yield { key, modifiedMs: info.mtimeMs };
         }
       }
     }
