@@ -9,6 +9,7 @@ import { FrameReader, trailerStatus } from '../../web/shared/grpc-web-client.js'
 import { parseStages } from '../../web/cloud/query/mql-stages.js';
 import { numericColumns, seriesOf, tableOf, timeColumn, formatCell } from '../../web/cloud/query/rows.js';
 import { pageTable } from '../../web/cloud/query/tabular-page.js';
+import { axesOf, unitOf } from '../../web/cloud/query/units.js';
 import { parseArguments } from '../../web/cloud/training/arguments-text.js';
 import { curveOf, pointOfLine } from '../../web/cloud/training/progress-curve.js';
 
@@ -132,4 +133,24 @@ test('text fields refuse bad input naming the field and the rule', (t) => {
   t.deepEqual(parseConfig('{"components": []}'), { components: [] });
   t.throws(() => parseConfig('[]'), { message: 'robot_config: must be a JSON object' });
   t.throws(() => parseConfig('{'), { message: /^robot_config: not JSON/ });
+});
+
+test('a chart groups its series by unit: a unit in the name, else the reading’s own name', (t) => {
+  t.deepEqual(unitOf('data.readings.temperature_c'), { key: 'unit:°C', label: '°C' });
+  t.deepEqual(unitOf('readings.humidity_pct'), { key: 'unit:%', label: '%' });
+  t.deepEqual(unitOf('readings.pressure (hPa)'), { key: 'unit:hPa', label: 'hPa' });
+  t.deepEqual(unitOf('t[C]'), { key: 'unit:C', label: 'C' });
+  t.deepEqual(unitOf('readings.temperature'), { key: 'name:temperature', label: 'temperature' });
+  // An unknown suffix is part of the name, not a unit.
+  t.deepEqual(unitOf('readings.left_wheel'), { key: 'name:left_wheel', label: 'left_wheel' });
+  const s = (column: string) => ({ column, points: [] as [number, number][] });
+  const axes = axesOf([s('a.temperature'), s('a.humidity'), s('b.temperature'), s('x_c'), s('y_degc')]);
+  t.deepEqual(
+    axes.map((a) => [a.unit.label, a.series.map((x) => x.column)]),
+    [
+      ['temperature', ['a.temperature', 'b.temperature']],
+      ['humidity', ['a.humidity']],
+      ['°C', ['x_c', 'y_degc']],
+    ],
+  );
 });

@@ -256,3 +256,35 @@ test.serial('tabular data follows new rows live when asked to', async (t) => {
   }
   t.deepEqual(await table.locator('tbody tr td:nth-child(5)').allInnerTexts(), ['2', '1']);
 });
+
+test.serial('readings of different units are charted on their own y-axes; the same unit shares one', async (t) => {
+  const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 12, 0, s));
+  const points = [0, 1, 2, 3, 4, 5].map((i) => ({ readings: { temperature_c: 20 + i, dewpoint_c: 10 + i, humidity_pct: 40 + 10 * i } }));
+  await fx.owner.dataClient.tabularDataCaptureUpload(
+    points,
+    fx.partId,
+    'sensor',
+    'climate',
+    'Readings',
+    points.map((_, i) => [at(i), at(i)]),
+  );
+  const page = await signedIn(t, 'Tabular data');
+  await page.getByLabel('Component name').fill('climate');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await eventually(
+    () => page.getByTestId('tabular-results-table').locator('tbody tr').count(),
+    (n) => n === 6,
+    { what: 'the six climate rows' },
+  );
+  await page.getByRole('button', { name: 'Chart' }).click();
+  const axes = page.getByTestId('tabular-results-chart').getByTestId('chart-axis');
+  await axes.first().waitFor();
+  t.deepEqual(await axes.evaluateAll((svgs) => svgs.map((s) => s.getAttribute('data-unit'))), ['°C', '%']);
+  t.is(await axes.nth(0).locator('polyline').count(), 2, 'temperature and dew point share the °C axis');
+  t.is(await axes.nth(1).locator('polyline').count(), 1);
+  // On its own axis the humidity spans the plot's height (on a shared one with °C it would be squeezed).
+  const ys = (await axes.nth(1).locator('polyline').getAttribute('points'))!.split(' ').map((p) => Number(p.split(',')[1]));
+  const height = Number((await axes.nth(1).getAttribute('viewBox'))!.split(' ')[3]);
+  t.true(Math.max(...ys) - Math.min(...ys) > height / 2, `humidity spans ${Math.max(...ys) - Math.min(...ys)} of ${height}`);
+  t.is(await axes.nth(0).locator('text').first().textContent(), '°C', 'the axis is titled with its unit');
+});
