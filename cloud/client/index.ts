@@ -5,3 +5,4 @@ export * from './data-client.js';
 export { FileNotFoundError, ValueError } from './errors.js';
 export { MLTrainingClient } from './ml-training-client.js';
 export { MAX_MESSAGE_BYTES, RobotClient, SESSION_METADATA, type RobotClientOptions } from './robot-client.js';
+export { discoverMachines, type DiscoveredMachine, type DiscoveryOptions } from './discovery.js';

@@ -19,7 +19,7 @@ export const FLAG_SPECS = {
     help: 'Write a CPU profile of the main thread to this file (.cpuprofile, for Chrome DevTools) when the runtime stops',
   },
   debug: { type: 'boolean', help: 'Enable debug logs (overrides every log setting)' },
-  'disable-mdns': { type: 'boolean', help: 'Disable server discovery through multicast DNS', pending: true },
+  'disable-mdns': { type: 'boolean', help: 'Disable server discovery through multicast DNS (mDNS / DNS-SD, _rpc._tcp.local)' },
   'dump-resources': { type: 'string', value: 'filepath', help: 'Write all resource registrations as a sorted JSON array to the path, then exit' },
   ftdc: { type: 'boolean', default: true, help: 'Enable full-time data capture for diagnostics (into $PLATFORM_FTDC_DIR or ~/.platform/diagnostics.data)' },
   'log-file': { type: 'string', value: 'filename', help: 'Also write logs to this file, rotated daily (at UTC midnight) and at 10 MB, 10 files kept' },

@@ -10,7 +10,9 @@ import { LOG_SINK } from '../logging/sink.js';
 import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
 import { dumpResources, registerInstalledModules } from './dump-resources.js';
-import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
+import { flag, FlagError, parseFlags, pendingFlags, stringFlag, usage, type Flags } from './flags.js';
+import { advertiseRuntime, type MdnsAdvertiser } from './mdns-advertiser.js';
+import { hostname } from 'node:os';
 import type { FtdcCapture } from '../diagnostics/ftdc/capture.js';
 import { startFtdc } from './ftdc.js';
 import { startTelemetryOutput, type TelemetryOutput } from './telemetry-output.js';
@@ -88,11 +90,14 @@ async function main(argv: string[]): Promise<number> {
   const runtime = container.resolve(Runtime);
   const online = container.isRegistered(ONLINE_MACHINE) ? container.resolve(ONLINE_MACHINE) : undefined;
   let ftdc: FtdcCapture | undefined;
+  let mdns: MdnsAdvertiser | undefined;
   /** Every way out ends here: capture stops first (the machine is going away), the profile is written last. */
   let written = true;
   const finish = async (): Promise<boolean> => {
     ftdc?.stop();
     try {
+      // The goodbye goes out while the server still answers: a client that saw it stops dialling.
+      await mdns?.stop();
       await runtime.shutdown();
       await online?.close();
       await telemetry?.stop();
@@ -128,6 +133,16 @@ async function main(argv: string[]): Promise<number> {
     if (online) runtime.onConfigSettled = () => online.reportSoon();
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);
+    if (!exiting && !flag(flags, 'disable-mdns')) {
+      mdns = await advertiseRuntime({
+        address: () => runtime.address ?? address,
+        hostName: hostname(),
+        // TXT `webrtc` only once the runtime answers WebRTC signaling (the flag is no longer pending).
+        webrtc: flag(flags, 'webrtc') && pendingFlags(parseFlags(['-webrtc'])).length === 0,
+        log: container.resolve(LOG_SINK).logger('platform.mdns', () => runtime.levelOf('platform.mdns')),
+      });
+      if (exiting) await mdns.stop();
+    }
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
     process.stderr.write(`${err.report()}\n`);

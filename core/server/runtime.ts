@@ -184,6 +184,11 @@ export class Runtime {
     if (apis.length) this.log.info('module APIs served', { services: apis.map((a) => a.service) });
   }
 
+  /** The gRPC server's host:port (follows a rebind), once start() has bound it. */
+  get address(): string | undefined {
+    return this.server?.address;
+  }
+
   /** The control page's http:// address, once start() has bound it. */
   get webUrl(): string | undefined {
     return this.web?.url;

@@ -35,6 +35,8 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for the serving line. */
   timeoutMs?: number;
+  /** A command that execs node, e.g. ['ip', 'netns', 'exec', 'ns1'] (spawn-serving.ts). */
+  prefix?: string[];
 }
 
 export async function spawnRuntime(config: Record<string, unknown>, options: SpawnOptions = {}): Promise<SpawnedRuntime> {
@@ -50,6 +52,7 @@ export async function spawnRuntime(config: Record<string, unknown>, options: Spa
     nodeFlags: ['--import', 'tsx'],
     servingLine: /platform-server serving on (\S+)/,
     timeoutMs: options.timeoutMs,
+    prefix: options.prefix,
   });
   const { address, child, exited, output: text } = program;
   return {

@@ -28,13 +28,17 @@ export interface SpawnServingOptions {
   servingLine?: RegExp;
   /** Bounds a broken start only; no test asserts it. */
   timeoutMs?: number;
+  /** Runs node through this command, which must exec it (e.g. ['ip', 'netns', 'exec', 'ns1']): signals reach node. */
+  prefix?: string[];
 }
 
 const SERVING = /serving(?: on)? (\S+)/;
 
 /** Runs `node [nodeFlags] script ...args` and resolves when it prints its serving line. */
 export async function spawnServing(script: string, args: string[], options: SpawnServingOptions): Promise<ServingProgram> {
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), script, ...args], {
+  const argv = [process.execPath, ...(options.nodeFlags ?? []), script, ...args];
+  const [command, ...rest] = [...(options.prefix ?? []), ...argv];
+  const child = spawn(command, rest, {
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
