@@ -189,3 +189,50 @@ test.serial('a depth camera’s image shows through a colour map with its range,
   })()`)) as { coloured: number; pixels: number };
   t.true(drawn.coloured > drawn.pixels / 2, `${drawn.coloured} of ${drawn.pixels} pixels coloured`);
 });
+
+test.serial('the stream chooser shows the camera’s streams: depth, colour, or none fetched', async (t) => {
+  const runtime = await spawnRuntime({
+    components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }],
+  });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  // The mime type each GetImage asks for (its protobuf body holds the string as is).
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().endsWith('/GetImage')) asked.push(/image\/[\w.+-]+/.exec(r.postDataBuffer()?.toString('latin1') ?? '')?.[0] ?? 'default');
+  });
+  await page.goto(webUrlOf(runtime.output()));
+  const chooser = page.getByLabel('stream of cam');
+  const image = page.locator('img[alt="image of cam"]');
+  await page.getByTestId('depth-legend-cam').waitFor();
+  // The camera's own list (GetProperties): depth and colour, besides the default and none.
+  await eventually(
+    () => chooser.locator('option').allInnerTexts(),
+    (o) => o.length === 4,
+  );
+  t.deepEqual(await chooser.locator('option').allInnerTexts(), ['default', 'depth', 'colour', 'none (not fetched)']);
+  t.true(asked.every((m) => m === 'default'));
+
+  await chooser.selectOption({ label: 'colour' });
+  await eventually(
+    () => image.getAttribute('data-mime'),
+    (m) => m === 'image/png',
+    { what: 'the colour image' },
+  );
+  await page.getByTestId('depth-legend-cam').waitFor({ state: 'detached' });
+  t.is(asked.at(-1), 'image/png');
+
+  await chooser.selectOption({ label: 'depth' });
+  await page.getByTestId('depth-legend-cam').waitFor();
+  t.is(await image.getAttribute('data-mime'), 'image/vnd.platform.depth+png');
+
+  await chooser.selectOption({ label: 'none (not fetched)' });
+  await image.waitFor({ state: 'detached' });
+  await page.getByText('The image of cam is not fetched.').waitFor();
+  // Nothing is fetched while none is chosen: no GetImage over several poll periods.
+  const before = asked.length;
+  await page.waitForTimeout(2000);
+  t.is(asked.length, before);
+});

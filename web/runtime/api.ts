@@ -58,6 +58,7 @@ export const encoderApi = {
 export const cameraApi = {
   getImage: rpc('platform.component.camera.v1.CameraService', 'GetImage', camera.GetImageRequest, camera.GetImageResponse),
   getPointCloud: rpc('platform.component.camera.v1.CameraService', 'GetPointCloud', camera.GetPointCloudRequest, camera.GetPointCloudResponse),
+  getProperties: rpc('platform.component.camera.v1.CameraService', 'GetProperties', camera.GetPropertiesRequest, camera.GetPropertiesResponse),
 };
 
 /** The gRPC service of a resource API subtype, e.g. motor -> platform.component.motor.v1.MotorService. */

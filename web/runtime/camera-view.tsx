@@ -3,7 +3,9 @@
 // overlay is an SVG in the image's own pixel coordinates, so it scales with the image. The service looks
 // at the very bytes the page shows (GetImage once, then GetDetections/GetClassifications on that image):
 // the *FromCamera calls would each take a new frame, and a camera that moves on (an image_file folder, a
-// live camera) would be labelled from a different frame than the one drawn.
+// live camera) would be labelled from a different frame than the one drawn. A stream chooser picks the
+// camera's default stream, one of the streams its GetProperties lists (depth, colour), or none (the
+// image is not fetched at all).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { GetImageResponse } from '../../gen/platform/component/camera/v1/camera.js';
 import type { Classification, Detection } from '../../gen/platform/service/vision/v1/vision.js';
@@ -50,15 +52,15 @@ function Overlay({ width, height, seen }: { width: number; height: number; seen:
   );
 }
 
-export function CameraView({ name, visions }: { name: string; visions: string[] }) {
-  const [vision, setVision] = useState('');
+/** The image of one stream ('' the default), polled, with the chosen vision service's view of each frame. */
+function LiveImage({ name, stream, vision }: { name: string; stream: string; vision: string }) {
   // The camera's default stream (depth for a depth camera: a 16-bit PNG, shown through a colour map by
   // depth-colours.ts, loaded only for depth), and, with a vision service chosen, what it sees in that very image.
   const frame = usePoll(async () => {
-    const image = await cameraApi.getImage({ name });
+    const image = await cameraApi.getImage({ name, mimeType: stream });
     const depth = image.mimeType.includes('depth') ? await import('./depth-colours.js').then((m) => m.colourDepth(image.image)) : undefined;
     return { image, depth, seen: vision ? await look(vision, image) : undefined };
-  }, [name, vision]);
+  }, [name, stream, vision]);
   // The newest frame is loading in the <img>; `shown` is the frame the <img> has decoded, and the overlay
   // is drawn from `shown` only, so the labels change in the same render as the pixels.
   const [pending, setPending] = useState<{ url: string; image: GetImageResponse; depth?: ColouredDepth; seen?: Seen } | undefined>();
@@ -92,28 +94,13 @@ export function CameraView({ name, visions }: { name: string; visions: string[] 
   const url = pending?.url;
   return (
     <div>
-      {visions.length ? (
-        <div class="row">
-          <label>
-            vision overlay{' '}
-            <select aria-label={`vision overlay of ${name}`} value={vision} onChange={(e) => setVision((e.target as HTMLSelectElement).value)}>
-              <option value="">none</option>
-              {visions.map((v) => (
-                <option key={v} value={v}>
-                  {v}
-                </option>
-              ))}
-            </select>
-          </label>
-        </div>
-      ) : null}
       {shown?.depth ? (
         <p class="muted" data-testid={`depth-legend-${name}`}>
           depth colour map: red {(shown.depth.nearMm / 1000).toFixed(2)} m (near) to blue {(shown.depth.farMm / 1000).toFixed(2)} m (far); black: no depth
         </p>
       ) : null}
       <div class="overlay">
-        {url ? <img src={url} alt={`image of ${name}`} class="camera" onLoad={loaded} /> : '…'}
+        {url ? <img src={url} alt={`image of ${name}`} class="camera" data-mime={pending?.image.mimeType} onLoad={loaded} /> : '…'}
         {shown && seen ? <Overlay width={shown.image.width} height={shown.image.height} seen={seen} /> : null}
       </div>
       {seen ? (
@@ -133,6 +120,62 @@ export function CameraView({ name, visions }: { name: string; visions: string[] 
           {frame.error}
         </p>
       ) : null}
+    </div>
+  );
+}
+
+/** A stream's name on the page: depth and colour by their mime types, anything else as its type. */
+export function streamLabel(mimeType: string): string {
+  if (mimeType.includes('depth')) return 'depth';
+  if (mimeType === 'image/png') return 'colour';
+  if (mimeType === 'image/jpeg') return 'colour (JPEG)';
+  return mimeType;
+}
+
+const OFF = 'off';
+
+export function CameraView({ name, visions }: { name: string; visions: string[] }) {
+  const [vision, setVision] = useState('');
+  const [stream, setStream] = useState('');
+  // The streams GetImage serves, from the camera's properties; a camera without properties keeps only
+  // its default stream (no error shown: the chooser simply offers less).
+  const [streams, setStreams] = useState<string[]>([]);
+  useEffect(() => {
+    cameraApi.getProperties({ name }).then(
+      (p) => setStreams(p.mimeTypes),
+      () => setStreams([]),
+    );
+  }, [name]);
+  return (
+    <div>
+      <div class="row">
+        <label>
+          stream{' '}
+          <select aria-label={`stream of ${name}`} value={stream} onChange={(e) => setStream((e.target as HTMLSelectElement).value)}>
+            <option value="">default</option>
+            {streams.map((m) => (
+              <option key={m} value={m}>
+                {streamLabel(m)}
+              </option>
+            ))}
+            <option value={OFF}>none (not fetched)</option>
+          </select>
+        </label>
+        {visions.length ? (
+          <label>
+            vision overlay{' '}
+            <select aria-label={`vision overlay of ${name}`} value={vision} onChange={(e) => setVision((e.target as HTMLSelectElement).value)}>
+              <option value="">none</option>
+              {visions.map((v) => (
+                <option key={v} value={v}>
+                  {v}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+      </div>
+      {stream === OFF ? <p class="muted">The image of {name} is not fetched.</p> : <LiveImage key={stream} name={name} stream={stream} vision={vision} />}
       <PointCloudView name={name} vision={vision} />
     </div>
   );
