@@ -89,3 +89,6 @@ for (const asset of files.assets) {
   cpSync(asset, target);
 }
 await import('./build-web.mjs');
+// platform-micro-server ships as one bundled file (scripts/build-micro.mjs, core/micro/README.md).
+const { buildMicro } = await import('./build-micro.mjs');
+await buildMicro(join(out, 'platform-micro-server.mjs'));

@@ -19,8 +19,7 @@ import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-g
 import { ModelRegistry } from '../shared/model-registry.js';
 import type { ConfigError } from '../../plugins/validation.js';
 import { resolveResources } from '../shared/resolve-resources.js';
-import { DriverWorker } from '../workers/driver-worker.js';
-import type { LogRecord } from '../workers/protocol.js';
+import { DRIVER_HOSTING, type DriverHandle, type DriverHosting, type DriverLogLine } from '../workers/driver-hosting.js';
 import { createRemote } from '../workers/remote.js';
 import { timeDriverCall } from '../shared/telemetry/machine-metrics.js';
 import { inSpan } from '../shared/telemetry/tracing.js';
@@ -64,6 +63,8 @@ export class Machine extends EventEmitter<MachineEvents> {
     @inject(KernelOptions) private readonly options: KernelOptions,
     /** What others extend (core/kernel/extension-points.ts), composed in core/server/compose.ts. */
     @inject(KERNEL_EXTENSIONS) private readonly extensions: KernelExtensions,
+    /** Where drivers run: worker threads (platform-server) or the main thread (platform-micro-server). */
+    @inject(DRIVER_HOSTING) private readonly hosting: DriverHosting,
   ) {
     super();
     this.settings = { debug: options.debug, rules: [] };
@@ -304,12 +305,12 @@ export class Machine extends EventEmitter<MachineEvents> {
     }
     this.setState(node, 'configuring');
     const level = this.levelOf(node);
-    const worker: DriverWorker = new DriverWorker(`${spec.entry.api}/${spec.entry.name}`, {
+    const worker: DriverHandle = this.hosting.create(`${spec.entry.api}/${spec.entry.name}`, {
       onCrash: (error) => this.onCrash(node, worker, error),
       onLog: (record) => this.onWorkerLog(record),
     });
     try {
-      const ports = await Promise.all(spec.dependencies.map((d) => this.nodes.get(d)!.worker!.openChannel()));
+      const links = await Promise.all(spec.dependencies.map((d) => this.nodes.get(d)!.worker!.openChannel()));
       await worker.construct(
         {
           driverUrl: spec.model.definition.driver.href,
@@ -317,7 +318,7 @@ export class Machine extends EventEmitter<MachineEvents> {
           api: spec.entry.api,
           model: spec.entry.model,
           attributes: spec.attributes,
-          dependencies: spec.dependencies.map((name, i) => ({ name, api: this.nodes.get(name)!.spec.entry.api, port: ports[i] })),
+          dependencies: spec.dependencies.map((name, i) => ({ name, api: this.nodes.get(name)!.spec.entry.api, link: links[i] })),
           logger: this.loggerName(node),
           logLevel: level,
           logFields: spec.model.moduleId ? { module_id: spec.model.moduleId } : undefined,
@@ -365,7 +366,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     node.retry.unref();
   }
 
-  private onCrash(node: ResourceNode, worker: DriverWorker, error: Error): void {
+  private onCrash(node: ResourceNode, worker: DriverHandle, error: Error): void {
     if (node.worker !== worker) return;
     node.worker = undefined;
     // The driver's exception, message and stack, is what tells a developer where it broke.
@@ -380,7 +381,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     await this.buildInOrder(keys);
   }
 
-  private onWorkerLog(record: LogRecord): void {
+  private onWorkerLog(record: DriverLogLine): void {
     this.sink.write({ level: record.level, logger: record.logger, message: record.message, fields: record.fields });
   }
 }

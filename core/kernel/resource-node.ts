@@ -2,7 +2,7 @@
 // its state (SPEC.md / FACTS.md resource states) with the error and time of the last change.
 import type { LevelName } from '../shared/log-levels.js';
 import type { ResolvedResource } from '../shared/resolve-resources.js';
-import type { DriverWorker } from '../workers/driver-worker.js';
+import type { DriverHandle } from '../workers/driver-hosting.js';
 
 export type ResourceState = 'unconfigured' | 'configuring' | 'ready' | 'removing' | 'unhealthy';
 
@@ -24,7 +24,8 @@ export class ResourceNode {
   error?: string;
   lastUpdated = new Date();
   revision = 0;
-  worker?: DriverWorker;
+  /** The driver's handle while it runs (a worker thread, or the main thread in platform-micro-server). */
+  worker?: DriverHandle;
   logLevel: LevelName = 'info';
   /** Consecutive failures (constructions or crashes), for the rebuild backoff. */
   failures = 0;

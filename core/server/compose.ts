@@ -6,6 +6,8 @@ import { builtinModels } from '../../drivers/index.js';
 import { ConfigFile } from '../config/config-file.js';
 import { dataManagerModel } from '../shared/data-manager-model.js';
 import { Machine } from '../kernel/machine.js';
+import { DRIVER_HOSTING } from '../workers/driver-hosting.js';
+import { workerHosting } from '../workers/driver-worker.js';
 import { entryCompletion, entrySubstitution, KERNEL_EXTENSIONS, KernelExtensions } from '../kernel/extension-points.js';
 import { defaultKernelOptions, KernelOptions } from '../kernel/options.js';
 import { linkSettingsOf } from '../cloud-link/link-settings.js';
@@ -42,6 +44,8 @@ export async function composeRuntime(flags: Flags, configPath: string): Promise<
   container.register(ModelRegistry, { useValue: registryWithBuiltins() });
   container.register(ModuleOptions, { useValue: defaultModuleOptions({ untrusted: flag(flags, 'untrusted-env'), configPath }) });
   container.register(KERNEL_EXTENSIONS, { useValue: kernelExtensions(container, flag(flags, 'allow-insecure-creds'), flag(flags, 'output-telemetry')) });
+  // Each driver in its own worker thread: a driver that crashes takes only its thread down.
+  container.register(DRIVER_HOSTING, { useValue: workerHosting });
   container.registerSingleton(Machine);
   container.registerSingleton(ModuleHost);
   container.registerSingleton(Runtime);

@@ -4,10 +4,7 @@ import type { Server, ServiceDefinition, UntypedServiceImplementation } from '@g
 import { loadFileDescriptorSetFromBuffer, type PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
-import { readFileSync } from 'node:fs';
-
-// gen/descriptors.binpb is written by `npm run gen` (buf build); dist/ carries a copy next to dist/core.
-const descriptorsUrl = new URL('../../gen/descriptors.binpb', import.meta.url);
+import { platformDescriptors } from './descriptors.js';
 
 interface Registration {
   definition: ServiceDefinition;
@@ -45,7 +42,7 @@ export class LazyReflection {
     if (!this.handlers) {
       const merged: PackageDefinition = Object.assign(
         {},
-        loadFileDescriptorSetFromBuffer(readFileSync(descriptorsUrl), { keepCase: true }),
+        loadFileDescriptorSetFromBuffer(platformDescriptors(), { keepCase: true }),
         ...this.extra.definitions,
       );
       const services = this.services ? [...this.services, ...this.extra.services] : undefined;

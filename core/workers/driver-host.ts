@@ -6,8 +6,8 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parentPort } from 'node:worker_threads';
 import type { DriverContext, DriverFactory, DriverLogger, Resource } from '../../plugins/contract.js';
-import { DriverError } from '../../plugins/errors.js';
 import { invoke, type Invocation } from './invoke.js';
+import { driverDependencies } from './driver-dependencies.js';
 import { portChannel, servePort } from './port-rpc.js';
 import { createRemote } from './remote.js';
 import { LEVEL_VALUES, type ConstructTask, type DriverTask, type LogLevelName, type LogRecord, type LogSyncRecord, type Outcome } from './protocol.js';
@@ -55,30 +55,17 @@ function createLogger(logger: string, fields: Record<string, unknown> | undefine
 async function construct(task: ConstructTask): Promise<Outcome> {
   minLevel = LEVEL_VALUES[task.logLevel];
   resourceName = task.name;
-  const remotes = new Map(
-    task.dependencies.map((d) => {
-      const channel = portChannel(d.port, d.name);
-      return [d.name, createRemote<unknown>(channel.send, channel.sample)];
-    }),
-  );
-  const apis = new Map(task.dependencies.map((d) => [d.name, d.api]));
+  const dependencies = task.dependencies.map((d) => {
+    const channel = portChannel(d.port, d.name);
+    return { name: d.name, api: d.api, remote: createRemote<unknown>(channel.send, channel.sample) };
+  });
   const context: DriverContext<unknown> = {
     name: task.name,
     api: task.api,
     model: task.model,
     attributes: task.attributes,
     logger: createLogger(task.logger, task.logFields),
-    dependencies: {
-      get<T>(api: string, name: string) {
-        const remote = remotes.get(name);
-        if (!remote) throw new DriverError('FAILED_PRECONDITION', `${name} is not a dependency of ${task.name}`, task.name);
-        if (apis.get(name) !== api) {
-          throw new DriverError('FAILED_PRECONDITION', `dependency ${JSON.stringify(name)} of ${task.name} is a ${apis.get(name)}, not a ${api}`, task.name);
-        }
-        return remote as never as ReturnType<typeof createRemote<T>>;
-      },
-      names: () => [...remotes.keys()],
-    },
+    dependencies: driverDependencies(task.name, dependencies),
   };
   const module = await loadDriverModule(task.driverUrl);
   if (typeof module.default !== 'function') {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { DriverWorker } from './driver-worker.js';
-import type { LogRecord } from './protocol.js';
+import type { DriverLogLine as LogRecord } from './driver-hosting.js';
 
 const sensorDriver = new URL('../../drivers/sensor/fake/driver.js', import.meta.url).href;
 const relayDriver = new URL('./fixtures/relay-driver.js', import.meta.url).href;
@@ -56,7 +56,7 @@ test('a dependent calls its dependency directly over a channel, and buffers are 
   const relay = start('r');
   const port = await sensor.openChannel();
   await relay.construct(
-    { ...base, driverUrl: relayDriver, name: 'r', attributes: { source: 's' }, dependencies: [{ name: 's', api: 'core:component:sensor', port }] },
+    { ...base, driverUrl: relayDriver, name: 'r', attributes: { source: 's' }, dependencies: [{ name: 's', api: 'core:component:sensor', link: port }] },
     10_000,
   );
   t.deepEqual(await relay.call('getReadings', []), { relayed: { v: 7 } });
@@ -68,7 +68,7 @@ test('a dependent calls its dependency directly over a channel, and buffers are 
   const front = start('f');
   const relayPort = await relay.openChannel();
   await front.construct(
-    { ...base, driverUrl: relayDriver, name: 'f', attributes: { source: 'r' }, dependencies: [{ name: 'r', api: 'core:component:sensor', port: relayPort }] },
+    { ...base, driverUrl: relayDriver, name: 'f', attributes: { source: 'r' }, dependencies: [{ name: 'r', api: 'core:component:sensor', link: relayPort }] },
     10_000,
   );
   t.deepEqual(await front.call('sendPoints', [1000]), { moved: true, sum: 500, length: 1000 });

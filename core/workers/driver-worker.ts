@@ -7,12 +7,13 @@ import { Piscina } from 'piscina';
 import { deserializeError, DriverError } from '../../plugins/errors.js';
 import { unwrapTransfer } from '../../plugins/transfer.js';
 import { portSender } from './port-rpc.js';
-import type { ConstructTask, DriverTask, LogLevelName, LogRecord, LogSyncRecord, Outcome } from './protocol.js';
+import type { DriverConstruction, DriverHandle, DriverHandleEvents, DriverHosting } from './driver-hosting.js';
+import type { DriverTask, LogLevelName, LogRecord, LogSyncRecord, Outcome } from './protocol.js';
 
-export interface DriverWorkerEvents {
-  onCrash(error: Error): void;
-  onLog(record: LogRecord): void;
-}
+export type DriverWorkerEvents = DriverHandleEvents;
+
+/** platform-server's hosting: every driver in its own worker thread. */
+export const workerHosting: DriverHosting = { create: (resource, events) => new DriverWorker(resource, events) };
 
 /**
  * In dist/ the host is one CommonJS bundle (scripts/build.mjs): Piscina requires it, and a worker that
@@ -26,7 +27,7 @@ function hostLocation(): { filename: string; execArgv: string[] } {
   return { filename: new URL('./driver-host.ts', import.meta.url).href, execArgv: ['--require', require.resolve('tsx/cjs')] };
 }
 
-export class DriverWorker {
+export class DriverWorker implements DriverHandle {
   private readonly pool: Piscina;
   private closed = false;
   private closing = false;
@@ -99,12 +100,14 @@ export class DriverWorker {
   }
 
   /** Builds the driver. A construction that outlives `timeoutMs` aborts, which ends the worker. */
-  async construct(task: Omit<ConstructTask, 'op' | 'kernelPort'>, timeoutMs: number): Promise<void> {
+  async construct(construction: DriverConstruction, timeoutMs: number): Promise<void> {
     const signal = AbortSignal.timeout(timeoutMs);
     const synced = new Promise<void>((resolve) => (this.logsSynced = resolve));
     const { port1, port2 } = new MessageChannel();
+    // Between workers, a dependency's link is the MessagePort that its openChannel() returned.
+    const dependencies = construction.dependencies.map((d) => ({ name: d.name, api: d.api, port: d.link as MessagePort }));
     try {
-      await this.run({ op: 'construct', ...task, kernelPort: port1 }, [...task.dependencies.map((d) => d.port), port1], signal);
+      await this.run({ op: 'construct', ...construction, dependencies, kernelPort: port1 }, [...dependencies.map((d) => d.port), port1], signal);
       // The marker follows the construction's log lines on their channel (bounded, in case it is lost).
       await Promise.race([synced, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
       this.send = portSender(port2, this.resource);

@@ -111,14 +111,20 @@ class SourceSampler {
   private skipped = 0;
 
   constructor(
-    private readonly port: MessagePort,
+    /** Delivers a batch: posted over the channel between workers, handed over directly in one thread. */
+    private readonly post: (message: SampleBatchMessage, transfer: ArrayBuffer[]) => void,
     private readonly id: number,
     private readonly spec: SampleSpec,
     private readonly target: () => object | undefined,
     private readonly resource: string | undefined,
+    /**
+     * Whether slow samplers wait out their ticks on a futex. Only in a driver's own worker: in a shared
+     * main thread (platform-micro-server) the wait would stall every other resource and the gRPC server.
+     */
+    precise = true,
   ) {
     this.period = 1000 / spec.frequencyHz;
-    this.margin = this.period >= PRECISE_MIN_PERIOD_MS ? Math.min(PRECISE_MARGIN_MS, this.period / 10) : 0;
+    this.margin = precise && this.period >= PRECISE_MIN_PERIOD_MS ? Math.min(PRECISE_MARGIN_MS, this.period / 10) : 0;
     this.schedule();
   }
 
@@ -177,7 +183,7 @@ class SourceSampler {
     this.transfer = [];
     this.skipped = 0;
     try {
-      this.port.postMessage(message, transfer);
+      this.post(message, transfer);
     } catch {
       // The dependent went away; nobody is waiting for the samples.
     }
@@ -207,7 +213,7 @@ export function sampleSource(port: MessagePort, target: () => object | undefined
   return (message: SampleStartMessage | SampleStopMessage): void => {
     if ('sampleStart' in message) {
       running.get(message.sampleStart)?.abandon();
-      running.set(message.sampleStart, new SourceSampler(port, message.sampleStart, message.spec, target, resource));
+      running.set(message.sampleStart, new SourceSampler((m, transfer) => port.postMessage(m, transfer), message.sampleStart, message.spec, target, resource));
       return;
     }
     const sampler = running.get(message.sampleStop);
@@ -265,4 +271,37 @@ export function sampleClient(port: MessagePort) {
     };
   };
   return { sample, onMessage };
+}
+
+/**
+ * A sampler of a driver in the caller's own thread (platform-micro-server): the same ticking, skipping
+ * and batching as between workers, with batches handed over directly (no copy) and no futex waits.
+ */
+export function localSampler(target: () => object | undefined, resource?: string): SamplerFunction {
+  let nextId = 1;
+  return (spec, onBatch) => {
+    let stopped: (() => void) | undefined;
+    let ended = false;
+    const sampler = new SourceSampler(
+      (message) => {
+        onBatch(message.batch);
+        if (message.final) {
+          ended = true;
+          stopped?.();
+        }
+      },
+      nextId++,
+      spec,
+      target,
+      resource,
+      false,
+    );
+    let stopping: Promise<void> | undefined;
+    return {
+      stop() {
+        stopping ??= ended ? Promise.resolve() : new Promise<void>((resolve) => ((stopped = resolve), void sampler.stop()));
+        return stopping;
+      },
+    };
+  };
 }

@@ -1,0 +1,103 @@
+// The shipped file: dist/platform-micro-server.mjs as scripts/build-micro.mjs builds it, here into a
+// folder of its own with nothing beside it (no node_modules), run with plain node. It must hold no
+// worker-thread pool, database or native code, serve with one JavaScript thread whatever the number of
+// resources, and turn every model it lacks into an error of that resource.
+import test from 'ava';
+import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Metafile } from 'esbuild';
+import { buildMicro } from '../../scripts/build-micro.mjs';
+import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
+import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
+import { call, insecure } from '../server/testing/grpc.js';
+import { listServices } from '../server/testing/reflection.js';
+import type { ServingProgram } from '../shared/testing/spawn-serving.js';
+import { spawnMicro } from './testing/spawn-micro.js';
+
+let dir: string;
+let bundle: string;
+let metafile: Metafile;
+
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'platform-micro-bundle-'));
+  const built = join(dir, 'built.mjs');
+  metafile = await buildMicro(built);
+  // Alone in a folder: nothing to resolve packages from.
+  bundle = join(mkdtempSync(join(tmpdir(), 'platform-micro-alone-')), 'platform-micro-server.mjs');
+  copyFileSync(built, bundle);
+});
+
+test('the bundle holds no worker pool, database, ONNX runtime or native code', (t) => {
+  const inputs = Object.keys(metafile.inputs);
+  for (const banned of [
+    'node_modules/piscina/',
+    'node_modules/@duckdb/',
+    'node_modules/onnxruntime',
+    'core/workers/driver-worker',
+    'node_modules/pigpio/',
+    'node_modules/i2c-bus/',
+  ]) {
+    t.deepEqual(
+      inputs.filter((i) => i.includes(banned)),
+      [],
+      banned,
+    );
+  }
+  t.deepEqual(
+    inputs.filter((i) => i.endsWith('.node')),
+    [],
+  );
+  // The same drivers as platform-server, linked in.
+  t.true(inputs.some((i) => i.endsWith('drivers/motor/gpio/driver.ts')));
+  t.true(statSync(bundle).size > 0);
+  t.regex(readFileSync(bundle, 'utf8').slice(0, 40), /^#!\/usr\/bin\/env node/);
+});
+
+function config(resources: number): Record<string, unknown> {
+  return {
+    network: { bind_address: '127.0.0.1:0' },
+    components: [
+      ...Array.from({ length: resources }, (_, i) => ({ name: `s${i}`, api: 'core:component:sensor', model: 'fake', attributes: { readings: { i } } })),
+      // Models platform-micro-server lacks: errors of these resources only.
+      { name: 'pcd', api: 'core:component:camera', model: 'pcd_file', attributes: { path: '/nowhere.pcd' } },
+      { name: 'weather', api: 'core:component:sensor', model: 'acme:weather:station' },
+    ],
+    services: [{ name: 'obstacles', api: 'core:service:vision', model: 'obstacles_depth', attributes: { camera: 'pcd' } }],
+    modules: [{ module_id: 'acme:weather', version: '1.0.0' }],
+  };
+}
+
+async function serve(resources: number): Promise<ServingProgram> {
+  const configPath = join(dir, `machine-${resources}.json`);
+  writeFileSync(configPath, JSON.stringify(config(resources)));
+  return spawnMicro(configPath, dir, { bundle });
+}
+
+test('the bundle serves alone; models it lacks are errors of their resources, naming platform-server', async (t) => {
+  const program = await serve(3);
+  t.teardown(() => program.stop());
+  const robot = new RobotServiceClient(program.address, insecure());
+  const { resources } = (await call(robot, 'getMachineStatus', {})) as { resources: { name: { name: string }; state: ResourceState; error: string }[] };
+  const byName = new Map(resources.map((r) => [r.name.name, r]));
+  for (const name of ['s0', 's1', 's2']) t.is(byName.get(name)?.state, ResourceState.RESOURCE_STATE_READY, name);
+  t.is(byName.get('pcd')?.state, ResourceState.RESOURCE_STATE_UNHEALTHY);
+  t.regex(byName.get('pcd')!.error, /components\[3\]\.model "pcd_file": model "pcd_file" of core:component:camera needs platform-server/);
+  t.regex(byName.get('weather')!.error, /model "acme:weather:station" comes from a module, and modules need platform-server/);
+  t.regex(byName.get('obstacles')!.error, /model "obstacles_depth" of core:service:vision needs platform-server/);
+  t.regex(program.output(), /modules need platform-server: platform-micro-server loads none/);
+  const sensors = new SensorServiceClient(program.address, insecure());
+  t.deepEqual(((await call(sensors, 'getReadings', { name: 's2' })) as { readings: unknown }).readings, { i: 2 });
+  // Reflection and health work from the protos built into the file.
+  t.true((await listServices(program.address)).includes('platform.component.sensor.v1.SensorService'));
+  t.is(await program.stop(), 0);
+});
+
+test('the bundle runs 30 resources on the threads Node starts anyway (no thread per resource)', async (t) => {
+  const program = await serve(30);
+  t.teardown(() => program.stop());
+  const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${program.child.pid}/status`, 'utf8'))![1]);
+  // Node's own: the main thread, 4 V8 platform threads, 4 libuv pool threads and a few more; platform-server
+  // would add one per resource.
+  t.true(threads <= 12, `${threads} threads`);
+});

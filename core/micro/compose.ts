@@ -1,0 +1,57 @@
+// Wires platform-micro-server: the same kernel (Machine) as platform-server, composed with the
+// micro-server's models and with every driver hosted in the main thread. No DI container: there are
+// five parts, built in this order.
+import { ConfigFile } from '../config/config-file.js';
+import type { ConfigSource } from '../config/config-source.js';
+import { Machine } from '../kernel/machine.js';
+import { entryCompletion, KernelExtensions, missingModelExplanation } from '../kernel/extension-points.js';
+import { defaultKernelOptions } from '../kernel/options.js';
+import { linkSettingsOf } from '../cloud-link/link-settings.js';
+import { assembleDataManager } from '../shared/data-manager-assemble.js';
+import { envMs } from '../shared/env.js';
+import { LogSink } from '../logging/sink.js';
+import { OnlineMachine } from '../online/online-machine.js';
+import { explainMissingModel, microDriver, microRegistry } from './micro-models.js';
+import { InProcessHosting } from './in-process-hosting.js';
+import { MicroRuntime } from './micro-runtime.js';
+
+export interface MicroOptions {
+  configPath: string;
+  logFile?: string;
+  debug: boolean;
+  noTls: boolean;
+  allowInsecureCreds: boolean;
+  revealDiffs: boolean;
+}
+
+export interface MicroServer {
+  machine: Machine;
+  runtime: MicroRuntime;
+  /** Present when the -config file holds only the part's credentials (core/online/README.md). */
+  online?: OnlineMachine;
+}
+
+/** How long one call into a driver may take before its caller gets DEADLINE_EXCEEDED. */
+export const callTimeoutMs = () => envMs('PLATFORM_MICRO_CALL_TIMEOUT_MS', 60_000);
+
+export async function composeMicro(options: MicroOptions): Promise<MicroServer> {
+  const sink = await LogSink.create({ logFile: options.logFile });
+  const file = new ConfigFile(options.configPath);
+  const online = OnlineMachine.forFile(file, sink, { allowInsecureCreds: options.allowInsecureCreds });
+  const source: ConfigSource = online?.config ?? file;
+  const extensions = new KernelExtensions();
+  // The data manager, as in platform-server: its capture targets and its link to the cloud come from the config.
+  extensions.provide(entryCompletion, (entries, { config, registry }) =>
+    assembleDataManager(entries, registry, linkSettingsOf(config.cloud, options.allowInsecureCreds), undefined),
+  );
+  extensions.provide(missingModelExplanation, explainMissingModel);
+  const machine = new Machine(
+    microRegistry(),
+    sink,
+    defaultKernelOptions({ debug: options.debug }),
+    extensions,
+    new InProcessHosting(microDriver, callTimeoutMs()),
+  );
+  const runtime = new MicroRuntime(machine, sink, source, { debug: options.debug, noTls: options.noTls, revealDiffs: options.revealDiffs });
+  return { machine, runtime, online };
+}

@@ -1,0 +1,102 @@
+// Bundles platform-micro-server (core/micro/main.ts) into one file, dist/platform-micro-server.mjs, with
+// esbuild: every package it uses inside, minified, no native dependency, runnable by Node 20 anywhere
+// (`node platform-micro-server.mjs -config machine.json`). Two modules that find files next to the
+// sources are swapped for build-time constants: the version (package.json) and the protobuf descriptor
+// set that server reflection serves (gzipped into the bundle, ~30 KB); the Prometheus metrics become
+// no-ops (core/micro/no-metrics.ts: there is no web port to serve /metrics on). Left out, and loaded only if a
+// config asks for them: pigpio and i2c-bus (the Raspberry Pi board's optional native packages, which a
+// Pi that uses them installs) and OpenTelemetry (tracing is platform-server's).
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const require = createRequire(import.meta.url);
+
+/** A .proto file as protobufjs JSON, which @grpc/proto-loader's fromJSON reads without touching the disk. */
+function protoJson(file, keepCase) {
+  const protobuf = require(require.resolve('protobufjs', { paths: [dirname(require.resolve('@grpc/proto-loader'))] }));
+  return JSON.stringify(new protobuf.Root().loadSync(file, { keepCase }).toJSON());
+}
+
+/**
+ * The gRPC health and reflection packages load their .proto files from beside their code at run time;
+ * in the bundle they read the same definitions, parsed at build time.
+ */
+const embeddedProtos = {
+  name: 'embedded-protos',
+  setup(b) {
+    b.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const proto = join(dirname(args.path), '../../proto/health/v1/health.proto');
+      const call = "(0, proto_loader_1.loadSync)('health/v1/health.proto', {";
+      if (!source.includes(call)) throw new Error(`${args.path}: the health.proto load to embed was not found (grpc-health-check changed)`);
+      return { contents: source.replace(call, `(0, proto_loader_1.fromJSON)(${protoJson(proto, true)}, {`), loader: 'js' };
+    });
+    b.onLoad({ filter: /@grpc[\\/]reflection[\\/]build[\\/]src[\\/]implementations[\\/]reflection-v1(alpha)?\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const version = args.path.includes('v1alpha') ? 'v1alpha' : 'v1';
+      const proto = join(dirname(args.path), `../../proto/grpc/reflection/${version}/reflection.proto`);
+      const call = 'protoLoader.loadSync(protoPath, constants_1.PROTO_LOADER_OPTS)';
+      if (!source.includes(call)) throw new Error(`${args.path}: the reflection.proto load to embed was not found (@grpc/reflection changed)`);
+      return { contents: source.replace(call, `protoLoader.fromJSON(${protoJson(proto, false)}, constants_1.PROTO_LOADER_OPTS)`), loader: 'js' };
+    });
+  },
+};
+
+/** Replaces the modules whose code reads files beside the sources, and the metrics (no /metrics here). */
+const embedded = {
+  name: 'embedded-files',
+  setup(b) {
+    // prom-client is loaded with require() at run time; the micro-server has no web port to serve it on.
+    b.onResolve({ filter: /(^|[\\/])metrics\.js$/ }, (args) =>
+      join(args.resolveDir, args.path) === join(root, 'core/shared/telemetry/metrics.js') ? { path: join(root, 'core/micro/no-metrics.ts') } : undefined,
+    );
+    b.onLoad({ filter: /core[\\/]version\.ts$/ }, () => {
+      const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+      return { contents: `export function platformVersion() { return ${JSON.stringify(version)}; }`, loader: 'ts' };
+    });
+    b.onLoad({ filter: /core[\\/]shared[\\/]descriptors\.ts$/ }, () => {
+      const packed = gzipSync(readFileSync(join(root, 'gen/descriptors.binpb')), { level: 9 }).toString('base64');
+      return {
+        contents: `import { gunzipSync } from 'node:zlib';\nexport function platformDescriptors() { return gunzipSync(Buffer.from(${JSON.stringify(packed)}, 'base64')); }`,
+        loader: 'ts',
+      };
+    });
+  },
+};
+
+/** Builds the bundle to `outfile`; returns esbuild's metafile (which inputs went in, and their sizes). */
+export async function buildMicro(outfile = join(root, 'dist/platform-micro-server.mjs')) {
+  const result = await build({
+    entryPoints: [join(root, 'core/micro/main.ts')],
+    outfile,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    tsconfig: join(root, 'tsconfig.json'),
+    external: ['pigpio', 'i2c-bus', '@opentelemetry/*'],
+    // CommonJS packages inside an ES module bundle still call require() for Node's built-ins, and name __dirname.
+    banner: {
+      js: [
+        "import { createRequire as __platformRequire } from 'node:module';",
+        "import { fileURLToPath as __platformPath } from 'node:url';",
+        'const require = __platformRequire(import.meta.url);',
+        'const __filename = __platformPath(import.meta.url);',
+        "const __dirname = __platformPath(new URL('.', import.meta.url));",
+      ].join(' '),
+    },
+    plugins: [embedded, embeddedProtos],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  return result.metafile;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildMicro(process.argv[2]);
