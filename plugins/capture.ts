@@ -29,3 +29,33 @@ export interface CapturedBinary {
 
 /** Capture method names look like gRPC method names: `Readings`, `GetImage`. */
 export const CAPTURE_METHOD_NAME = /^[A-Z][A-Za-z0-9]*$/;
+
+/** What one capture produced. */
+export type Captured = { kind: 'tabular'; data: Record<string, unknown> } | { kind: 'binary'; binary: CapturedBinary };
+
+/** A driver call of a capture: made in the captured resource's own worker (core/workers/port-sampler.ts). */
+export interface CaptureCall {
+  method: string;
+  args: unknown[];
+}
+
+/**
+ * A capture method that an API declares for every resource of it (plugins/apis/): the driver calls one
+ * capture makes, and how their results become what is stored. Plain functions with no runtime imports:
+ * they run on the main thread (to validate configs) and in the data manager's worker.
+ */
+export interface ApiCaptureMethod {
+  kind: CaptureKind;
+  /** Checks additional_params on the main thread; returns the rule that is broken, if any. */
+  checkParams?(params: Record<string, unknown>): string | undefined;
+  /** The driver calls one capture makes, in order. */
+  calls(params: Record<string, unknown>): CaptureCall[];
+  /** Turns the calls' results (in the same order) into what is stored. */
+  shape(values: unknown[], params: Record<string, unknown>): Captured;
+}
+
+/** One driver call with these arguments. */
+export const callOf = (method: string, ...args: unknown[]): CaptureCall[] => [{ method, args }];
+
+/** A tabular capture result. */
+export const tabular = (data: Record<string, unknown>): Captured => ({ kind: 'tabular', data });

@@ -9,6 +9,7 @@ import { unary } from './unary.js';
 import { requireName, type ResourceAccess } from './api-adapter.js';
 import { StatusError } from '../shared/status-error.js';
 import { defineApi } from '../../plugins/api.js';
+import type { Actuation } from '../../plugins/apis/declaration.js';
 
 export interface ModuleApi {
   moduleId: string;
@@ -23,7 +24,7 @@ export interface ModuleApi {
 }
 
 /** Driver method names (lower camel case) of a module API's actuator, for sessions and StopAll. */
-export function moduleActuation(api: ModuleApi): { stop: string; commands: ReadonlySet<string> } | undefined {
+export function moduleActuation(api: ModuleApi): Actuation | undefined {
   if (!api.actuator) return undefined;
   return { stop: lowerCamel(api.actuator.stop), commands: new Set(api.actuator.commands.map(lowerCamel)) };
 }

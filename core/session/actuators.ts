@@ -1,16 +1,11 @@
-// Which APIs are actuators, for sessions and StopAll: an api whose contract declares a Stop, with the
-// methods that set it moving. Only those methods make a session "the last to command" a resource;
-// reads (IsPowered, GetPosition) and Stop itself do not.
-import { MOTOR_API } from '../../plugins/apis/motor.js';
+// Which APIs are actuators, for sessions and StopAll: a built-in api that declares an actuation
+// (plugins/apis/), or a module's api whose module.json declares one (apis[i].actuator).
+import { BUILT_IN_APIS } from '../../plugins/apis/index.js';
+import type { Actuation } from '../../plugins/apis/declaration.js';
 
-export interface Actuation {
-  /** The driver method that stops the resource. */
-  readonly stop: string;
-  /** The driver methods that command it. */
-  readonly commands: ReadonlySet<string>;
-}
-
-const BUILT_IN: ReadonlyMap<string, Actuation> = new Map([[MOTOR_API, { stop: 'stop', commands: new Set(['setPower', 'goFor', 'goTo', 'setRPM']) }]]);
+const BUILT_IN: ReadonlyMap<string, Actuation> = new Map(
+  BUILT_IN_APIS.filter((declaration) => declaration.actuation).map((declaration) => [declaration.api, declaration.actuation!]),
+);
 
 /** Actuators that modules declare for their own APIs (module.json apis[i].actuator), by api. */
 let fromModules: ReadonlyMap<string, Actuation> = new Map();

@@ -1,6 +1,8 @@
 import type { Resource } from '../contract.js';
 import type { I2C } from './i2c.js';
 import { defineApi } from '../api.js';
+import { tabular } from '../capture.js';
+import type { ApiDeclaration } from './declaration.js';
 
 export const BOARD_API = defineApi<Board>('core:component:board');
 
@@ -62,3 +64,48 @@ export interface BoardExtras {
   digitalInterruptEdges?(interrupts: string[], after: number): Promise<InterruptEdges> | InterruptEdges;
   capabilities?(): Promise<BoardCapabilities> | BoardCapabilities;
 }
+
+/** Names from additional_params values (Analogs: reader names, Gpios: pins), in key order. */
+function namesIn(params: Record<string, unknown>): string[] {
+  return Object.keys(params)
+    .sort()
+    .map((k) => params[k] as string);
+}
+
+function checkNames(what: string) {
+  return (params: Record<string, unknown>): string | undefined => {
+    const values = Object.values(params);
+    if (values.length === 0) return `must name at least one ${what}, e.g. {"${what}_1": "..."}`;
+    if (values.some((v) => typeof v !== 'string' || v === '')) return `every value must be a ${what} name (a non-empty string)`;
+    return undefined;
+  };
+}
+
+export const BOARD_DECLARATION: ApiDeclaration = {
+  api: BOARD_API,
+  capture: {
+    Analogs: {
+      kind: 'tabular',
+      checkParams: checkNames('reader'),
+      calls: (p) => namesIn(p).map((reader) => ({ method: 'readAnalogReader', args: [reader] })),
+      shape: (values, p) => {
+        const analogs: Record<string, unknown> = {};
+        namesIn(p).forEach((reader, i) => {
+          const v = values[i] as AnalogValue;
+          analogs[reader] = { value: v.value, min_range: v.minRange, max_range: v.maxRange, step_size: v.stepSize };
+        });
+        return tabular({ analogs });
+      },
+    },
+    Gpios: {
+      kind: 'tabular',
+      checkParams: checkNames('pin'),
+      calls: (p) => namesIn(p).map((pin) => ({ method: 'getGPIO', args: [pin] })),
+      shape: (values, p) => {
+        const gpios: Record<string, boolean> = {};
+        namesIn(p).forEach((pin, i) => (gpios[pin] = values[i] as boolean));
+        return tabular({ gpios });
+      },
+    },
+  },
+};

@@ -1,5 +1,7 @@
 import type { Resource } from '../driver.js';
 import { defineApi } from '../api.js';
+import { callOf } from '../capture.js';
+import type { ApiDeclaration } from './declaration.js';
 
 export const CAMERA_API = defineApi<Camera>('core:component:camera');
 
@@ -55,3 +57,23 @@ export interface Camera extends Resource {
   getPointCloudPcd(extra?: Record<string, unknown>): Promise<Uint8Array> | Uint8Array;
   getProperties(): Promise<CameraProperties> | CameraProperties;
 }
+
+export const CAMERA_DECLARATION: ApiDeclaration = {
+  api: CAMERA_API,
+  capture: {
+    GetImage: {
+      kind: 'binary',
+      checkParams: (p) => (p.mime_type !== undefined && typeof p.mime_type !== 'string' ? 'mime_type must be a string' : undefined),
+      calls: (p) => callOf('getImage', typeof p.mime_type === 'string' ? p.mime_type : ''),
+      shape: ([value]) => {
+        const image = value as CameraImage;
+        return { kind: 'binary', binary: { data: image.data, mimeType: image.mimeType } };
+      },
+    },
+    GetPointCloud: {
+      kind: 'binary',
+      calls: () => callOf('getPointCloudPcd'),
+      shape: ([pcd]) => ({ kind: 'binary', binary: { data: pcd as Uint8Array, mimeType: 'pointcloud/pcd' } }),
+    },
+  },
+};

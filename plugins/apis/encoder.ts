@@ -1,5 +1,7 @@
 import type { Resource } from '../contract.js';
 import { defineApi } from '../api.js';
+import { callOf, tabular } from '../capture.js';
+import type { ApiDeclaration } from './declaration.js';
 
 export const ENCODER_API = defineApi<Encoder>('core:component:encoder');
 
@@ -29,3 +31,17 @@ export interface Encoder extends Resource {
    */
   motorPowerChanged?(powerPct: number): Promise<void> | void;
 }
+
+export const ENCODER_DECLARATION: ApiDeclaration = {
+  api: ENCODER_API,
+  capture: {
+    Position: {
+      kind: 'tabular',
+      calls: () => callOf('getPosition'),
+      shape: ([value]) => {
+        const position = value as EncoderPosition;
+        return tabular({ value: position.value, position_type: position.type });
+      },
+    },
+  },
+};

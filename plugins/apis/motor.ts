@@ -1,5 +1,7 @@
 import type { Resource } from '../contract.js';
 import { defineApi } from '../api.js';
+import { callOf, tabular } from '../capture.js';
+import type { ApiDeclaration } from './declaration.js';
 
 export const MOTOR_API = defineApi<Motor>('core:component:motor');
 
@@ -30,3 +32,19 @@ export interface Motor extends Resource {
   isPowered(): Promise<PowerState> | PowerState;
   isMoving(): Promise<boolean> | boolean;
 }
+
+export const MOTOR_DECLARATION: ApiDeclaration = {
+  api: MOTOR_API,
+  actuation: { stop: 'stop', commands: new Set(['setPower', 'goFor', 'goTo', 'setRPM']) },
+  capture: {
+    Position: { kind: 'tabular', calls: () => callOf('getPosition'), shape: ([position]) => tabular({ position }) },
+    IsPowered: {
+      kind: 'tabular',
+      calls: () => callOf('isPowered'),
+      shape: ([value]) => {
+        const state = value as PowerState;
+        return tabular({ is_on: state.isOn, power_pct: state.powerPct });
+      },
+    },
+  },
+};

@@ -1,5 +1,7 @@
 import type { Resource } from '../driver.js';
 import { defineApi } from '../api.js';
+import { callOf } from '../capture.js';
+import type { ApiDeclaration } from './declaration.js';
 
 export const VISION_API = defineApi<Vision>('core:service:vision');
 
@@ -51,3 +53,35 @@ export interface Vision extends Resource {
   getClassificationsFromCamera?(cameraName: string, n: number, extra?: Record<string, unknown>): Promise<Classification[]> | Classification[];
   getDetectionsFromCamera?(cameraName: string, extra?: Record<string, unknown>): Promise<Detection[]> | Detection[];
 }
+
+/** Vision objects are stored as the GetObjectPointClouds answer, in the length-prefixed form below. */
+export const OBJECTS_MIME = 'application/vnd.platform.objects';
+
+/**
+ * Each object as a u32 little-endian length, a JSON head (label, frame, centre and dims in millimetres)
+ * and the object's PCD (metres), so that the stored datum holds every object in one file.
+ */
+function encodeObjects(objects: unknown[]): Uint8Array {
+  const parts: Buffer[] = [];
+  for (const o of objects as { pointCloud: Uint8Array; referenceFrame: string; center: number[]; dims: number[]; label: string }[]) {
+    const head = Buffer.from(
+      JSON.stringify({ label: o.label, reference_frame: o.referenceFrame, center_mm: o.center, dims_mm: o.dims, pcd_bytes: o.pointCloud.byteLength }),
+    );
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(head.byteLength);
+    parts.push(len, head, Buffer.from(o.pointCloud.buffer, o.pointCloud.byteOffset, o.pointCloud.byteLength));
+  }
+  return Buffer.concat(parts);
+}
+
+export const VISION_DECLARATION: ApiDeclaration = {
+  api: VISION_API,
+  capture: {
+    GetObjectPointClouds: {
+      kind: 'binary',
+      checkParams: (p) => (p.camera_name !== undefined && typeof p.camera_name !== 'string' ? 'camera_name must be a string' : undefined),
+      calls: (p) => callOf('getObjectPointClouds', typeof p.camera_name === 'string' ? p.camera_name : ''),
+      shape: ([objects]) => ({ kind: 'binary', binary: { data: encodeObjects(objects as unknown[]), mimeType: OBJECTS_MIME } }),
+    },
+  },
+};
