@@ -52,6 +52,18 @@ test('a missing entity or an unknown credential type is INVALID_ARGUMENT naming 
   t.regex(badType!.message, /credentials\.type/);
 });
 
+test('an entity or payload longer than any id or key is INVALID_ARGUMENT naming the field, before the back-off counts it', async (t) => {
+  const longEntity = await t.throwsAsync(authenticate({ entity: 'e'.repeat(257), credentials: { type: 'api-key', payload: key.key } }));
+  t.is((longEntity as { code?: number }).code, status.INVALID_ARGUMENT);
+  t.regex(longEntity!.message, /entity: at most 256 characters \(an API key id or a machine part id\), got 257/);
+  const longPayload = await t.throwsAsync(authenticate({ entity: key.id, credentials: { type: 'api-key', payload: 'k'.repeat(1025) } }));
+  t.is((longPayload as { code?: number }).code, status.INVALID_ARGUMENT);
+  t.regex(longPayload!.message, /credentials\.payload: at most 1024 characters/);
+  // 256 characters still reach the lookup: an unknown id, the usual answer.
+  const atCap = await t.throwsAsync(authenticate({ entity: 'e'.repeat(256), credentials: { type: 'api-key', payload: key.key } }));
+  t.is((atCap as { code?: number }).code, status.UNAUTHENTICATED);
+});
+
 test('the key is stored only as a hash', async (t) => {
   const { readFileSync } = await import('node:fs');
   const { join } = await import('node:path');

@@ -14,6 +14,14 @@ import type { TokenSigner } from './token.js';
 
 export const credentialTypes = { apiKey: 'api-key', partSecret: 'robot-secret' } as const;
 
+/**
+ * Longest entity and payload read. Ids are UUIDs (36 characters) and keys and secrets 43; a longer one is
+ * refused before the back-off gate (whose maps it would otherwise be a key of), the database lookup and
+ * scrypt (whose work grows with the payload).
+ */
+export const MAX_ENTITY_CHARS = 256;
+export const MAX_PAYLOAD_CHARS = 1024;
+
 /** Bounds the scrypt verifications in flight and the logins queued for one. */
 export class HashSlots {
   private running = 0;
@@ -59,6 +67,12 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
     throw invalidArgument(`credentials.type must be "${credentialTypes.apiKey}" or "${credentialTypes.partSecret}", got "${type}"`);
   }
   if (!payload) throw invalidArgument('credentials.payload is required: the API key (or part secret)');
+  if (entity.length > MAX_ENTITY_CHARS) {
+    throw invalidArgument(`entity: at most ${MAX_ENTITY_CHARS} characters (an API key id or a machine part id), got ${entity.length}`);
+  }
+  if (payload.length > MAX_PAYLOAD_CHARS) {
+    throw invalidArgument(`credentials.payload: at most ${MAX_PAYLOAD_CHARS} characters (an API key or a part secret), got ${payload.length}`);
+  }
   deps.gate.check(entity, address);
   const table =
     type === credentialTypes.apiKey

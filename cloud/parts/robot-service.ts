@@ -2,10 +2,10 @@
 // new revisions, uploads its log lines and reports its status here.
 import { Metadata as GrpcMetadata, type Metadata, type Server } from '@grpc/grpc-js';
 import {
+  LogRequest,
   RobotServiceService,
   type ConfigRequest,
   type ConfigResponse,
-  type LogRequest,
   type ReportStatusRequest,
   type WatchConfigRequest,
 } from '../../gen/platform/app/v1/robot_part.js';
@@ -14,6 +14,7 @@ import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
+import { LogRate } from './log-rate.js';
 import { latestPartConfig } from './part-configs.js';
 import { authorizeMachine } from './part-access.js';
 import { partEvents } from './part-events.js';
@@ -30,14 +31,30 @@ async function configOf(store: Store, partId: string): Promise<ConfigResponse> {
 
 const LEVELS: readonly string[] = LEVEL_NAMES;
 
-export function addRobotService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
+/** A request grpc-js hands on undecoded. */
+interface RawRequest {
+  bytes: Buffer;
+}
+
+export function addRobotService(
+  server: Server,
+  store: Store,
+  authorizer: Authorizer,
+  logs: PartLogs,
+  status: PartStatusBook,
+  rate: LogRate = new LogRate(),
+): void {
   const machine = async (md: Metadata, partId: string, access: 'read' | 'write' = 'read') => {
     const { part, speaksForPart } = await authorizeMachine(store, authorizer, md, partId, access);
     // Only the machine's own calls say it is online; a user reading its config does not.
     if (speaksForPart) status.touch(part.id);
     return part;
   };
-  server.addService(RobotServiceService, {
+  const definition = {
+    ...RobotServiceService,
+    log: { ...RobotServiceService.log, requestDeserialize: (bytes: Buffer): RawRequest => ({ bytes }) },
+  };
+  server.addService(definition, {
     config: unary(async (req: ConfigRequest, md: Metadata) => configOf(store, (await machine(md, req.id)).id)),
     watchConfig: serverStream<WatchConfigRequest, ConfigResponse>(async (call) => {
       const part = await machine(call.metadata, call.request.id);
@@ -94,7 +111,16 @@ export function addRobotService(server: Server, store: Store, authorizer: Author
         });
       });
     }),
-    log: unary(async (req: LogRequest, md: Metadata) => {
+    // Log's bytes reach the handler undecoded: they are charged to the writer's rate (log-rate.ts) first,
+    // so a request over it is refused without the cost of decoding it.
+    log: unary(async (raw: RawRequest, md: Metadata) => {
+      rate.charge(await authorizer.authenticate(md), raw.bytes.byteLength);
+      let req: LogRequest;
+      try {
+        req = LogRequest.decode(raw.bytes);
+      } catch (err) {
+        throw invalidArgument(`request: cannot be decoded (${(err as Error).message})`);
+      }
       const part = await machine(md, req.id, 'write');
       if (req.logs.length > MAX_LOG_BATCH) throw invalidArgument(`logs: at most ${MAX_LOG_BATCH} entries per call, got ${req.logs.length}`);
       const entries: StoredLogEntry[] = req.logs.map((e, i) => {

@@ -53,25 +53,32 @@ test.serial('a 64 MiB body is refused while it streams in, and the cloud does no
   await signsIn(t);
 });
 
-test.serial('an Authenticate with a 128 KiB entity name gets a short UNAUTHENTICATED, and the next calls still work', async (t) => {
-  const entity = 'e'.repeat(128 * 1024);
-  const refused = await authenticate(entity, 'wrong');
-  t.is(refused.code, 16, refused.detail);
-  t.regex(refused.detail, /^invalid credentials for entity e+… \(\d+ more characters\)$/);
-  t.true(refused.detail.length < 300);
-  await signsIn(t);
-  // Over gRPC too: the status is bounded by the server itself, so a direct client's channel survives.
-  const client = new AuthServiceClient(cloud.address, credentials.createInsecure());
-  t.teardown(() => client.close());
-  const call = (name: string) =>
-    new Promise<ServiceError | null>((resolve) =>
-      client.authenticate({ entity: name, credentials: { type: 'api-key', payload: name === key.id ? key.key : 'wrong' } }, (err) => resolve(err)),
-    );
-  const direct = await call(`${entity}x`);
-  t.is(direct?.code, 16);
-  t.true((direct?.details.length ?? 0) < 300);
-  t.is(await call(key.id), null);
-});
+test.serial(
+  'an Authenticate with a 128 KiB entity name gets a short INVALID_ARGUMENT, a long unknown one a bounded echo, and the next calls still work',
+  async (t) => {
+    const entity = 'e'.repeat(128 * 1024);
+    const refused = await authenticate(entity, 'wrong');
+    t.is(refused.code, 3, refused.detail);
+    t.is(refused.detail, 'entity: at most 256 characters (an API key id or a machine part id), got 131072');
+    // The longest entity looked up is echoed bounded in its UNAUTHENTICATED.
+    const unknown = await authenticate('e'.repeat(256), 'wrong');
+    t.is(unknown.code, 16, unknown.detail);
+    t.regex(unknown.detail, /^invalid credentials for entity e+… \(\d+ more characters\)$/);
+    t.true(unknown.detail.length < 300);
+    await signsIn(t);
+    // Over gRPC too: the status is bounded by the server itself, so a direct client's channel survives.
+    const client = new AuthServiceClient(cloud.address, credentials.createInsecure());
+    t.teardown(() => client.close());
+    const call = (name: string) =>
+      new Promise<ServiceError | null>((resolve) =>
+        client.authenticate({ entity: name, credentials: { type: 'api-key', payload: name === key.id ? key.key : 'wrong' } }, (err) => resolve(err)),
+      );
+    const direct = await call(`${entity}x`);
+    t.is(direct?.code, 3);
+    t.true((direct?.details.length ?? 0) < 300);
+    t.is(await call(key.id), null);
+  },
+);
 
 test.serial('requests naming another Host or Origin are refused with 403; the configured names, loopback and addresses are served', async (t) => {
   const port = new URL(cloud.webUrl).port;

@@ -36,7 +36,7 @@ function report(r: AttackResult): boolean {
   }
   console.log(
     `  cloud RSS before ${r.baseRssMb.toFixed(0)} MB, peak ${r.peakRssMb.toFixed(0)} MB (cap ${CAP_MB} MB, ${((100 * r.peakRssMb) / CAP_MB).toFixed(0)} %)` +
-      ` | ${r.killed ? 'KILLED' : 'alive'} | ${met ? 'MET' : 'NOT MET'}`,
+      ` | cloud CPU ${r.cloudCpuMs.toFixed(0)} ms in the attack's ${r.attackMs} ms | ${r.killed ? 'KILLED' : 'alive'} | ${met ? 'MET' : 'NOT MET'}`,
   );
   return met;
 }

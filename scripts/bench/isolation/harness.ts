@@ -80,9 +80,23 @@ export interface AttackResult {
   baseRssMb: number;
   /** The cloud died during the attack (for example OOM-killed). */
   killed: boolean;
+  /** CPU time the cloud used from the attack's start to its end (user and system, all threads), in ms: a figure the machine's other load barely moves. */
+  cloudCpuMs: number;
+  /** Wall time from the attack's start to its end, in ms. */
+  attackMs: number;
 }
 
 export const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]);
+
+/** User and system CPU time of a process so far, in ms (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN; // the process is gone
+  }
+}
 
 function rssMb(pid: number): number {
   try {
@@ -226,6 +240,8 @@ export async function runAttack(attack: Attack, samples: number, settleMs = 1000
       quiet,
       admin: async (action, args) => (await callAdminChannel(dataDir, action, args))!.result as never,
     };
+    const cpuStart = cpuMs(pid);
+    const wallStart = Date.now();
     const stop = await attack.start(ctx);
     await new Promise((r) => setTimeout(r, settleMs));
     // A killed cloud answers nothing: bound the loaded measurement so the bench still reports it.
@@ -236,9 +252,11 @@ export async function runAttack(attack: Attack, samples: number, settleMs = 1000
       if (!killed) throw err;
     }
     const summary = await stop();
+    const cloudCpuMs = cpuMs(pid) - cpuStart;
+    const attackMs = Date.now() - wallStart;
     clearInterval(sampler);
     peakRssMb = Math.max(peakRssMb, rssMb(pid));
-    return { attack, idle, floor, loaded, summary, peakRssMb, baseRssMb, killed };
+    return { attack, idle, floor, loaded, summary, peakRssMb, baseRssMb, killed, cloudCpuMs, attackMs };
   } finally {
     measurer.close();
     attacker.client.close();
