@@ -10,6 +10,7 @@ import { runAdminAction } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
 import { startTracing, type Tracing } from '../../core/shared/telemetry/tracing.js';
+import { observeTracing } from '../../core/shared/telemetry/trace-metrics.js';
 import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');
@@ -74,6 +75,11 @@ export function buildProgram(extensions: CloudExtension[]): Command {
       '--otlp-endpoint <url>',
       'send a span of every API call to this OTLP/HTTP receiver (http://host:4318; default $OTEL_EXPORTER_OTLP_ENDPOINT; unset: no tracing, no OpenTelemetry loaded)',
     )
+    .option(
+      '--trace-sample-ratio <r>',
+      'with --otlp-endpoint: the share of traces recorded, 0 to 1 (default 1: every call); a call carrying traceparent follows its caller',
+      '1',
+    )
     .action(
       async (opts: {
         dataDir: string;
@@ -85,6 +91,7 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         webPort?: string;
         webAllowedHosts?: string;
         otlpEndpoint?: string;
+        traceSampleRatio: string;
       }) => {
         const port = Number(opts.port);
         const webPort = opts.webPort === undefined ? defaultWebPort(port) : Number(opts.webPort);
@@ -98,14 +105,19 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         } catch (err) {
           program.error((err as Error).message);
         }
+        const sampleRatio = Number(opts.traceSampleRatio);
+        if (opts.traceSampleRatio.trim() === '' || !(sampleRatio >= 0 && sampleRatio <= 1)) {
+          program.error(`--trace-sample-ratio must be a number from 0 to 1, got "${opts.traceSampleRatio}"`);
+        }
         const otlpEndpoint = opts.otlpEndpoint ?? (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
         let tracing: Tracing | undefined;
         if (otlpEndpoint !== undefined) {
           try {
-            tracing = await startTracing({ serviceName: 'platform-cloud', otlpEndpoint });
+            tracing = await startTracing({ serviceName: 'platform-cloud', otlpEndpoint, sampleRatio });
           } catch (err) {
             program.error(`--otlp-endpoint: ${(err as Error).message}`);
           }
+          if (tracing) observeTracing(tracing);
         }
         const cloud = await startCloud({
           dataDir: opts.dataDir,

@@ -244,6 +244,7 @@ async function startWorkerTracing(settings: NonNullable<DataManagerAttributes['_
       otlpEndpoint: settings.otlp_endpoint,
       console: settings.console ? process.stderr : undefined,
       diskDir: settings.disk_dir,
+      sampleRatio: settings.sample_ratio,
     });
   } catch (err) {
     logger.error('tracing of the sync uploads could not start; they go untraced', { error: (err as Error).message });

@@ -13,9 +13,14 @@ export function workerTracingOf(
   config: TracingConfig | undefined,
   outputTelemetry: boolean,
   env: NodeJS.ProcessEnv = process.env,
-): { otlp_endpoint?: string; console: boolean; disk_dir?: string } | undefined {
+): { otlp_endpoint?: string; console: boolean; disk_dir?: string; sample_ratio: number } | undefined {
   if (!config?.enabled) return undefined;
-  return { otlp_endpoint: config.otlp_endpoint, console: config.console || outputTelemetry, disk_dir: config.disk ? traceDir(env) : undefined };
+  return {
+    otlp_endpoint: config.otlp_endpoint,
+    console: config.console || outputTelemetry,
+    disk_dir: config.disk ? traceDir(env) : undefined,
+    sample_ratio: config.sample_ratio,
+  };
 }
 
 const traceDir = (env: NodeJS.ProcessEnv) => env.PLATFORM_TRACE_DIR ?? join(homedir(), '.platform', 'traces');
@@ -27,10 +32,19 @@ export async function startMachineTracing(
 ): Promise<MachineTracing | undefined> {
   if (!config?.enabled) return undefined;
   const { startTracing } = await import('../shared/telemetry/tracing.js');
-  return startTracing({
+  const { observeTracing } = await import('../shared/telemetry/trace-metrics.js');
+  const tracing = await startTracing({
     serviceName: 'platform-server',
     otlpEndpoint: config.otlp_endpoint,
     console: config.console || outputTelemetry ? process.stderr : undefined,
     diskDir: config.disk ? traceDir(env) : undefined,
+    sampleRatio: config.sample_ratio,
   });
+  const unobserve = observeTracing(tracing);
+  return {
+    shutdown: async () => {
+      unobserve();
+      await tracing.shutdown();
+    },
+  };
 }

@@ -60,7 +60,9 @@ export const dataManagerAttributes = dataManagerUserAttributes.extend({
   /** How the machine reaches its cloud: the link settings, built again into a CloudLink in the worker. */
   _cloud: cloudLinkSettings.optional(),
   /** Tracing of the sync uploads in the worker, when the config's `tracing` is enabled (core/server/machine-tracing.ts). */
-  _tracing: z.object({ otlp_endpoint: z.string().optional(), console: z.boolean(), disk_dir: z.string().optional() }).optional(),
+  _tracing: z
+    .object({ otlp_endpoint: z.string().optional(), console: z.boolean(), disk_dir: z.string().optional(), sample_ratio: z.number().min(0).max(1).optional() })
+    .optional(),
 });
 
 export type DataManagerAttributes = z.output<typeof dataManagerAttributes>;

@@ -24,6 +24,12 @@ export const tracingConfigSchema = z.strictObject({
   disk: flag.default(false),
   /** Base URL of an OTLP/HTTP receiver; `/v1/traces` is added. */
   otlp_endpoint: endpoint.optional(),
+  /**
+   * The share of traces recorded, from 0 to 1 (default 1: every call). A trace that starts here (a call
+   * without `traceparent`, a reconfiguration, a sync upload) is recorded with this probability; a call
+   * whose caller sent `traceparent` follows the caller's decision.
+   */
+  sample_ratio: z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be at least 0' }).max(1, { error: 'must be at most 1' }).default(1),
 });
 
 export type TracingConfig = z.output<typeof tracingConfigSchema>;

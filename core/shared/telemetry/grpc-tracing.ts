@@ -21,16 +21,17 @@ const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 
 /** Per method path, made once: the served methods are a fixed set. */
-const attributesByPath = new Map<string, Readonly<Record<string, string>>>();
+const rpcByPath = new Map<string, { name: string; attributes: Readonly<Record<string, string>> }>();
 
-function rpcAttributes(path: string): Readonly<Record<string, string>> {
-  let attributes = attributesByPath.get(path);
-  if (!attributes) {
+/** The span's name (the method's path without the leading slash: `platform.app.data.v1.DataService/TabularDataBySQL`) and attributes. */
+function rpcSpanOf(path: string): { name: string; attributes: Readonly<Record<string, string>> } {
+  let rpc = rpcByPath.get(path);
+  if (!rpc) {
     const [, service = '', method = ''] = /^\/([^/]+)\/(.+)$/.exec(path) ?? [];
-    attributes = { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method };
-    if (attributesByPath.size < 10_000) attributesByPath.set(path, attributes);
+    rpc = { name: path.replace(/^\//, ''), attributes: Object.freeze({ 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method }) };
+    if (rpcByPath.size < 10_000) rpcByPath.set(path, rpc);
   }
-  return attributes;
+  return rpc;
 }
 
 function endWith(span: Span, code: number, details?: string): void {
@@ -44,9 +45,6 @@ const getter = {
   get: (md: Metadata, key: string) => md.get(key).map(String),
 };
 const setter = { set: (md: Metadata, key: string, value: string) => md.set(key, value) };
-
-/** The span's name: the method's path without the leading slash (`platform.app.data.v1.DataService/TabularDataBySQL`). */
-const spanName = (path: string) => path.replace(/^\//, '');
 
 export const callTracing: ServerInterceptor = (method, call) => {
   const tracing = activeTracing();
@@ -67,7 +65,8 @@ export const callTracing: ServerInterceptor = (method, call) => {
         new ServerListenerBuilder()
           .withOnReceiveMetadata((metadata, nextMetadata) => {
             const parent = tracing.api.propagation.extract(tracing.api.ROOT_CONTEXT, metadata, getter);
-            span = tracing.tracer.startSpan(spanName(method.path), { kind: SPAN_KIND_SERVER, attributes: rpcAttributes(method.path) }, parent);
+            const rpc = rpcSpanOf(method.path);
+            span = tracing.tracer.startSpan(rpc.name, { kind: SPAN_KIND_SERVER, attributes: rpc.attributes }, parent);
             context = tracing.api.trace.setSpan(parent, span);
             nextMetadata(metadata);
           })
@@ -92,8 +91,8 @@ export function withCallTracing(options: ServerOptions): ServerOptions {
 export function tracingClientInterceptor(tracing: Tracing | undefined = activeTracing()): Interceptor {
   return (options, nextCall) => {
     if (!tracing) return new InterceptingCall(nextCall(options));
-    const path = options.method_definition.path;
-    const span = tracing.tracer.startSpan(spanName(path), { kind: SPAN_KIND_CLIENT, attributes: rpcAttributes(path) });
+    const rpc = rpcSpanOf(options.method_definition.path);
+    const span = tracing.tracer.startSpan(rpc.name, { kind: SPAN_KIND_CLIENT, attributes: rpc.attributes });
     const context: Context = tracing.api.trace.setSpan(tracing.api.context.active(), span);
     return new InterceptingCall(nextCall(options), {
       start: (metadata, _listener, next) => {

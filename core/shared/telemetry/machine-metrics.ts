@@ -6,7 +6,7 @@ import { defineApi, type Api } from '../../../plugins/api.js';
 import type { Remote } from '../../../plugins/contract.js';
 import { DATA_MANAGER_API } from '../data-manager-attributes.js';
 import { histogram, Observed, secondsSince, type Labels } from './metrics.js';
-import { inSpan } from './tracing.js';
+import { activeTracing, childSpan, endSpan } from './tracing.js';
 
 const driverCalls = histogram('platform_driver_call_seconds', "Time of a call into a resource's driver worker, by resource, method and outcome", [
   'resource',
@@ -14,17 +14,49 @@ const driverCalls = histogram('platform_driver_call_seconds', "Time of a call in
   'outcome',
 ]);
 
-/** Times one driver call (and traces it, when tracing is on); the promise is passed through unchanged. */
+/** A driver call's span name and attributes, made once per resource and method (the hot path allocates neither). */
+const driverSpans = new Map<string, Map<string, { name: string; attributes: Readonly<Record<string, string>> }>>();
+
+function driverSpanOf(resource: string, method: string) {
+  let methods = driverSpans.get(resource);
+  if (!methods) {
+    methods = new Map();
+    if (driverSpans.size < 10_000) driverSpans.set(resource, methods); // resources come from the config: few
+  }
+  let named = methods.get(method);
+  if (!named) {
+    named = { name: `driver ${resource}.${method}`, attributes: Object.freeze({ 'platform.resource': resource, 'platform.method': method }) };
+    methods.set(method, named);
+  }
+  return named;
+}
+
+/**
+ * Times one driver call (and traces it, when tracing is on: a child of the gRPC call's span); the promise
+ * is passed through unchanged. The call runs in the driver's worker, so its span is not made active here.
+ */
 export function timeDriverCall<T>(resource: string, method: string, call: () => Promise<T>): Promise<T> {
   const started = process.hrtime.bigint();
-  const done = (outcome: string) => driverCalls.observe({ resource, method, outcome }, secondsSince(started));
-  return inSpan(`driver ${resource}.${method}`, { 'platform.resource': resource, 'platform.method': method }, call).then(
+  let span: ReturnType<typeof childSpan>;
+  if (activeTracing()) {
+    const named = driverSpanOf(resource, method);
+    span = childSpan(named.name, named.attributes);
+  }
+  let calling: Promise<T>;
+  try {
+    calling = call();
+  } catch (err) {
+    calling = Promise.reject(err as Error);
+  }
+  return calling.then(
     (value) => {
-      done('ok');
+      driverCalls.observe({ resource, method, outcome: 'ok' }, secondsSince(started));
+      if (span) endSpan(span);
       return value;
     },
     (err: unknown) => {
-      done('error');
+      driverCalls.observe({ resource, method, outcome: 'error' }, secondsSince(started));
+      if (span) endSpan(span, err);
       throw err;
     },
   );

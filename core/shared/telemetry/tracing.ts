@@ -1,15 +1,23 @@
 // OpenTelemetry tracing for both programs, loaded only when it is turned on (the machine config's
 // `tracing.enabled`, platform-cloud's --otlp-endpoint / OTEL_EXPORTER_OTLP_ENDPOINT): every OpenTelemetry
-// module is imported dynamically here, so a program with tracing off loads none of the SDK. The gRPC
+// module is imported dynamically here, so a program with tracing off loads none of it. The gRPC
 // interceptors (grpc-tracing.ts) read `activeTracing()` and pass calls through untouched while it is unset.
 //
-// Spans go to any of: an OTLP/HTTP collector (JSON over HTTP, `<endpoint>/v1/traces`), the console
-// (stderr, one JSON line per span) and a file (one JSON line per span), or, in tests, given exporters.
+// The OpenTelemetry API (context, propagation, the Span and Tracer interfaces) is the SDK's; the spans,
+// the sampler and the export are the platform's own (lean-span.ts, lean-tracer.ts, span-batcher.ts,
+// otlp-json.ts): bench:telemetry found the SDK's span and exporter costing a call on the runtime several
+// times the 5 % the telemetry may add. Spans go to any of: an OTLP/HTTP collector (JSON, batched), the
+// console (stderr, one JSON line per span, as each ends), a file (JSON lines, batched) and, in tests,
+// given exporters (each span as it ends).
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type * as Api from '@opentelemetry/api';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { LeanTracer, parentBasedRatio } from './lean-tracer.js';
+import type { LeanSpan } from './lean-span.js';
+import { ImmediateSink, SpanBatcher, type BatchOptions, type SpanCounts, type SpanSink } from './span-batcher.js';
+import { otlpJsonExporter } from './otlp-json.js';
 
 export interface TracingOptions {
   serviceName: string;
@@ -19,13 +27,21 @@ export interface TracingOptions {
   console?: NodeJS.WritableStream;
   /** Each span as a JSON line appended to a file in this folder (spans-<pid>.jsonl; a worker's spans-<pid>-<thread>.jsonl). */
   diskDir?: string;
-  /** Extra exporters (tests: the in-memory exporter), each with a simple (unbatched) processor. */
+  /** Extra exporters (tests: the in-memory exporter), each given every span as it ends. */
   exporters?: SpanExporter[];
+  /** The share of new traces recorded, 0 to 1 (default 1: every one); a span with a parent follows its parent. */
+  sampleRatio?: number;
+  /** The OTLP and file queues' sizes and timing (span-batcher.ts's defaults otherwise). */
+  batch?: Partial<BatchOptions>;
 }
 
 export interface Tracing {
   api: typeof Api;
   tracer: Api.Tracer;
+  /** Spans exported, dropped (a full queue) and failed, summed over the destinations. */
+  counts(): SpanCounts;
+  /** Sends every queued span now. */
+  forceFlush(): Promise<void>;
   /** Flushes every exporter, then stops. */
   shutdown(): Promise<void>;
 }
@@ -66,11 +82,11 @@ export function spanLine(span: ReadableSpan): string {
   });
 }
 
-function lineExporter(stream: NodeJS.WritableStream, ExportResultCode: { SUCCESS: number }): SpanExporter {
+function lineExporter(stream: NodeJS.WritableStream): SpanExporter {
   return {
     export: (spans, done) => {
       stream.write(spans.map((s) => `${spanLine(s)}\n`).join(''));
-      done({ code: ExportResultCode.SUCCESS });
+      done({ code: 0 });
     },
     shutdown: () => Promise.resolve(),
   };
@@ -79,39 +95,49 @@ function lineExporter(stream: NodeJS.WritableStream, ExportResultCode: { SUCCESS
 export async function startTracing(options: TracingOptions): Promise<Tracing> {
   if (active) throw new Error('tracing is already started in this process');
   const otlpUrl = options.otlpEndpoint === undefined ? undefined : tracesUrl(options.otlpEndpoint);
-  const [api, base, hooks, core, resources] = await Promise.all([
+  const sampled = parentBasedRatio(options.sampleRatio ?? 1);
+  const [api, hooks, core, resources] = await Promise.all([
     import('@opentelemetry/api'),
-    import('@opentelemetry/sdk-trace-base'),
     import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
   ]);
-  const processors: SpanProcessor[] = (options.exporters ?? []).map((e) => new base.SimpleSpanProcessor(e));
-  if (otlpUrl) {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    processors.push(new base.BatchSpanProcessor(new OTLPTraceExporter({ url: otlpUrl }), { scheduledDelayMillis: 1000 }));
-  }
-  if (options.console) processors.push(new base.SimpleSpanProcessor(lineExporter(options.console, core.ExportResultCode)));
+  const sinks: SpanSink[] = (options.exporters ?? []).map((e) => new ImmediateSink(e));
+  if (otlpUrl) sinks.push(new SpanBatcher(otlpJsonExporter(otlpUrl), options.batch));
+  if (options.console) sinks.push(new ImmediateSink(lineExporter(options.console)));
   if (options.diskDir) {
     mkdirSync(options.diskDir, { recursive: true });
     const file = createWriteStream(join(options.diskDir, `spans-${process.pid}${threadId ? `-${threadId}` : ''}.jsonl`), { flags: 'a', mode: 0o600 });
-    processors.push(new base.BatchSpanProcessor(lineExporter(file, core.ExportResultCode)));
+    sinks.push(new SpanBatcher(lineExporter(file), options.batch));
   }
-  const provider = new base.BasicTracerProvider({
+  const owner = {
     resource: resources.resourceFromAttributes({ 'service.name': options.serviceName }),
-    spanProcessors: processors,
-  });
+    scope: { name: 'platform' },
+    onEnd: (span: LeanSpan) => {
+      for (const sink of sinks) sink.onEnd(span);
+    },
+  };
+  const tracer = new LeanTracer(api, owner, sampled);
   api.context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   api.propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
-  api.trace.setGlobalTracerProvider(provider);
   const tracing: Tracing = {
     api,
-    tracer: provider.getTracer('platform'),
+    tracer,
+    counts: () => {
+      const total: SpanCounts = { exported: 0, dropped: 0, failed: 0 };
+      for (const { counts } of sinks) {
+        total.exported += counts.exported;
+        total.dropped += counts.dropped;
+        total.failed += counts.failed;
+      }
+      return total;
+    },
+    forceFlush: async () => {
+      await Promise.all(sinks.map((s) => s.forceFlush()));
+    },
     shutdown: async () => {
-      await provider.forceFlush();
-      await provider.shutdown();
+      await Promise.all(sinks.map((s) => s.shutdown()));
       if (active === tracing) active = undefined;
-      api.trace.disable();
       api.context.disable();
       api.propagation.disable();
     },
@@ -137,4 +163,19 @@ export function inSpan<T>(name: string, attributes: Record<string, string>, fn: 
       span.end();
     }
   });
+}
+
+/**
+ * A span that is a child of the active span and is NOT made active itself: for work that leaves this
+ * thread (a call into a driver's worker), where nothing on this thread runs inside it, so the cost of
+ * entering a context is saved. Undefined while tracing is off. End it with `endSpan`.
+ */
+export function childSpan(name: string, attributes: Readonly<Api.Attributes>): Api.Span | undefined {
+  return active?.tracer.startSpan(name, { attributes });
+}
+
+/** Ends a span from `childSpan`, an ERROR with the error's message when `error` is given. */
+export function endSpan(span: Api.Span, error?: unknown): void {
+  if (error !== undefined) span.setStatus({ code: 2, message: (error as Error)?.message ?? String(error) });
+  span.end();
 }
