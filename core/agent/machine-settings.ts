@@ -50,6 +50,7 @@ export class MachineSettings {
         minutes: (n) => opts.time.minutes(n),
         checkIntervalMs: opts.time.seconds(NETWORK_CHECK_SECONDS),
         onStateChange: (state) => this.networkState(state),
+        signals: true,
       });
     }
   }

@@ -32,6 +32,8 @@ export interface ClientProfile {
   ipv4: Ipv4Config;
   /** 0: NetworkManager's default (100 wired, 600 wireless). */
   routeMetric: number;
+  /** Wi-Fi power save from network_configuration.wifi_power_save; absent: the system's default. */
+  powerSave?: boolean;
 }
 
 /** The provisioning access point: WPA-PSK, IPv4 shared at 10.42.0.1/24, IPv6 disabled, never autoconnect. */
@@ -44,6 +46,8 @@ export interface HotspotProfile {
   ipv4: { method: 'shared'; address: '10.42.0.1/24' };
   ipv6: 'disabled';
   autoconnect: false;
+  /** As ClientProfile.powerSave. */
+  powerSave?: boolean;
 }
 
 export type Profile = ClientProfile | HotspotProfile;
@@ -62,4 +66,10 @@ export interface NetworkBackend {
   activate(id: string): Promise<{ ok: true } | { ok: false; error: string }>;
   deactivate(id: string): Promise<void>;
   hostname(): Promise<string>;
+  /**
+   * Calls onChange whenever the network's state may have changed (NetworkManager's signals), so that a
+   * change is acted on at once rather than at the next check. Resolves with the function that stops it.
+   * Optional: a backend without it is only checked on the timer.
+   */
+  watch?(onChange: () => void): Promise<() => Promise<void>>;
 }

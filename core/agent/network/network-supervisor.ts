@@ -9,7 +9,7 @@ import type { AgentConfig } from '../../shared/agent-config.js';
 import type { CommandRunner } from '../system/command-runner.js';
 import type { ClientProfile, Connectivity, NetworkBackend, Profile } from './backend.js';
 import type { Clock } from './clock.js';
-import { CONFIG_PROFILE_PREFIX, HOTSPOT_ID, clientProfileOf, hotspotProfileOf, userProfileOf } from './profiles.js';
+import { CONFIG_PROFILE_PREFIX, HOTSPOT_ID, clientProfileOf, hotspotProfileOf, userProfileOf, withPowerSave } from './profiles.js';
 import { isDeepStrictEqual } from 'node:util';
 
 export type NetworkState = 'disabled' | 'online' | 'offline' | 'provisioning';
@@ -28,6 +28,11 @@ export interface NetworkSupervisorOptions {
   checkIntervalMs: number;
   /** Told of every state change (the captive portal runs while provisioning). */
   onStateChange?: (state: NetworkState) => void;
+  /**
+   * Follow the backend's change signals (NetworkBackend.watch): a change of online state is acted on at
+   * once; the timer's check stays for the minute-long timers and as the safety net for a missed signal.
+   */
+  signals?: boolean;
 }
 
 export interface ConnectionAttempt {
@@ -72,7 +77,7 @@ export class NetworkSupervisor {
     const wanted = new Map<string, ClientProfile>();
     for (const [key, net] of Object.entries(config.additional_networks)) {
       try {
-        const p = clientProfileOf(key, net);
+        const p = withPowerSave(clientProfileOf(key, net), config.network_configuration.wifi_power_save);
         wanted.set(p.id, p);
       } catch (err) {
         skipped.push((err as Error).message);
@@ -95,16 +100,46 @@ export class NetworkSupervisor {
     return skipped;
   }
 
-  /** Checks every checkIntervalMs until stopped. */
+  /** Checks every checkIntervalMs until stopped, and at each change the backend signals (`signals`). */
   start(): void {
     this.stopped = false;
     this.schedule(0);
+    if (this.opts.signals && this.opts.backend.watch) {
+      this.watching = this.opts.backend
+        .watch(() => this.onSignal())
+        .catch((err: Error) => {
+          this.log.warn({ err: err.message }, 'network: cannot follow NetworkManager signals; checking on the timer only');
+          return undefined;
+        });
+    }
+  }
+
+  private watching?: Promise<(() => Promise<void>) | undefined>;
+  /** A signalled check is queued and not yet begun: further signals (they come in bursts) join it. */
+  private signalQueued = false;
+
+  /**
+   * A signal: check connectivity now, and run a full check only when the online state changed (the
+   * timer's check keeps its pace for trying networks and the minute-long timers).
+   */
+  private onSignal(): void {
+    if (this.signalQueued || this.stopped) return;
+    this.signalQueued = true;
+    void this.serial(async () => {
+      this.signalQueued = false;
+      if (!this.config || this.state === 'disabled' || this.stopped) return;
+      const online = this.isOnline(await this.opts.backend.connectivity());
+      if (online !== (this.state === 'online')) await this.stepOnce();
+    });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) this.opts.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    const unwatch = await this.watching;
+    this.watching = undefined;
+    await unwatch?.().catch(() => undefined);
     await this.stepping;
     if (this.state === 'provisioning') await this.stopHotspot('the agent stops');
   }
@@ -116,7 +151,7 @@ export class NetworkSupervisor {
 
   /** A Wi-Fi network submitted during provisioning: saved, and tried at once. Throws NetworkInputError. */
   async submitNetwork(ssid: string, psk: string, priority = 0): Promise<void> {
-    const profile = userProfileOf(ssid, psk, priority);
+    const profile = withPowerSave(userProfileOf(ssid, psk, priority), this.config?.network_configuration.wifi_power_save);
     this.userActivity();
     await this.serial(async () => {
       await this.opts.backend.upsertProfile(profile);
@@ -175,6 +210,14 @@ export class NetworkSupervisor {
     }, ms);
   }
 
+  /**
+   * Without turn_on_hotspot_if_wifi_has_no_internet, a network that joins but has no internet (a LAN, a
+   * captive portal) keeps the machine where it is.
+   */
+  private isOnline(c: Connectivity): boolean {
+    return c === 'full' || (!this.config!.network_configuration.turn_on_hotspot_if_wifi_has_no_internet && (c === 'limited' || c === 'portal'));
+  }
+
   private since(t: number | undefined, minutes: number): boolean {
     return t !== undefined && this.opts.clock.now() - t >= this.opts.minutes(minutes);
   }
@@ -186,9 +229,7 @@ export class NetworkSupervisor {
     const now = this.opts.clock.now();
     this.connectivity = await this.opts.backend.connectivity();
     const c = this.connectivity;
-    // Without turn_on_hotspot_if_wifi_has_no_internet, a network that joins but has no internet
-    // (a LAN, a captive portal) keeps the machine where it is.
-    const online = c === 'full' || (!net.turn_on_hotspot_if_wifi_has_no_internet && (c === 'limited' || c === 'portal'));
+    const online = this.isOnline(c);
     if (online) {
       if (this.state === 'provisioning') await this.stopHotspot('online');
       if (this.state !== 'online') this.log.info({ connectivity: c }, 'network: online');

@@ -76,7 +76,8 @@ test.serial('after the offline timer the hotspot connection has exactly the refe
   );
   t.deepEqual(plain, {
     connection: { id: 'platform-hotspot', type: '802-11-wireless', autoconnect: false, 'autoconnect-priority': 0, 'interface-name': 'wlan0' },
-    '802-11-wireless': { ssid: 'platform-setup-hostname', mode: 'ap' },
+    // powersave 0: wifi_power_save not set, NetworkManager's default applies.
+    '802-11-wireless': { ssid: 'platform-setup-hostname', mode: 'ap', powersave: 0 },
     '802-11-wireless-security': { 'key-mgmt': 'wpa-psk', psk: 'hotspot-pass' },
     ipv4: { method: 'shared', 'address-data': [{ address: '10.42.0.1', prefix: 24 }] },
     ipv6: { method: 'disabled' },

@@ -15,6 +15,8 @@ const ACTIVE_STATE_DEACTIVATED = 4;
 const NM_STATE_CONNECTED_LOCAL = 50;
 const NM_STATE_CONNECTED_GLOBAL = 70;
 const CONNECTIVITY: Connectivity[] = ['unknown', 'none', 'portal', 'limited', 'full'];
+/** The manager's properties whose change may change the online state. */
+const WATCHED_PROPERTIES = new Set(['Connectivity', 'State', 'PrimaryConnection']);
 
 // NM80211ApSecurityFlags: key management bits of WpaFlags/RsnFlags.
 const KEY_MGMT_PSK = 0x100;
@@ -181,6 +183,47 @@ export class NetworkManagerBackend implements NetworkBackend {
       const conn = await this.prop<string>(active, `${NM}.Connection.Active`, 'Connection').catch(() => '');
       if (conn === existing.path) await nm.DeactivateConnection(active);
     }
+  }
+
+  /**
+   * Match rules for NetworkManager's StateChanged and its PropertiesChanged (Connectivity, State,
+   * PrimaryConnection), added on the bus daemon so that only those signals are delivered to us.
+   */
+  async watch(onChange: () => void): Promise<() => Promise<void>> {
+    const rules = [
+      `type='signal',sender='${NM}',path='${NM_PATH}',interface='${NM}',member='StateChanged'`,
+      `type='signal',sender='${NM}',path='${NM_PATH}',interface='${PROPS}',member='PropertiesChanged',arg0='${NM}'`,
+    ];
+    const busCall = (member: 'AddMatch' | 'RemoveMatch', rule: string) =>
+      this.bus.call(
+        new dbus.Message({
+          destination: 'org.freedesktop.DBus',
+          path: '/org/freedesktop/DBus',
+          interface: 'org.freedesktop.DBus',
+          member,
+          signature: 's',
+          body: [rule],
+        }),
+      );
+    const onMessage = (msg: InstanceType<typeof dbus.Message>) => {
+      if (msg.type !== dbus.MessageType.SIGNAL || msg.path !== NM_PATH) return;
+      if (msg.interface === NM && msg.member === 'StateChanged') onChange();
+      else if (msg.interface === PROPS && msg.member === 'PropertiesChanged' && msg.body[0] === NM) {
+        const changed = Object.keys((msg.body[1] ?? {}) as Record<string, unknown>);
+        if (changed.some((k) => WATCHED_PROPERTIES.has(k))) onChange();
+      }
+    };
+    this.bus.on('message', onMessage);
+    try {
+      for (const rule of rules) await busCall('AddMatch', rule);
+    } catch (err) {
+      this.bus.off('message', onMessage);
+      throw err;
+    }
+    return async () => {
+      this.bus.off('message', onMessage);
+      for (const rule of rules) await busCall('RemoveMatch', rule).catch(() => undefined);
+    };
   }
 
   async hostname(): Promise<string> {

@@ -5,6 +5,10 @@ import dbus from 'dbus-next';
 import type { ClientProfile, HotspotProfile, Ipv4Config, Profile } from './backend.js';
 
 const { Variant } = dbus;
+// NMSettingWirelessPowersave: 0 default (NetworkManager.conf decides), 1 ignore, 2 disable, 3 enable.
+const POWERSAVE_DEFAULT = 0;
+const POWERSAVE_DISABLE = 2;
+const POWERSAVE_ENABLE = 3;
 type Settings = Record<string, Record<string, InstanceType<typeof Variant>>>;
 /** What GetSettings answers: variants unwrapped by dbus-next into { signature, value }. */
 type RawSettings = Record<string, Record<string, { value: unknown }>>;
@@ -30,8 +34,12 @@ export function toNmSettings(p: Profile, uuid: string = randomUUID()): Settings 
   };
   if (p.interface) connection['interface-name'] = new Variant('s', p.interface);
   const s: Settings = { connection };
-  if (wifi)
+  if (wifi) {
     s['802-11-wireless'] = { ssid: new Variant('ay', Buffer.from(p.ssid, 'utf8')), mode: new Variant('s', p.kind === 'hotspot' ? 'ap' : 'infrastructure') };
+    // Written even when not set (0, NetworkManager.conf decides): an Update that leaves a key out keeps the
+    // old value on some implementations, so turning wifi_power_save off again must say so.
+    s['802-11-wireless'].powersave = new Variant('u', p.powerSave === undefined ? POWERSAVE_DEFAULT : p.powerSave ? POWERSAVE_ENABLE : POWERSAVE_DISABLE);
+  }
   if (wifi && p.psk) s['802-11-wireless-security'] = { 'key-mgmt': new Variant('s', 'wpa-psk'), psk: new Variant('s', p.psk) };
   if (p.kind === 'hotspot') {
     s.ipv4 = {
@@ -64,6 +72,9 @@ export function fromNmSettings(s: RawSettings): Profile | undefined {
   const psk = val<string>(s, '802-11-wireless-security', 'psk') ?? '';
   const iface = val<string>(s, 'connection', 'interface-name') ?? '';
   const method = val<string>(s, 'ipv4', 'method') ?? 'auto';
+  const powersave = Number(val<number>(s, '802-11-wireless', 'powersave') ?? 0);
+  // Only a value this agent sets is read back; the key is absent otherwise, as in the profiles it builds.
+  const powerSave = powersave === POWERSAVE_ENABLE ? { powerSave: true } : powersave === POWERSAVE_DISABLE ? { powerSave: false } : {};
   if (val<string>(s, '802-11-wireless', 'mode') === 'ap' || method === 'shared') {
     const hotspot: HotspotProfile = {
       kind: 'hotspot',
@@ -74,6 +85,7 @@ export function fromNmSettings(s: RawSettings): Profile | undefined {
       ipv4: { method: 'shared', address: '10.42.0.1/24' },
       ipv6: 'disabled',
       autoconnect: false,
+      ...powerSave,
     };
     return hotspot;
   }
@@ -97,6 +109,7 @@ export function fromNmSettings(s: RawSettings): Profile | undefined {
     priority: val<number>(s, 'connection', 'autoconnect-priority') ?? 0,
     ipv4,
     routeMetric: Number(val<bigint | number>(s, 'ipv4', 'route-metric') ?? 0),
+    ...powerSave,
   };
   return client;
 }

@@ -3,7 +3,7 @@
 // hostname. Wi-Fi limits are checked here with errors that name the field (the config schema checks
 // them too; a network submitted through provisioning comes here directly).
 import type { AgentConfig } from '../../shared/agent-config.js';
-import type { ClientProfile, HotspotProfile } from './backend.js';
+import type { ClientProfile, HotspotProfile, Profile } from './backend.js';
 
 export const PROFILE_PREFIX = 'platform-';
 export const HOTSPOT_ID = `${PROFILE_PREFIX}hotspot`;
@@ -101,5 +101,16 @@ export function hotspotProfileOf(config: AgentConfig['network_configuration'], h
     ipv4: { method: 'shared', address: '10.42.0.1/24' },
     ipv6: 'disabled',
     autoconnect: false,
+    ...(config.wifi_power_save === undefined ? {} : { powerSave: config.wifi_power_save }),
   };
+}
+
+/**
+ * SPEC.md's wifi_power_save for a managed Wi-Fi profile: set explicitly, or (undefined) left to the
+ * system's default, in which case the key is absent so that profiles compare equal to what is read back.
+ */
+export function withPowerSave<P extends Profile>(p: P, powerSave: boolean | undefined): P {
+  if (p.kind === 'client' && p.type !== 'wifi') return p;
+  const { powerSave: _old, ...rest } = p;
+  return (powerSave === undefined ? rest : { ...rest, powerSave }) as P;
 }

@@ -1,6 +1,8 @@
-// NetworkManager as python3-dbusmock's template serves it, on a private D-Bus daemon (what
-// dbus-run-session does): the real D-Bus protocol and NetworkManager's API, without touching the
-// machine's network.
+// NetworkManager as python3-dbusmock's template serves it, on a private bus started by dbus-run-session
+// (as the developers' guide says): the real D-Bus protocol and NetworkManager's API, without touching the
+// machine's network. dbus-run-session runs the mock with a fresh session daemon and stops that daemon
+// when the mock exits; the mock prints the bus address first, so the test can connect to it. The
+// template serves on the system bus, so that is pointed at the same private daemon.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import dbus from 'dbus-next';
@@ -20,22 +22,30 @@ function firstLine(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (l) => resolve(l.trim()));
-    child.once('exit', (code) => reject(new Error(`dbus-daemon exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`dbus-run-session exited with ${code}`)));
   });
 }
 
 /** `log`: a file where dbusmock records every method call (name and arguments), for call order assertions. */
 export async function startNmMock(log?: string): Promise<NmMock> {
-  // stderr: as an unprivileged container root it warns that it cannot raise its fd limit.
-  const daemon = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const address = await firstLine(daemon);
-  // The template serves on the system bus: point that at the private daemon too.
-  const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: address, DBUS_SYSTEM_BUS_ADDRESS: address };
-  // Debian's python3-dbusmock lives in the system Python, not in a pyenv one.
-  const mockProc = spawn('/usr/bin/python3', ['-m', 'dbusmock', '--template', 'networkmanager', ...(log ? ['-l', log] : [])], {
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
+  // Debian's python3-dbusmock lives in the system Python, not in a pyenv one. detached: its own process
+  // group, which stop() ends if the session does not end with the mock.
+  // The shell's pid is the mock's after exec: stopping the mock lets dbus-run-session stop its daemon.
+  const script =
+    'printf "%s %s\\n" "$$" "$DBUS_SESSION_BUS_ADDRESS"; DBUS_SYSTEM_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" exec /usr/bin/python3 -m dbusmock --template networkmanager "$@"';
+  const session = spawn('dbus-run-session', ['--', '/bin/sh', '-c', script, 'nm-mock', ...(log ? ['-l', log] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  // Kept for the error of a mock that does not come up (as an unprivileged container root the daemon
+  // also warns here that it cannot raise its fd limit).
+  let stderr = '';
+  session.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const [mockPid, address] = (
+    await firstLine(session).catch((err: Error) => {
+      throw new Error(`${err.message}: ${stderr}`);
+    })
+  ).split(' ');
   const bus = dbus.sessionBus({ busAddress: address });
   for (let i = 0; ; i++) {
     try {
@@ -43,7 +53,7 @@ export async function startNmMock(log?: string): Promise<NmMock> {
       obj.getInterface('org.freedesktop.NetworkManager');
       break;
     } catch (err) {
-      if (i > 200 || mockProc.exitCode !== null) throw new Error(`dbusmock did not come up: ${(err as Error).message}`, { cause: err });
+      if (i > 200 || session.exitCode !== null) throw new Error(`dbusmock did not come up: ${(err as Error).message}\n${stderr}`, { cause: err });
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -64,11 +74,20 @@ export async function startNmMock(log?: string): Promise<NmMock> {
     },
     stop: async () => {
       bus.disconnect();
-      for (const p of [mockProc, daemon]) {
-        if (p.exitCode === null && p.signalCode === null) {
-          p.kill('SIGTERM');
-          await new Promise((r) => p.once('exit', r));
-        }
+      if (session.exitCode === null && session.signalCode === null) {
+        const exited = new Promise((r) => session.once('exit', r));
+        const signal = (pid: number) => {
+          try {
+            process.kill(pid, 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        };
+        signal(Number(mockPid));
+        // The whole group only if the session does not end by itself (its daemon is then left to init).
+        const late = setTimeout(() => signal(-session.pid!), 5000);
+        await exited;
+        clearTimeout(late);
       }
     },
   };
