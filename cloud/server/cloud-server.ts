@@ -18,6 +18,7 @@ import { TokenSigner } from '../auth/token.js';
 import { addDataServices } from './data-services.js';
 import { QueryEngineSlot } from '../kit/query-engine-slot.js';
 import { blobOrphanAgeMs, removeOrphanBlobs } from '../store/blob-orphans.js';
+import type { BlobStore } from '../store/blob-store.js';
 import { Store } from '../store/store.js';
 import { startCloudWeb } from '../web/cloud-web.js';
 import { ThumbnailRoute } from '../web/thumbnails.js';
@@ -35,6 +36,8 @@ export interface CloudServerOptions {
   logger?: Logger;
   /** PEM certificate chain and private key: gRPC is served over TLS, and extensions get the pair (ctx.tls). */
   tls?: ServingTls;
+  /** Where binary content goes; default: files under <dataDir>/blobs. Owned by the caller (stop leaves it open). */
+  blobs?: BlobStore;
   /** The data browser's web port (cloud/web/): its port (0: a free one) and, for tests, another page folder. Omitted: no web port. */
   web?: { port: number; assetsDir?: string; allowedHosts?: readonly string[] };
 }
@@ -53,7 +56,7 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const logger = options.logger ?? pino({ name: 'platform-cloud' }, pino.destination(2));
   const host = options.host ?? '127.0.0.1';
   const orphanAgeMs = blobOrphanAgeMs();
-  const store = await Store.open(options.dataDir);
+  const store = await Store.open(options.dataDir, { blobs: options.blobs });
   // Before any call is accepted: content left without its row by a crash (see blob-orphans.ts). A sweep
   // that fails (an unreadable folder, say) is housekeeping left undone, not a reason to refuse service.
   try {
