@@ -4,6 +4,7 @@
 // client commanded last (core/session/README.md). The heartbeat timer does not keep the process alive.
 import { credentials as grpcCredentials, InterceptingCall, type ChannelCredentials, type ChannelOptions, type Interceptor } from '@grpc/grpc-js';
 import { RobotServiceClient, type StartSessionResponse } from '../../gen/platform/robot/v1/robot.js';
+import { dialWebRtc, type SignalingDialOptions, type WebRtcConnection } from './webrtc-dial.js';
 
 export const SESSION_METADATA = 'platform-sid';
 
@@ -14,8 +15,15 @@ export const SESSION_METADATA = 'platform-sid';
 export const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 export interface RobotClientOptions {
-  /** host:port of platform-server. */
-  address: string;
+  /** host:port of platform-server, for a direct connection (and the fallback when `webrtc` fails). */
+  address?: string;
+  /**
+   * Reach the machine through WebRTC, signaled through the cloud (or the machine's own port): gRPC then
+   * runs over a data channel. When it cannot connect and `address` is given, the client connects directly.
+   */
+  webrtc?: SignalingDialOptions;
+  /** Told why WebRTC failed when the client fell back to the direct connection. */
+  onWebRtcFallback?: (error: Error) => void;
   /** Defaults to plaintext. */
   channel?: ChannelCredentials;
   /** Run a session (default true). Without one, nothing is stopped when this client goes away. */
@@ -35,15 +43,33 @@ export class RobotClient {
   private heartbeat?: NodeJS.Timeout;
   private readonly clients: { close(): void }[] = [];
 
-  private constructor(private readonly options: RobotClientOptions) {
+  private constructor(
+    private readonly options: RobotClientOptions,
+    private readonly webrtc?: WebRtcConnection,
+  ) {
     this.robot = this.service(RobotServiceClient);
   }
 
-  /** Connects; with sessions on, resolves once the session has started. */
+  /** Connects (through WebRTC when `webrtc` is given); with sessions on, resolves once the session has started. */
   static async connect(options: RobotClientOptions): Promise<RobotClient> {
-    const client = new RobotClient(options);
+    if (!options.address && !options.webrtc) throw new Error('RobotClient: give an address (direct) or webrtc (signaling address and host)');
+    let webrtc: WebRtcConnection | undefined;
+    if (options.webrtc) {
+      try {
+        webrtc = await dialWebRtc(options.webrtc);
+      } catch (err) {
+        if (!options.address) throw err;
+        options.onWebRtcFallback?.(err as Error);
+      }
+    }
+    const client = new RobotClient(options, webrtc);
     if (options.session ?? true) await client.startSession();
     return client;
+  }
+
+  /** 'webrtc' when calls run over a WebRTC data channel, 'direct' when over the machine's gRPC port. */
+  get transport(): 'webrtc' | 'direct' {
+    return this.webrtc ? 'webrtc' : 'direct';
   }
 
   /** The id of the running session, if any. */
@@ -60,10 +86,11 @@ export class RobotClient {
           next(metadata, listener);
         },
       });
-    const client = new Client(this.options.address, this.options.channel ?? grpcCredentials.createInsecure(), {
+    // Over WebRTC the data channel's interceptor ends every call: the address is never dialed.
+    const client = new Client(this.webrtc ? 'webrtc.invalid:1' : this.options.address!, this.options.channel ?? grpcCredentials.createInsecure(), {
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-      interceptors: [interceptor],
+      interceptors: this.webrtc ? [interceptor, this.webrtc.channel.interceptor] : [interceptor],
     });
     this.clients.push(client);
     return client;
@@ -97,5 +124,6 @@ export class RobotClient {
     clearInterval(this.heartbeat);
     this.sessionId = undefined;
     for (const client of this.clients) client.close();
+    this.webrtc?.close();
   }
 }

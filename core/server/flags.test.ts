@@ -52,9 +52,10 @@ test('-h is help, and every flag of the spec is in the usage text', (t) => {
 });
 
 test('flags that have their own issue are reported as pending when given', (t) => {
-  t.deepEqual(pendingFlags(parseFlags(['-shareddir', 'x', '-webprofile', '-debug', '-webrtc', '-disable-mdns'])), ['webrtc']);
+  t.deepEqual(pendingFlags(parseFlags(['-shareddir', 'x', '-webprofile', '-debug', '-webrtc', '-disable-mdns'])), []);
   t.deepEqual(pendingFlags(parseFlags(['-cpuprofile', 'x', '-ftdc=false', '-network-check', '-output-telemetry'])), [], 'implemented flags are not pending');
   t.deepEqual(pendingFlags(parseFlags(['-disable-mdns'])), [], '-disable-mdns is implemented');
+  t.deepEqual(pendingFlags(parseFlags(['-webrtc=false'])), [], '-webrtc is implemented');
   t.notRegex(
     usage()
       .split('\n')

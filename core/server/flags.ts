@@ -34,7 +34,11 @@ export const FLAG_SPECS = {
   'untrusted-env': { type: 'boolean', help: 'Disable processes and shell from running in an untrusted environment (no module is loaded)' },
   version: { type: 'boolean', help: 'Print the version and exit' },
   webprofile: { type: 'boolean', help: 'Add GET /debug/profile?seconds=N to the web port: a .cpuprofile of the main thread over N seconds' },
-  webrtc: { type: 'boolean', default: true, help: 'Force WebRTC connections instead of direct connections', pending: true },
+  webrtc: {
+    type: 'boolean',
+    default: true,
+    help: "Answer WebRTC connections (gRPC over a data channel): through the cloud's signaling when online, and SignalingService on the gRPC port",
+  },
   help: { type: 'boolean', help: 'Show this help' },
 } satisfies Record<string, FlagSpec>;
 

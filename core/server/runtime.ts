@@ -11,6 +11,7 @@ import { StatusError } from '../shared/status-error.js';
 import { status } from '@grpc/grpc-js';
 import { InvalidConfigError, type Maintenance } from '../shared/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
+import type { WebRtcAnswerer } from '../webrtc/answerer.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
 import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
@@ -189,6 +190,11 @@ export class Runtime {
     return this.server?.address;
   }
 
+  /** Answers WebRTC offers for the server now serving (undefined with -webrtc=false or before start). */
+  get webrtcAnswerer(): WebRtcAnswerer | undefined {
+    return this.server?.answerer;
+  }
+
   /** The control page's http:// address, once start() has bound it. */
   get webUrl(): string | undefined {
     return this.web?.url;
@@ -212,7 +218,7 @@ export class Runtime {
         logs: this.logs,
         config: { view: () => this.configView(), save: (text) => this.saveConfig(text) },
       },
-      { bindAddress: network.bind_address, tls },
+      { bindAddress: network.bind_address, tls, webrtc: flag(this.flags, 'webrtc') },
     );
   }
 

@@ -1,0 +1,225 @@
+// The one module that knows werift (a WebRTC stack in TypeScript). Everything else sees a Peer: a local
+// description to send, the remote one and candidates to take, its own candidates as they are found, and
+// the data channel gRPC runs on. The channel is pre-negotiated (id 0, ordered, reliable) so that neither
+// end waits for the other to announce it. Descriptions travel JSON-encoded ({"type","sdp"}).
+import { RTCPeerConnection, type RTCDataChannel } from 'werift';
+import type { FrameChannel } from './frame-channel.js';
+
+export interface IceServer {
+  urls: string[];
+  username?: string;
+  credential?: string;
+}
+
+export interface PeerOptions {
+  iceServers?: IceServer[];
+  /** Use TURN relays only (iceTransportPolicy "relay"). */
+  relayOnly?: boolean;
+}
+
+export interface SessionDescription {
+  type: 'offer' | 'answer';
+  sdp: string;
+}
+
+export interface IceCandidate {
+  candidate: string;
+  sdpMid?: string;
+  sdpMLineIndex?: number;
+  usernameFragment?: string;
+}
+
+export interface Peer {
+  /** This end's offer (caller) or answer (machine). */
+  readonly description: SessionDescription;
+  /** Each local candidate as it is gathered, then undefined when gathering is complete (replayed to a late listener). */
+  onCandidate(listener: (candidate: IceCandidate | undefined) => void): void;
+  addRemoteCandidate(candidate: IceCandidate): Promise<void>;
+  /** Resolves with the data channel once it is open; rejects if the connection fails or closes first. */
+  readonly channel: Promise<FrameChannel>;
+  /** Called once when the connection fails or closes. */
+  onClose(listener: () => void): void;
+  close(): void;
+}
+
+export interface CallerPeer extends Peer {
+  /** Takes the machine's answer. */
+  accept(answer: SessionDescription): Promise<void>;
+}
+
+export const DATA_CHANNEL_LABEL = 'data';
+
+/** Parses a JSON-encoded description, naming what is wrong with bad input. */
+export function parseDescription(json: string, expected: SessionDescription['type']): SessionDescription {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new Error(`sdp: not JSON (expected {"type":"${expected}","sdp":"..."})`);
+  }
+  const d = parsed as Partial<SessionDescription> | null;
+  if (!d || typeof d !== 'object' || d.type !== expected || typeof d.sdp !== 'string') {
+    throw new Error(`sdp: expected {"type":"${expected}","sdp":"v=0..."}`);
+  }
+  checkSdp(d.sdp);
+  return { type: expected, sdp: d.sdp };
+}
+
+/** The largest SDP accepted: a data-channel offer is a few KB even with many candidates. */
+export const MAX_SDP_BYTES = 64 * 1024;
+
+/**
+ * Checks that an SDP can carry the data channel, before any WebRTC state is made for it: werift answers
+ * almost any text, so a hostile offer would otherwise hold a peer connection until it times out.
+ */
+export function checkSdp(sdp: string): void {
+  if (sdp.length > MAX_SDP_BYTES) throw new Error(`sdp: longer than ${MAX_SDP_BYTES} bytes`);
+  if (!sdp.startsWith('v=0')) throw new Error('sdp: does not start with "v=0"');
+  for (const [line, what] of [
+    [/^m=application \d+ [A-Z/]*DTLS\/SCTP webrtc-datachannel/m, 'an "m=application ... webrtc-datachannel" section'],
+    [/^a=ice-ufrag:\S+/m, 'a=ice-ufrag line'],
+    [/^a=ice-pwd:\S+/m, 'a=ice-pwd'],
+    [/^a=fingerprint:\S+ [0-9A-Fa-f:]+/m, 'a=fingerprint'],
+  ] as const) {
+    if (!line.test(sdp)) throw new Error(`sdp: lacks ${what}`);
+  }
+}
+
+function connection(options: PeerOptions): RTCPeerConnection {
+  return new RTCPeerConnection({
+    iceServers: (options.iceServers ?? []).map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
+    iceTransportPolicy: options.relayOnly ? 'relay' : 'all',
+    // Loopback too, so that two programs on one host connect whatever its interfaces.
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    iceUseIpv6: false,
+  });
+}
+
+function frameChannel(dc: RTCDataChannel): FrameChannel {
+  const closeListeners: (() => void)[] = [];
+  let closed = false;
+  const fireClose = () => {
+    if (closed) return;
+    closed = true;
+    for (const listener of closeListeners) listener();
+  };
+  dc.stateChanged.subscribe((state) => {
+    if (state === 'closed' || state === 'closing') fireClose();
+  });
+  return {
+    send: (frame) => dc.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength)),
+    get bufferedAmount() {
+      return dc.bufferedAmount;
+    },
+    get open() {
+      return dc.readyState === 'open' && !closed;
+    },
+    drained: (threshold) =>
+      new Promise<void>((resolve) => {
+        if (dc.bufferedAmount <= threshold || closed) return resolve();
+        dc.bufferedAmountLowThreshold = threshold;
+        const low = dc.bufferedAmountLow.subscribe(() => {
+          low.unSubscribe();
+          resolve();
+        });
+        closeListeners.push(() => {
+          low.unSubscribe();
+          resolve();
+        });
+      }),
+    onFrame: (listener) =>
+      void dc.onMessage.subscribe((data) => {
+        if (typeof data !== 'string') listener(data);
+      }),
+    onClose: (listener) => (closed ? queueMicrotask(listener) : void closeListeners.push(listener)),
+    close: () => {
+      dc.close();
+      fireClose();
+    },
+  };
+}
+
+function wrap(pc: RTCPeerConnection, description: SessionDescription): Peer {
+  const dc = pc.createDataChannel(DATA_CHANNEL_LABEL, { negotiated: true, id: 0, ordered: true });
+  const gathered: (IceCandidate | undefined)[] = [];
+  const candidateListeners: ((candidate: IceCandidate | undefined) => void)[] = [];
+  const closeListeners: (() => void)[] = [];
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    for (const listener of closeListeners) listener();
+  };
+  pc.onIceCandidate.subscribe((c) => {
+    const candidate = c ? { candidate: c.candidate, sdpMid: c.sdpMid ?? undefined, sdpMLineIndex: c.sdpMLineIndex ?? undefined } : undefined;
+    gathered.push(candidate);
+    for (const listener of candidateListeners) listener(candidate);
+  });
+  // Closing the data channel first resets its stream, which the other end sees at once; werift's
+  // connection close alone is seen only when ICE consent fails, about 30 s later.
+  const shut = () => {
+    end();
+    if (dc.readyState === 'open' || dc.readyState === 'connecting') dc.close();
+    const stop = setTimeout(() => void pc.close().catch(() => undefined), dc.readyState === 'closed' ? 0 : 200);
+    stop.unref();
+  };
+  pc.connectionStateChange.subscribe((state) => {
+    if (state === 'failed' || state === 'closed' || state === 'disconnected') shut();
+  });
+  dc.stateChanged.subscribe((state) => {
+    if (state === 'closed') shut();
+  });
+  const channel = new Promise<FrameChannel>((resolve, reject) => {
+    if (dc.readyState === 'open') return resolve(frameChannel(dc));
+    dc.stateChanged.subscribe((state) => {
+      if (state === 'open') resolve(frameChannel(dc));
+    });
+    closeListeners.push(() => reject(new Error('the WebRTC connection closed before its data channel opened')));
+  });
+  channel.catch(() => undefined);
+  return {
+    description,
+    onCandidate: (listener) => {
+      for (const candidate of gathered) listener(candidate);
+      candidateListeners.push(listener);
+    },
+    addRemoteCandidate: async (candidate) => {
+      await pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid, sdpMLineIndex: candidate.sdpMLineIndex });
+    },
+    channel,
+    onClose: (listener) => (ended ? queueMicrotask(listener) : void closeListeners.push(listener)),
+    close: shut,
+  };
+}
+
+/** The caller's side: makes an offer; `accept` takes the answer. */
+export async function createCaller(options: PeerOptions = {}): Promise<CallerPeer> {
+  const pc = connection(options);
+  // The channel must exist before the offer so that the offer carries the data-channel section.
+  const peer = wrap(pc, { type: 'offer', sdp: '' });
+  await pc.setLocalDescription(await pc.createOffer());
+  return {
+    ...peer,
+    description: { type: 'offer', sdp: pc.localDescription!.sdp },
+    accept: async (answer) => {
+      checkSdp(answer.sdp);
+      await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
+    },
+  };
+}
+
+/** The machine's side: takes an offer and makes the answer. A malformed offer rejects (and closes the peer). */
+export async function answerOffer(offer: SessionDescription, options: PeerOptions = {}): Promise<Peer> {
+  checkSdp(offer.sdp);
+  const pc = connection(options);
+  const peer = wrap(pc, { type: 'answer', sdp: '' });
+  try {
+    await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
+    const answer = await pc.createAnswer();
+    await pc.setLocalDescription(answer);
+  } catch (err) {
+    peer.close();
+    throw new Error(`cannot answer the offer: ${(err as Error).message}`, { cause: err });
+  }
+  return { ...peer, description: { type: 'answer', sdp: pc.localDescription!.sdp } };
+}
