@@ -26,6 +26,12 @@ export class Authorizer {
   // key's row is re-read once its cached copy is older than KEY_FRESHNESS_MS.
   private readonly keys = new Map<string, { principal: KeyPrincipal | undefined; rotatedAtS: number; readAt: number }>();
   private readonly parts = new Map<string, PartPrincipal>();
+  // The reads under way, shared by every call that needs the same row meanwhile. Without them, 2000
+  // upload streams opened at once by one machine part made 2000 identical reads before the first
+  // answer was cached, and every other tenant's query waited behind them for the store's readers
+  // (7 s; issue 27, finding 4).
+  private readonly keyReads = new Map<string, Promise<{ principal: KeyPrincipal | undefined; rotatedAtS: number; readAt: number }>>();
+  private readonly partReads = new Map<string, Promise<PartPrincipal | undefined>>();
 
   constructor(
     private readonly store: Store,
@@ -121,8 +127,11 @@ export class Authorizer {
   async keyPrincipal(keyId: string, issuedAtS?: number): Promise<KeyPrincipal | undefined> {
     let entry = this.keys.get(keyId);
     if (!entry || Date.now() - entry.readAt >= KEY_FRESHNESS_MS) {
-      entry = await this.readKey(keyId);
-      this.keys.set(keyId, entry);
+      entry = await this.once(this.keyReads, keyId, async () => {
+        const read = await this.readKey(keyId);
+        this.keys.set(keyId, read);
+        return read;
+      });
     }
     if (issuedAtS !== undefined && issuedAtS < entry.rotatedAtS) {
       throw unauthenticated(`access token of API key ${keyId} was issued before the key was rotated; authenticate with the new key`);
@@ -146,9 +155,21 @@ export class Authorizer {
     return { principal, rotatedAtS, readAt };
   }
 
+  /** Runs read for `id` unless a read of it is under way, whose answer it then shares. */
+  private async once<T>(reads: Map<string, Promise<T>>, id: string, read: () => Promise<T>): Promise<T> {
+    let pending = reads.get(id);
+    if (!pending) {
+      pending = read().finally(() => reads.delete(id));
+      reads.set(id, pending);
+    }
+    return pending;
+  }
+
   async partPrincipal(partId: string): Promise<PartPrincipal | undefined> {
-    const cached = this.parts.get(partId);
-    if (cached) return cached;
+    return this.parts.get(partId) ?? this.once(this.partReads, partId, () => this.readPart(partId));
+  }
+
+  private async readPart(partId: string): Promise<PartPrincipal | undefined> {
     const rows = await this.store.query('SELECT machine_id, location_id, organization_id FROM machine_parts WHERE id = ?', [partId]);
     if (rows.length === 0) return undefined;
     const principal: PartPrincipal = {

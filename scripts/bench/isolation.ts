@@ -11,7 +11,9 @@
 // already costs), and the cloud's peak RSS while the attack ran against its documented cap
 // (cloud/query/LIMITS.md: 1536 MB; target: under the cap, never killed).
 //
-// BENCH_ATTACKS=a,b runs only those attacks; BENCH_SAMPLES sets the samples per call (default 200).
+// BENCH_ATTACKS=a,b runs only those attacks; BENCH_SAMPLES sets the samples per call (default 200);
+// BENCH_CLOUD_NODE_ARGS passes node flags to the clouds, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof' to see
+// where a cloud spends its time under an attack.
 import { cpus, loadavg } from 'node:os';
 import { attacks } from './isolation/attacks.js';
 import { pct, runAttack, type AttackResult } from './isolation/harness.js';

@@ -176,10 +176,14 @@ interface RunningCloud {
 }
 
 async function spawnCloud(dataDir: string, pgPort: number, env: Record<string, string>): Promise<RunningCloud> {
-  const child = spawn(process.execPath, [main, 'serve', '--data-dir', dataDir, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-    env: { ...process.env, PLATFORM_QUERY_PG_PORT: String(pgPort), ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_CLOUD_NODE_ARGS?.split(' ').filter(Boolean) ?? []), main, 'serve', '--data-dir', dataDir, '--port', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, PLATFORM_QUERY_PG_PORT: String(pgPort), ...env },
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const { address, webUrl } = await new Promise<{ address: string; webUrl: string }>((resolve, reject) => {
     let out = '';
