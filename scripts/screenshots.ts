@@ -7,6 +7,7 @@
 //   data-browser.png       the cloud's data view (image grid with thumbnails)
 //   sql-console.png        the SQL console with the table's columns and a query's rows
 //   training-mid-run.png   a training job opened while it runs: progress, curves and its log so far
+//   deploy-diff.png        "Deploy to machine" of a completed job: the diff of the part's config
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +16,11 @@ import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { callAdminChannel } from '../cloud/admin/channel.js';
 import { createCloudClient } from '../cloud/client/cloud-client.js';
+import { TrainingStatus } from '../cloud/client/ml-training-client.js';
 import { scriptPackage } from '../cloud/mltraining/testing/script-package.js';
+import { call, partClients } from '../cloud/parts/testing/part-clients.js';
 import { noisyPng } from '../cloud/web/testing-images.js';
+import { instantTrainer } from '../cloud/web/testing-trainers.js';
 import { launchChromium, webUrlOf } from '../core/shared/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,7 +63,7 @@ try {
   browser = await launchChromium();
   await controlPage(browser);
   await cloudPages(browser);
-  console.log(`screenshots in ${OUT}: control-page.png, data-browser.png, sql-console.png, training-mid-run.png`);
+  console.log(`screenshots in ${OUT}: control-page.png, data-browser.png, sql-console.png, training-mid-run.png, deploy-diff.png`);
 } finally {
   await browser?.close();
   for (const c of children) c.kill('SIGTERM');
@@ -168,6 +172,36 @@ async function cloudPages(browser: Browser): Promise<void> {
     await page.getByTestId('loss-curve').waitFor();
     await page.screenshot({ path: join(OUT, 'training-mid-run.png'), fullPage: true });
     await training.cancelTrainingJob(jobId);
+
+    // A completed job deployed to the rover, whose config has a camera: the diff before saving.
+    const app = await partClients(address, key);
+    try {
+      const robotConfig = { components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 320, height_px: 240 } }] };
+      await call(app.app.updateRobotPart.bind(app.app), { id: machine.part_id, robotConfig }, app.md);
+    } finally {
+      app.close();
+    }
+    await training.uploadTrainingScript(
+      org,
+      'demo:instant',
+      '1.0.0',
+      'train.sh',
+      await scriptPackage({ 'train.sh': { content: instantTrainer, mode: 0o755 } }),
+    );
+    const doneId = await training.submitCustomTrainingJob(org, datasetId, 'demo:instant', '1.0.0', 'shapes-detector', 'v1', {});
+    for (;;) {
+      const job = await training.getTrainingJob(doneId);
+      if (job.status === TrainingStatus.TRAINING_STATUS_COMPLETED) break;
+      if (job.status === TrainingStatus.TRAINING_STATUS_FAILED) throw new Error(`the deploy job failed: ${job.errorStatus?.message}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await page.getByTestId('jobs').getByRole('link', { name: 'shapes-detector' }).click();
+    const deploy = page.getByTestId('deploy');
+    await page.waitForFunction('document.querySelector("select[name=deployCamera]")?.value === "cam"');
+    await deploy.getByRole('button', { name: 'Show changes' }).click();
+    await deploy.getByTestId('deploy-diff').waitFor();
+    await page.evaluate("window.scrollTo(0, 0)");
+    await page.screenshot({ path: join(OUT, 'deploy-diff.png'), fullPage: true });
   } finally {
     owner.close();
   }

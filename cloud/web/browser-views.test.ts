@@ -10,6 +10,8 @@ import { parseStages } from '../../web/cloud/query/mql-stages.js';
 import { numericColumns, seriesOf, tableOf, timeColumn, formatCell } from '../../web/cloud/query/rows.js';
 import { pageTable } from '../../web/cloud/query/tabular-page.js';
 import { axesOf, unitOf } from '../../web/cloud/query/units.js';
+import { camerasOf, deployedConfig, packageNameOf } from '../../web/cloud/training/deploy-plan.js';
+import { hunksOf, lineDiff } from '../../web/cloud/training/line-diff.js';
 import { parseArguments } from '../../web/cloud/training/arguments-text.js';
 import { curveOf, pointOfLine } from '../../web/cloud/training/progress-curve.js';
 
@@ -153,4 +155,76 @@ test('a chart groups its series by unit: a unit in the name, else the reading’
       ['°C', ['x_c', 'y_degc']],
     ],
   );
+});
+
+test('deploying a model adds its package, an onnx_cpu service and an mlmodel vision service, keeping the rest', (t) => {
+  const request = {
+    orgId: 'o1',
+    modelName: 'My shapes!',
+    modelVersion: 'v2',
+    files: ['model.onnx', 'labels.txt'],
+    name: packageNameOf('My shapes!'),
+    cameraName: 'cam',
+  };
+  t.is(request.name, 'My-shapes');
+  const before = {
+    components: [{ name: 'cam', api: 'core:component:camera', model: 'fake' }],
+    services: [{ name: 'other', api: 'core:service:vision', model: 'obstacles_depth' }],
+  };
+  const after = deployedConfig(before, request);
+  t.deepEqual(after, {
+    components: before.components,
+    packages: [{ name: 'My-shapes', package: 'o1/My shapes!', version: 'v2', type: 'ml_model' }],
+    services: [
+      before.services[0],
+      {
+        name: 'My-shapes-model',
+        api: 'core:service:mlmodel',
+        model: 'onnx_cpu',
+        attributes: { model_path: '${packages.My-shapes}/model.onnx', label_path: '${packages.My-shapes}/labels.txt' },
+      },
+      { name: 'My-shapes', api: 'core:service:vision', model: 'mlmodel', attributes: { mlmodel_name: 'My-shapes-model', camera_name: 'cam' } },
+    ],
+  });
+  t.deepEqual(camerasOf(before), ['cam']);
+  // A newer version replaces the entries in place; deploying the same one again changes nothing.
+  const v3 = deployedConfig(after, { ...request, modelVersion: 'v3' });
+  t.is((v3.packages as { version: string }[])[0].version, 'v3');
+  t.is((v3.services as unknown[]).length, 3);
+  t.deepEqual(deployedConfig(after, request), after);
+  // Refusals name the field.
+  t.throws(() => deployedConfig(before, { ...request, name: 'other' }), { message: /^name: services\[0\] is already called "other" and is something else/ });
+  t.throws(() => deployedConfig(before, { ...request, name: 'a b' }), { message: /^name "a b": must be 1-64 of/ });
+  t.throws(() => deployedConfig(before, { ...request, files: ['model.tflite'] }), { message: /has no model\.onnx \(files: model\.tflite\)/ });
+  t.throws(() => deployedConfig({ services: {} }, request), { message: 'robot_config.services: must be a list to deploy into' });
+  t.false('label_path' in (deployedConfig({}, { ...request, files: ['model.onnx'] }).services as { attributes: object }[])[0].attributes);
+});
+
+test('the config diff shows the changed lines with three lines of context, numbered from 1', (t) => {
+  const keys = 'abcdefghijklmn'.split('');
+  const before = ['{', ...keys.map((k, n) => `  "${k}": ${n + 1}${n === keys.length - 1 ? '' : ','}`), '}'].join('\n');
+  const after = before.replace('"b": 2,', '"b": 20,').replace('"n": 14', '"n": 14,\n  "o": 15');
+  const lines = lineDiff(before, after);
+  t.deepEqual(
+    lines.filter((l) => l.kind !== ' '),
+    [
+      { kind: '-', text: '  "b": 2,' },
+      { kind: '+', text: '  "b": 20,' },
+      { kind: '-', text: '  "n": 14' },
+      { kind: '+', text: '  "n": 14,' },
+      { kind: '+', text: '  "o": 15' },
+    ],
+  );
+  const hunks = hunksOf(lines);
+  t.is(hunks.length, 2);
+  t.deepEqual([hunks[0].oldStart, hunks[0].newStart], [1, 1]);
+  t.deepEqual(
+    hunks[0].lines.map((l) => l.kind + l.text),
+    [' {', '   "a": 1,', '-  "b": 2,', '+  "b": 20,', '   "c": 3,', '   "d": 4,', '   "e": 5,'],
+  );
+  // The second hunk starts three lines before its change ("n" is line 15).
+  t.deepEqual([hunks[1].oldStart, hunks[1].newStart], [12, 12]);
+  t.is(hunks[1].lines.length, 3 + 3 + 1);
+  t.deepEqual(hunks[1].lines.at(-1), { kind: ' ', text: '}' });
+  t.deepEqual(hunksOf(lineDiff(before, before)), []);
 });

@@ -22,6 +22,7 @@ import { LineChart } from '../query/line-chart.js';
 import type { ViewProps } from '../views.js';
 import { curveOf } from './progress-curve.js';
 import { parseArguments } from './arguments-text.js';
+import { DeployPanel } from './deploy-panel.js';
 import { datasetLabels, nextVersion } from './suggestions.js';
 
 const POLL_MS = 1000;
@@ -313,6 +314,7 @@ function JobDetail(props: ViewProps & { id: string }) {
               Download {f.name} ({f.sizeBytes} bytes)
             </button>
           ))}
+          <DeployPanel {...props} artefact={artefact} />
         </div>
       )}
       <h4>Logs</h4>
