@@ -3,9 +3,11 @@
 // check at open, and key prefixes that keep stores in one bucket apart. The same contract runs on
 // Ceph's radosgw in s3-blob-store-radosgw.test.ts.
 import test from 'ava';
+import { randomBytes } from 'node:crypto';
 import { blobStoreContract, s3ContractStores } from '../testing/blob-store-contract.js';
 import { startS3rver, type S3Service } from '../testing/s3rver.js';
 import { S3BlobStore, parseS3Uri, s3Client } from './s3-blob-store.js';
+import { minPartBytes } from './s3-blob-writer.js';
 
 let service: S3Service | undefined;
 const started = startS3rver().then((s) => (service = s));
@@ -70,5 +72,32 @@ test('stores under different prefixes of one bucket see only their own keys', as
     t.deepEqual(await b.get('org/k'), Buffer.from('b'));
   } finally {
     for (const store of [a, b, whole]) store.close();
+  }
+});
+
+test('a streamed upload sends each part as it fills, not at commit', async (t) => {
+  const s = await started;
+  const options = { endpoint: s.endpoint, client: { credentials: s.credentials } };
+  const client = s3Client(options);
+  await S3BlobStore.createBucket(client, 'parts');
+  const sent: string[] = [];
+  client.middlewareStack.add((next, context) => async (args) => (sent.push(context.commandName ?? ''), next(args)), { step: 'initialize' });
+  const store = new S3BlobStore(client, { bucket: 'parts', prefix: 'p/' }, minPartBytes);
+  try {
+    const writer = await store.writer();
+    const content = randomBytes(8 * minPartBytes + 1);
+    for (let i = 0; i < content.byteLength; i += 64 * 1024) await writer.write(content.subarray(i, i + 64 * 1024));
+    // A filled part is sent at once (after the one before it, so at most two parts are held in memory).
+    const beforeCommit = sent.filter((c) => c === 'UploadPartCommand').length;
+    t.true(beforeCommit >= 7, `parts sent before commit: ${beforeCommit} of 9`);
+    await writer.commit('org/k');
+    t.deepEqual(
+      sent.filter((c) => c !== 'UploadPartCommand'),
+      ['CreateMultipartUploadCommand', 'CompleteMultipartUploadCommand', 'CopyObjectCommand', 'DeleteObjectCommand'],
+    );
+    t.is(sent.filter((c) => c === 'UploadPartCommand').length, 9);
+    t.true((await store.get('org/k'))!.equals(content));
+  } finally {
+    store.close();
   }
 });
