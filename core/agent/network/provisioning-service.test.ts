@@ -3,7 +3,7 @@
 // bad input is INVALID_ARGUMENT naming the field, credentials are stored with mode 0600, and
 // ExitProvisioning ends provisioning. Every call counts as user activity.
 import test from 'ava';
-import { credentials as grpcCredentials, status, type ServiceError } from '@grpc/grpc-js';
+import { credentials as grpcCredentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,7 +58,7 @@ async function setup(t: { teardown(fn: () => void | Promise<void>): void }) {
   });
   const call = <Req, Res>(name: string, req: Req): Promise<Res> =>
     promisify((client as unknown as Record<string, (r: Req, cb: (e: ServiceError | null, res: Res) => void) => void>)[name].bind(client))(req);
-  return { backend, clock, network, credentialsFile, saved, call };
+  return { backend, clock, network, credentialsFile, saved, call, client };
 }
 
 test('status, the network list by signal, and errors cleared once read', async (t) => {
@@ -120,4 +120,22 @@ test('ExitProvisioning ends provisioning; calls count as user activity', async (
   await call('exitProvisioning', {});
   t.not(network.state, 'provisioning');
   t.true(backend.ops.includes('deactivate platform-hotspot'));
+});
+
+test('an error echoing a 128 KiB input is sent bounded, and the next call on the same connection works', async (t) => {
+  const { client } = await setup(t);
+  const within = { deadline: Date.now() + 20_000 };
+  const err = await new Promise<ServiceError | null>((resolve) =>
+    client.setNetworkCredentials({ type: 'x'.repeat(128 * 1024), ssid: 'strong', psk: 'strong-password', priority: 0 }, new Metadata(), within, (e) =>
+      resolve(e),
+    ),
+  );
+  // Unbounded, the status' header block passed 64 KiB and the client stopped reading: DEADLINE_EXCEEDED.
+  t.is(err?.code, status.INVALID_ARGUMENT, err?.details);
+  t.regex(err!.details, /^type: must be "wifi" \(is "x+…/);
+  t.true(err!.details.length < 300);
+  const ok = await new Promise<ServiceError | null>((resolve) =>
+    client.getSmartMachineStatus({}, new Metadata(), { deadline: Date.now() + 20_000 }, (e) => resolve(e)),
+  );
+  t.is(ok, null);
 });

@@ -4,6 +4,7 @@
 // stored with mode 0600 (never over an offline config) and make the agent restart online.
 import { existsSync } from 'node:fs';
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
+import { withBoundedStatus } from '../../shared/bounded-status.js';
 import { writeFileDurable } from '../../shared/durable-file.js';
 import type { Logger } from '../agent-log.js';
 import { AGENT_VERSION } from '../agent-version.js';
@@ -47,7 +48,9 @@ export class ProvisioningService {
   /** Listens on host:port; resolves with the bound port. */
   async listen(host: string, port: number): Promise<number> {
     const o = this.opts;
-    const server = new Server();
+    // Every status bounded (bounded-status.ts): an input echoed into an error (a 128 KiB `type`, say)
+    // must not grow the trailers past what the app's HTTP/2 client reads, which wedges its connection.
+    const server = new Server(withBoundedStatus({}));
     server.addService(ProvisioningServiceService, {
       getSmartMachineStatus: handler(o, async () => {
         const net = o.config().network_configuration;
