@@ -200,7 +200,7 @@ async function cloudPages(browser: Browser): Promise<void> {
     await page.waitForFunction('document.querySelector("select[name=deployCamera]")?.value === "cam"');
     await deploy.getByRole('button', { name: 'Show changes' }).click();
     await deploy.getByTestId('deploy-diff').waitFor();
-    await page.evaluate("window.scrollTo(0, 0)");
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: join(OUT, 'deploy-diff.png'), fullPage: true });
   } finally {
     owner.close();

@@ -3,14 +3,18 @@ cloud adds), with SPEC's Python names. The API key must be an organization-level
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+import asyncio
+from typing import AsyncIterator, Dict, List, Mapping, Optional, Tuple
 
 from ._proto import ml_training_pb2, ml_training_pb2_grpc
 from .connection import Connection
 from .convert import from_message
 from .enums import ModelFramework, ModelType, TrainingStatus
 from .errors import rpc
-from .results import ModelArtefact, TrainingJobLogEntry, TrainingJobMetadata, TrainingScript
+from .results import ModelArtefact, TrainingJobLogEntry, TrainingJobLogsPage, TrainingJobMetadata, TrainingScript
+
+
+FINISHED = frozenset({TrainingStatus.TRAINING_STATUS_COMPLETED, TrainingStatus.TRAINING_STATUS_FAILED, TrainingStatus.TRAINING_STATUS_CANCELED})
 
 
 def _arguments(arguments: Optional[Mapping[str, str]]) -> Dict[str, str]:
@@ -122,6 +126,49 @@ class MLTrainingClient:
             ml_training_pb2.GetTrainingJobLogsRequest(id=id, page_token=page_token), metadata=await self._connection.metadata()
         )
         return [from_message(TrainingJobLogEntry, e) for e in response.logs], response.next_page_token
+
+    @rpc
+    async def get_training_job_logs_page(self, id: str, page_token: str = "") -> TrainingJobLogsPage:
+        """One page of a job's log with both tokens: ``next_page_token`` ('' as soon as no entry is left,
+        also while the job runs) and ``resume_page_token`` (always set): pass the latter back later to get
+        only the entries logged since."""
+        response = await self._stub.GetTrainingJobLogs(
+            ml_training_pb2.GetTrainingJobLogsRequest(id=id, page_token=page_token), metadata=await self._connection.metadata()
+        )
+        return TrainingJobLogsPage(
+            logs=[from_message(TrainingJobLogEntry, e) for e in response.logs],
+            next_page_token=response.next_page_token,
+            resume_page_token=response.resume_page_token,
+        )
+
+    async def _entries_since(self, id: str, page_token: str) -> Tuple[List[TrainingJobLogEntry], str]:
+        """Every entry from ``page_token`` on, page by page; and the token to resume from later."""
+        entries: List[TrainingJobLogEntry] = []
+        while True:
+            page = await self.get_training_job_logs_page(id, page_token)
+            entries.extend(page.logs)
+            if not page.next_page_token:
+                return entries, page.resume_page_token or page_token
+            page_token = page.next_page_token
+
+    async def follow_training_job_logs(self, id: str, poll_seconds: float = 1.0) -> AsyncIterator[TrainingJobLogEntry]:
+        """Every entry of a job's log, each once and in order: its history first, then, while the job runs,
+        the entries it logs (read every ``poll_seconds`` from the last ``resume_page_token``, so each poll
+        is one call returning only new entries). Ends after the job has finished and its last entries are
+        read. ``async for entry in ml.follow_training_job_logs(job_id): print(entry.message)``"""
+        if poll_seconds <= 0:
+            raise ValueError(f"poll_seconds must be more than 0, got {poll_seconds}")
+        token = ""
+        while True:
+            # The status is read before the log: a job that finished before this read has logged its last
+            # entry already, so nothing is missed by stopping after it.
+            finished = (await self.get_training_job(id)).status in FINISHED
+            entries, token = await self._entries_since(id, token)
+            for entry in entries:
+                yield entry
+            if finished:
+                return
+            await asyncio.sleep(poll_seconds)
 
     @rpc
     async def upload_training_script(

@@ -217,6 +217,16 @@ class TrainingJobLogEntry:
 
 
 @dataclass
+class TrainingJobLogsPage:
+    """One page of GetTrainingJobLogs: ``next_page_token`` pages on ('' when no entry is left now);
+    ``resume_page_token`` follows a running job (the entries logged after this page)."""
+
+    logs: List[TrainingJobLogEntry]
+    next_page_token: str
+    resume_page_token: str
+
+
+@dataclass
 class TrainingScript:
     organization_id: str
     registry_item_id: str

@@ -6,6 +6,7 @@ import tarfile
 import time
 
 import grpc
+import pytest
 
 from helpers import CAMERA, raises_grpc, unique
 from platform_sdk import ModelType, TrainingJobMetadata, TrainingStatus
@@ -27,12 +28,26 @@ print("trained", args.greeting)
 """
 
 
-def script_package() -> bytes:
+TICKER = b"""
+import argparse, os, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--model_output_directory")
+args, _ = parser.parse_known_args()
+print("history line")
+for i in range(1, 7):
+    time.sleep(0.4)
+    print("tick %d" % i)
+with open(os.path.join(args.model_output_directory, "model.txt"), "w") as f:
+    f.write("ticked")
+"""
+
+
+def script_package(source: bytes = SCRIPT) -> bytes:
     out = io.BytesIO()
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
         info = tarfile.TarInfo("trainer/train.py")
-        info.size = len(SCRIPT)
-        tar.addfile(info, io.BytesIO(SCRIPT))
+        info.size = len(source)
+        tar.addfile(info, io.BytesIO(source))
     return out.getvalue()
 
 
@@ -132,3 +147,40 @@ async def test_custom_training_job_runs_a_registry_script_and_stores_its_model(t
     assert await ml.list_training_scripts(tenancy.org_a, item) == []
     with raises_grpc(grpc.StatusCode.NOT_FOUND):
         await ml.delete_training_script(tenancy.org_a, item, "1.0.0")
+
+
+async def test_follow_training_job_logs_gives_the_history_then_each_new_entry_once_and_ends_with_the_job(tenancy, owner):
+    ml = owner.ml_training_client
+    dataset_id = await dataset_with_images(tenancy, owner, n=1)
+    item = unique("acme:ticker")
+    await ml.upload_training_script(tenancy.org_a, item, "1.0.0", "trainer/train.py", script_package(TICKER))
+    job_id = await ml.submit_custom_training_job(tenancy.org_a, dataset_id, item, "1.0.0", unique("ticks"), "v1")
+    # Opened once the job has a history.
+    deadline = time.monotonic() + 120  # a bound for a stuck job, not a speed requirement
+    while "history line" not in [e.message for e in (await ml.get_training_job_logs_page(job_id)).logs] and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+
+    messages = [entry.message async for entry in ml.follow_training_job_logs(job_id, poll_seconds=0.2)]
+    job = await ml.get_training_job(job_id)
+    assert job.status == TrainingStatus.TRAINING_STATUS_COMPLETED, job.error_status
+    assert [m for m in messages if m.startswith("tick ")] == ["tick %d" % i for i in range(1, 7)], messages
+    assert messages.index("history line") < messages.index("tick 1")
+    # The follower read the whole log: the same entries, in the same order, as paging through it now.
+    everything, token = [], ""
+    while True:
+        page = await ml.get_training_job_logs_page(job_id, token)
+        everything.extend(e.message for e in page.logs)
+        if not page.next_page_token:
+            break
+        token = page.next_page_token
+    assert messages == everything
+    # The resume token of the last page gives nothing more (and no next page) once the job has ended.
+    after = await ml.get_training_job_logs_page(job_id, page.resume_page_token)
+    assert (after.logs, after.next_page_token) == ([], "")
+    assert after.resume_page_token
+
+
+async def test_follow_training_job_logs_refuses_a_poll_interval_that_is_not_positive(owner):
+    with pytest.raises(ValueError, match="poll_seconds must be more than 0, got 0"):
+        async for _ in owner.ml_training_client.follow_training_job_logs("any", poll_seconds=0):
+            pass
