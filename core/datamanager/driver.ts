@@ -164,9 +164,23 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
     if (attributes.sync_disabled || stopped) return;
     if (await syncAllowed()) await syncer.syncOnce();
   };
+  /** maximum_capture_dir_bytes: the oldest closed files go first, counted in the status. */
+  const bound = () => {
+    const max = attributes.maximum_capture_dir_bytes;
+    if (max === undefined) return;
+    const dropped = syncer.enforceBound(max);
+    if (dropped)
+      logger.warn('capture backlog over maximum_capture_dir_bytes: dropped the oldest capture files', {
+        files: dropped.files,
+        records: dropped.records,
+        bytes: dropped.bytes,
+        maximum_capture_dir_bytes: max,
+      });
+  };
   const interval = () => {
     for (const loop of loops) loop.rotate();
     checkDisk();
+    bound();
     void syncNow();
   };
   const housekeeping = () => {
@@ -177,6 +191,7 @@ export default defineDriver<DataManagerAttributes, DataManager>(({ attributes, d
         logger.warn('fdatasync of a capture file failed', { capture: loop.key, error: (err as Error).message });
       }
     }
+    bound();
     // Retry a failed pass once its backoff has passed, without waiting for the next interval.
     if (syncer.nextRetryAt && Date.now() >= syncer.nextRetryAt) void syncNow();
   };

@@ -4,7 +4,7 @@
 // stored twice. Failures back off exponentially (0.5 s doubling to 5 s), so a cloud that comes back is
 // found within seconds; the file stays and the error is reported.
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { DataType } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile } from './capture-file.js';
@@ -30,6 +30,17 @@ export interface SyncStatus {
   last_error: string | null;
   uploaded_files: number;
   uploaded_items: number;
+  /** Closed capture files dropped, oldest first, to keep the backlog under maximum_capture_dir_bytes; their records and bytes. */
+  dropped_files: number;
+  dropped_records: number;
+  dropped_bytes: number;
+}
+
+/** The drops of one enforcement of the bound, for the log. */
+export interface DropReport {
+  files: number;
+  records: number;
+  bytes: number;
 }
 
 /** Every closed capture file under `dir`, oldest first within each folder. */
@@ -99,7 +110,19 @@ export class Syncer {
   private backoff = 0;
   private retryAt = 0;
   private running?: Promise<void>;
-  readonly status: SyncStatus = { files_waiting: 0, bytes_waiting: 0, last_successful_sync: null, last_error: null, uploaded_files: 0, uploaded_items: 0 };
+  readonly status: SyncStatus = {
+    files_waiting: 0,
+    bytes_waiting: 0,
+    last_successful_sync: null,
+    last_error: null,
+    uploaded_files: 0,
+    uploaded_items: 0,
+    dropped_files: 0,
+    dropped_records: 0,
+    dropped_bytes: 0,
+  };
+  /** Files being uploaded now: never dropped, or they could reach the cloud and be counted as dropped too. */
+  private readonly inFlight = new Set<string>();
 
   constructor(private readonly options: SyncerOptions) {
     if (options.noCloud) this.status.last_error = options.noCloud;
@@ -148,6 +171,9 @@ export class Syncer {
     const worker = async () => {
       while (!failed && queue.length > 0) {
         const file = queue.shift()!;
+        // Dropped to keep the backlog bounded since this pass listed it.
+        if (!existsSync(file.path)) continue;
+        this.inFlight.add(file.path);
         try {
           // Read the count after the await: `x += await` would add to a value read before other threads' uploads.
           const items = await this.upload(cloud, file);
@@ -164,11 +190,44 @@ export class Syncer {
           this.status.last_error = message;
           this.backoff = this.backoff ? Math.min(this.backoff * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
           this.retryAt = Date.now() + this.backoff;
+        } finally {
+          this.inFlight.delete(file.path);
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.threads, files.length) }, worker));
     this.pending();
+  }
+
+  /**
+   * Keeps the closed capture files within `maxBytes`: the oldest (by name, which starts with the UTC time
+   * of creation) are deleted until the rest fit, except files being uploaded. Each dropped file's records
+   * are counted first, so that what was captured is exactly what reached the cloud plus what was dropped.
+   */
+  enforceBound(maxBytes: number): DropReport | undefined {
+    const files = closedCaptureFiles(this.options.captureDir).sort((a, b) => basename(a.path).localeCompare(basename(b.path)));
+    let total = files.reduce((sum, f) => sum + f.bytes, 0);
+    if (total <= maxBytes) return undefined;
+    const report: DropReport = { files: 0, records: 0, bytes: 0 };
+    for (const file of files) {
+      if (total <= maxBytes) break;
+      if (this.inFlight.has(file.path)) continue;
+      let records: number;
+      try {
+        records = readCaptureFile(file.path).records.length;
+        unlinkSync(file.path);
+      } catch {
+        continue; // gone meanwhile (uploaded), or unreadable: not counted as dropped
+      }
+      total -= file.bytes;
+      report.files++;
+      report.records += records;
+      report.bytes += file.bytes;
+    }
+    this.status.dropped_files += report.files;
+    this.status.dropped_records += report.records;
+    this.status.dropped_bytes += report.bytes;
+    return report.files ? report : undefined;
   }
 
   /** Uploads one file; returns the items (points, data or files) sent. Throws when the cloud refused any. */

@@ -4,10 +4,11 @@
 import { ConfigFile } from '../config/config-file.js';
 import type { ConfigSource } from '../config/config-source.js';
 import { Machine } from '../kernel/machine.js';
-import { entryCompletion, KernelExtensions, missingModelExplanation } from '../kernel/extension-points.js';
+import { entryCompletion, entrySubstitution, KernelExtensions, missingModelExplanation } from '../kernel/extension-points.js';
 import { defaultKernelOptions } from '../kernel/options.js';
 import { linkSettingsOf } from '../cloud-link/link-settings.js';
 import { assembleDataManager } from '../shared/data-manager-assemble.js';
+import { DATA_MANAGER_API } from '../shared/data-manager-attributes.js';
 import { envMs } from '../shared/env.js';
 import { LogSink } from '../logging/sink.js';
 import { OnlineMachine } from '../online/online-machine.js';
@@ -34,12 +35,21 @@ export interface MicroServer {
 /** How long one call into a driver may take before its caller gets DEADLINE_EXCEEDED. */
 export const callTimeoutMs = () => envMs('PLATFORM_MICRO_CALL_TIMEOUT_MS', 60_000);
 
+/** A small board's capture backlog is bounded unless the config bounds it itself (core/micro/README.md). */
+export const MICRO_CAPTURE_DIR_BYTES = 64 * 1024 * 1024;
+
 export async function composeMicro(options: MicroOptions): Promise<MicroServer> {
   const sink = await LogSink.create({ logFile: options.logFile });
   const file = new ConfigFile(options.configPath);
   const online = OnlineMachine.forFile(file, sink, { allowInsecureCreds: options.allowInsecureCreds });
   const source: ConfigSource = online?.config ?? file;
   const extensions = new KernelExtensions();
+  extensions.provide(entrySubstitution, (entries) => {
+    for (const entry of entries) {
+      if (entry.api === DATA_MANAGER_API && entry.attributes.maximum_capture_dir_bytes === undefined)
+        entry.attributes = { ...entry.attributes, maximum_capture_dir_bytes: MICRO_CAPTURE_DIR_BYTES };
+    }
+  });
   // The data manager, as in platform-server: its capture targets and its link to the cloud come from the config.
   extensions.provide(entryCompletion, (entries, { config, registry }) =>
     assembleDataManager(entries, registry, linkSettingsOf(config.cloud, options.allowInsecureCreds), undefined),

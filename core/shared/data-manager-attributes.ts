@@ -36,6 +36,17 @@ export const dataManagerUserAttributes = z.strictObject({
     .min(2, 'must be at least 2')
     .max(1000, 'must be at most 1000')
     .default(5),
+  /**
+   * A bound on the closed capture files waiting for sync: above it the oldest are dropped (and counted),
+   * so that a long outage keeps the newest data in a fixed space. None by default (platform-micro-server
+   * sets 64 MiB when the config sets none).
+   */
+  maximum_capture_dir_bytes: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1024, 'must be at least 1024')
+    .max(1024 ** 4, 'must be at most 1 TiB')
+    .optional(),
   disk_usage_deletion_threshold: fraction('disk_usage_deletion_threshold').default(0.9),
   capture_dir_deletion_threshold: fraction('capture_dir_deletion_threshold').default(0.5),
 });
