@@ -24,9 +24,9 @@ import type { PartStatusBook } from './part-status.js';
 /** At most this many entries per upload, so that one call stays a bounded amount of work. */
 export const MAX_LOG_BATCH = 10_000;
 
-async function configOf(store: Store, partId: string): Promise<ConfigResponse> {
-  const latest = await latestPartConfig(store, partId);
-  return { config: latest?.config ?? {}, revision: latest?.revision ?? 0, time: latest?.time };
+async function configOf(store: Store, part: { id: string; name: string }): Promise<ConfigResponse> {
+  const latest = await latestPartConfig(store, part.id);
+  return { config: latest?.config ?? {}, revision: latest?.revision ?? 0, time: latest?.time, partName: part.name };
 }
 
 const LEVELS: readonly string[] = LEVEL_NAMES;
@@ -55,7 +55,7 @@ export function addRobotService(
     log: { ...RobotServiceService.log, requestDeserialize: (bytes: Buffer): RawRequest => ({ bytes }) },
   };
   server.addService(definition, {
-    config: unary(async (req: ConfigRequest, md: Metadata) => configOf(store, (await machine(md, req.id)).id)),
+    config: unary(async (req: ConfigRequest, md: Metadata) => configOf(store, await machine(md, req.id))),
     watchConfig: serverStream<WatchConfigRequest, ConfigResponse>(async (call) => {
       const part = await machine(call.metadata, call.request.id);
       // Headers now: the machine learns that its stream is accepted before any revision arrives.
@@ -85,7 +85,7 @@ export function addRobotService(
         try {
           while (again && !ended) {
             again = false;
-            const current = await configOf(store, part.id);
+            const current = await configOf(store, part);
             if (current.revision > sent && !ended) {
               sent = current.revision;
               if (!call.write(current)) await drained();

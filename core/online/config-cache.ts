@@ -16,6 +16,8 @@ export interface CachedConfig {
   /** When the revision was saved in the cloud (ISO). */
   time?: string;
   config: Record<string, unknown>;
+  /** The part's name, as the cloud gave it with the revision (the mDNS instance name). */
+  partName?: string;
 }
 
 export class ConfigCache {

@@ -53,7 +53,7 @@ test("the served config is the cloud's, with the credentials file's cloud and ne
   const { log } = await logger();
   // The cloud's stored config never holds `cloud`; a stray one (an old cache) must not win either.
   const stored = { components: [sensor], network: { bind_address: '0.0.0.0:9999' }, cloud: { id: 'someone-else', secret: 'x' } };
-  const online = new OnlineConfig(file, link({ revision: 3, config: stored }), new ConfigCache(dir, creds.id), log);
+  const online = new OnlineConfig(file, link({ revision: 3, config: stored, partName: 'rover-main' }), new ConfigCache(dir, creds.id), log);
   await online.init();
   const served = online.read();
   t.deepEqual((served.raw as Record<string, unknown>).cloud, creds);
@@ -124,7 +124,12 @@ test('with a cache and an unreachable cloud the cached revision is served withou
 test('a cloud that holds no config yet: nothing is served and the problem says how to save one', async (t) => {
   const dir = folder(t);
   const { log } = await logger();
-  const online = new OnlineConfig(fileWith(dir, { cloud: creds }), link({ revision: 0, config: {} }), new ConfigCache(dir, creds.id), log);
+  const online = new OnlineConfig(
+    fileWith(dir, { cloud: creds }),
+    link({ revision: 0, config: {}, partName: 'rover-main' }),
+    new ConfigCache(dir, creds.id),
+    log,
+  );
   await online.init();
   t.deepEqual(online.read().config.components, []);
   t.is(online.problem(), 'no machine config: the cloud holds no config for part part-1 yet; save one with UpdateRobotPart or platform-cloud part config set');
@@ -137,9 +142,22 @@ test('a fetched revision is cached durably, readable by this user only, before i
   const { log } = await logger();
   const cache = new ConfigCache(dir, creds.id);
   const time = new Date('2026-11-24T03:00:00Z');
-  const online = new OnlineConfig(fileWith(dir, { cloud: creds }), link({ revision: 7, time, config: { components: [sensor] } }), cache, log);
+  const online = new OnlineConfig(
+    fileWith(dir, { cloud: creds }),
+    link({ revision: 7, time, config: { components: [sensor] }, partName: 'rover-main' }),
+    cache,
+    log,
+  );
   await online.init();
-  t.deepEqual(JSON.parse(readFileSync(cache.path, 'utf8')), { partId: creds.id, revision: 7, time: time.toISOString(), config: { components: [sensor] } });
+  t.deepEqual(JSON.parse(readFileSync(cache.path, 'utf8')), {
+    partId: creds.id,
+    revision: 7,
+    time: time.toISOString(),
+    config: { components: [sensor] },
+    partName: 'rover-main',
+  });
+  t.is(online.partName, 'rover-main', 'the part name comes with the revision');
+  t.is(new OnlineConfig(fileWith(dir, { cloud: creds }), link(new Error('offline')), cache, log).partName, undefined, 'known only once read');
   t.is(statSync(cache.path).mode & 0o777, 0o600);
   // A damaged cache is ignored (then refetched), never served half-read.
   writeFileSync(cache.path, '{"partId": "part-1", "revis');

@@ -58,6 +58,11 @@ export class OnlineConfig implements ConfigSource {
     if (link) this.localCloud = raw.cloud;
   }
 
+  /** The part's name from the cloud (with the newest revision, or the cached one), if known. */
+  get partName(): string | undefined {
+    return this.current?.partName;
+  }
+
   /** The revision running from the cloud (0: none). */
   get revision(): number {
     return this.current?.revision ?? 0;
@@ -121,7 +126,13 @@ export class OnlineConfig implements ConfigSource {
   private accept(res: ConfigResponse): Promise<void> {
     this.accepting = this.accepting.then(async () => {
       if (this.current && res.revision <= this.current.revision) return;
-      const next: CachedConfig = { partId: this.link!.partId, revision: res.revision, time: res.time?.toISOString(), config: res.config ?? {} };
+      const next: CachedConfig = {
+        partId: this.link!.partId,
+        revision: res.revision,
+        time: res.time?.toISOString(),
+        config: res.config ?? {},
+        ...(res.partName ? { partName: res.partName } : {}),
+      };
       await this.cache.write(next);
       this.current = next;
       this.setProblem(undefined);

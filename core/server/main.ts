@@ -136,6 +136,7 @@ async function main(argv: string[]): Promise<number> {
     if (!exiting && !flag(flags, 'disable-mdns')) {
       mdns = await advertiseRuntime({
         address: () => runtime.address ?? address,
+        partName: online?.config.partName,
         hostName: hostname(),
         // TXT `webrtc` only once the runtime answers WebRTC signaling (the flag is no longer pending).
         webrtc: flag(flags, 'webrtc') && pendingFlags(parseFlags(['-webrtc'])).length === 0,

@@ -142,22 +142,23 @@ export class MdnsAdvertiser {
 }
 
 /**
- * The runtime's advertisement: instance and host named after the machine's host name (the runtime is
- * not told its part's name by the cloud), the port of `address()` (bind_address's host:port, read at
- * each answer, so a rebind is followed).
+ * The runtime's advertisement: the instance is the part's name when the cloud has given it (an online
+ * machine), else the host name; SRV points at the host name (`<host>.local`); the port is that of
+ * `address()` (bind_address's host:port, read at each answer, so a rebind is followed).
  */
 export function advertiseRuntime(options: {
   address: () => string;
+  partName?: string;
   hostName: string;
   webrtc: boolean;
   log: AdvertiserOptions['log'];
   mdnsPort?: number;
 }): Promise<MdnsAdvertiser> {
   const hostOf = (address: string) => address.slice(0, address.lastIndexOf(':'));
-  const label = dnsLabel(options.hostName.split('.')[0] ?? '');
+  const host = dnsLabel(options.hostName.split('.')[0] ?? '');
   return MdnsAdvertiser.start({
-    instance: label,
-    host: label,
+    instance: options.partName ? dnsLabel(options.partName) : host,
+    host,
     bindHost: () => hostOf(options.address()),
     port: () => Number(options.address().slice(options.address().lastIndexOf(':') + 1)),
     txt: options.webrtc ? ['grpc', 'webrtc'] : ['grpc'],

@@ -5,7 +5,7 @@
 // Serial: every runtime here advertises the same instance name (the host's), on the same link.
 import test from 'ava';
 import { createSocket } from 'node:dgram';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { decode, encode } from 'dns-packet';
 import { discoverMachines } from '../../cloud/client/discovery.js';
 import { RobotClient } from '../../cloud/client/robot-client.js';
@@ -14,6 +14,10 @@ import { MDNS_GROUP, MDNS_PORT, openMdnsTransport, type MdnsResponse } from '../
 import { call } from '../../core/server/testing/grpc.js';
 import { mdnsLink } from '../../core/server/testing/mdns-link.js';
 import { eventually, spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
+import { adminJson, removeDataDir, spawnCloud, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { credentialsOf, type Machine } from './testing/online-helpers.js';
 
 const link = await mdnsLink();
 const on = link.why ? `${link.mode} (network namespaces not permitted here: ${link.why})` : link.mode;
@@ -139,4 +143,30 @@ test.serial(`garbage and hostile packets do not crash the runtime, and it keeps 
   t.teardown(() => client.close());
   t.truthy(await call(client.robot, 'getMachineStatus', {}));
   t.is(await runtime.stop(), 0);
+});
+
+test.serial(`an online runtime is advertised under its part's name, from the cloud [${on}]`, async (t) => {
+  // The cloud listens on the test's side of the link, where the runtime in the namespace reaches it.
+  const dataDir = tempDataDir();
+  const onlineDir = mkdtempSync(join(tmpdir(), 'platform-online-'));
+  const cloud = await spawnCloud(dataDir, ['--host', link.clientInterface]);
+  t.teardown(async () => {
+    await cloud.stop();
+    removeDataDir(dataDir);
+    removeDataDir(onlineDir);
+  });
+  const org = await adminJson(dataDir, ['org', 'create', 'acme']);
+  const rover = await adminJson<Machine>(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
+  const runtime = await spawnRuntime(
+    { ...credentialsOf(rover, `${link.clientInterface}:${portOf(cloud.address)}`), network: { bind_address: link.bindAddress } },
+    // Plaintext to a cloud that is not on loopback (the veth link) needs the flag.
+    { prefix: link.prefix, args: ['-allow-insecure-creds'], env: { PLATFORM_ONLINE_DIR: onlineDir } },
+  );
+  t.teardown(() => runtime.stop());
+  const port = portOf(runtime.address);
+  const machines = await eventually(discover, (list) => list.some((m) => m.port === port), { what: 'the online machine' });
+  const found = machines.find((m) => m.port === port)!;
+  t.is(found.name, 'rover-main', "the part's name (machine create names its main part <machine>-main)");
+  t.is(found.host, NAME, 'SRV still points at the host');
+  t.deepEqual(found.addresses, [link.serverAddress]);
 });
