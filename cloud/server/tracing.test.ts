@@ -75,9 +75,11 @@ test('a traced data API call: linked client and server spans with status codes, 
   t.true(receiver.spans.some((s) => s.name === 'platform.rpc.v1.AuthService/Authenticate' && s.parentSpanId === undefined));
 });
 
-test('a bad --otlp-endpoint is refused at start, naming the flag', async (t) => {
+test('a bad --otlp-endpoint or --trace-sample-ratio is refused at start, naming the flag', async (t) => {
   const err = await t.throwsAsync(spawnCloud(undefined, ['--otlp-endpoint', 'collector:4318']));
   t.regex(err?.message ?? '', /--otlp-endpoint: OTLP endpoint "collector:4318": must be http:\/\/ or https:\/\//);
+  const ratio = await t.throwsAsync(spawnCloud(undefined, ['--otlp-endpoint', 'http://127.0.0.1:1', '--trace-sample-ratio', '2']));
+  t.regex(ratio?.message ?? '', /--trace-sample-ratio must be a number from 0 to 1, got "2"/);
 });
 
 test('without an OTLP endpoint the cloud loads no OpenTelemetry module; with one it does (the watch works)', async (t) => {

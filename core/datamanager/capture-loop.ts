@@ -11,6 +11,7 @@ import type { CaptureMethodSpec } from '../shared/data-manager-attributes.js';
 import { CaptureFileWriter, frame, type CaptureFileHeader, type CaptureFileIo } from './capture-file.js';
 import type { CaptureCall, Captured } from '../shared/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
+import { endCaptureSpan, startCaptureSpan, startWriteSpan } from './capture-tracing.js';
 
 const LATENESS_SAMPLES = 4096;
 /**
@@ -65,6 +66,8 @@ export class CaptureLoop {
   private sampler?: SamplerHandle;
   private writer?: CaptureFileWriter;
   private latenessAt = 0;
+  /** The last error of the batch being stored (its span's status). */
+  private batchError: string | undefined;
   readonly dir: string;
   readonly stats: CaptureStatistics = { records: 0, skipped: 0, errors: 0, last_error: null, lateness: [], latenessTimes: [] };
 
@@ -91,6 +94,7 @@ export class CaptureLoop {
   }
 
   private fail(message: string): void {
+    this.batchError = message;
     this.stats.errors++;
     if (this.stats.last_error !== message) this.options.onError(message);
     this.stats.last_error = message;
@@ -98,19 +102,38 @@ export class CaptureLoop {
 
   /** Encodes a batch and appends it, closing the file at maximum_capture_file_size_bytes. */
   private store(batch: SampleBatch): void {
+    const span = batch.samples.length > 0 ? startCaptureSpan(this.options.resource, this.options.spec.method, batch.samples[0].requested) : undefined;
+    const before = { records: this.stats.records, errors: this.stats.errors };
+    this.batchError = undefined;
+    try {
+      this.storeBatch(batch, span);
+    } finally {
+      span?.setAttributes({
+        'platform.capture.records': this.stats.records - before.records,
+        'platform.capture.errors': this.stats.errors - before.errors,
+        'platform.capture.skipped': batch.skipped,
+      });
+      endCaptureSpan(span, this.batchError);
+    }
+  }
+
+  private storeBatch(batch: SampleBatch, span: ReturnType<typeof startCaptureSpan>): void {
     this.stats.skipped += batch.skipped;
     let frames: Buffer[] = [];
     let count = 0;
     let bytes = 0;
     const write = (): boolean => {
+      const writing = startWriteSpan(span, count, bytes);
       try {
         this.writerFor().appendFrames(frames, count);
         this.stats.records += count;
+        endCaptureSpan(writing);
         return true;
       } catch (err) {
         // The batch is not stored (capture-file.ts cut its bytes again): each of its readings is an error.
         this.stats.errors += count - 1;
         this.fail(`capture ${this.key}: writing to ${this.dir} failed: ${(err as Error).message}`);
+        endCaptureSpan(writing, (err as Error).message);
         if (this.writer?.broken) this.closeFromStore();
         return false;
       } finally {

@@ -11,6 +11,7 @@ import { oidOf, Oid, typeSize } from './pg-types.js';
 import { decodeParameter, type BoundParameter } from './parameter-decoding.js';
 import { SERVER_VERSION } from './session-statements.js';
 import { SessionCommands } from './session-commands.js';
+import { endSpanOf, failSpan, operationOf, startMessageSpan, startWorkSpan } from './pg-tracing.js';
 import { destroyStatement, errorOf, OUTPUT_BYTES, PgError, type Portal, type Statement } from './session-model.js';
 import {
   bindComplete,
@@ -96,6 +97,16 @@ export class PgSession extends SessionCommands {
    * A large result still streams: the buffer is handed out whenever it passes OUTPUT_BYTES.
    */
   async *handle(msg: Buffer): AsyncGenerator<Uint8Array> {
+    const span = (this.messageSpan = startMessageSpan(String.fromCharCode(msg[0]), this.o));
+    try {
+      yield* this.buffered(msg);
+    } finally {
+      if (this.messageSpan === span) this.messageSpan = undefined;
+      endSpanOf(span);
+    }
+  }
+
+  private async *buffered(msg: Buffer): AsyncGenerator<Uint8Array> {
     for await (const m of this.answer(msg)) {
       this.outbox.push(m);
       this.outboxBytes += m.length;
@@ -175,6 +186,7 @@ export class PgSession extends SessionCommands {
           throw new PgError('08P01', `${COPY_MESSAGES[type]} message received while no COPY is in progress (COPY is not supported)`);
       }
     } catch (err) {
+      failSpan(this.messageSpan, err);
       // Extended protocol: one error, then everything up to Sync is skipped, as PostgreSQL does.
       this.skipToSync = true;
       if (this.tx === 'T') this.tx = 'E';
@@ -183,6 +195,7 @@ export class PgSession extends SessionCommands {
   }
 
   private async *simpleQuery(sql: string): AsyncGenerator<Uint8Array> {
+    this.messageSpan?.setAttribute('db.operation.name', operationOf(sql) ?? '');
     try {
       const statement = await this.prepare(sql, []);
       try {
@@ -195,6 +208,7 @@ export class PgSession extends SessionCommands {
         destroyStatement(statement);
       }
     } catch (err) {
+      failSpan(this.messageSpan, err);
       if (this.tx === 'T') this.tx = 'E';
       yield errorOf(err);
     }
@@ -259,7 +273,16 @@ export class PgSession extends SessionCommands {
     const portal = this.portals.get(name);
     if (!portal) throw new PgError('34000', `portal "${name}" does not exist`);
     if (portal.statement.kind === 'data' || portal.statement.kind === 'catalog') {
-      await this.start(portal);
+      // Describing a portal starts its result: that DuckDB work is the Describe's `duckdb execute` span.
+      const span = portal.result ? undefined : startWorkSpan(this.messageSpan, 'duckdb execute');
+      try {
+        await this.start(portal);
+      } catch (err) {
+        failSpan(span, err);
+        throw err;
+      } finally {
+        endSpanOf(span);
+      }
       yield rowDescription(this.describeColumns(portal));
     } else yield this.statementDescription(portal.statement);
   }
@@ -308,9 +331,19 @@ export class PgSession extends SessionCommands {
     }
     if (portal.invalidated)
       throw new PgError('55000', 'portal was closed because a later statement ran on the same connection; fetch a portal to its end before starting another');
-    const fresh = !portal.result;
-    await this.start(portal);
-    if (simple && fresh) yield rowDescription(this.describeColumns(portal));
-    yield* this.stream(portal, maxRows);
+    const span = startWorkSpan(this.messageSpan, 'duckdb execute');
+    try {
+      const fresh = !portal.result;
+      await this.start(portal);
+      if (simple && fresh) yield rowDescription(this.describeColumns(portal));
+      const before = portal.sent;
+      yield* this.stream(portal, maxRows);
+      span?.setAttribute('db.response.returned_rows', portal.sent - before);
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      endSpanOf(span);
+    }
   }
 }

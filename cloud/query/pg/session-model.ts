@@ -87,10 +87,16 @@ export const OUTPUT_BYTES = 64 * 1024;
 
 /** The ErrorResponse of any error a statement ends with: a PgError's own SQLSTATE, or one derived from the gRPC error. */
 export function errorOf(err: unknown): Buffer {
-  if (err instanceof PgError) return errorResponse(err.code, err.message);
-  if (err instanceof ProtocolViolation) return errorResponse('08P01', `invalid message: ${err.message}`);
+  const { code, message } = errorParts(err);
+  return errorResponse(code, message);
+}
+
+/** The SQLSTATE and message an error is answered with. */
+export function errorParts(err: unknown): { code: string; message: string } {
+  if (err instanceof PgError) return { code: err.code, message: err.message };
+  if (err instanceof ProtocolViolation) return { code: '08P01', message: `invalid message: ${err.message}` };
   const e = err instanceof StatusError ? err : toStatusError(err);
-  return errorResponse(sqlState(e), e.message.replace(/^sql_query: /, ''));
+  return { code: sqlState(e), message: e.message.replace(/^sql_query: /, '') };
 }
 
 export function sqlState(err: StatusError): string {

@@ -33,12 +33,16 @@ import {
   type Statement,
 } from './session-model.js';
 import { commandComplete, DataRowBatch, portalSuspended, type ColumnDescription } from './wire-messages.js';
+import type { Span } from '@opentelemetry/api';
+import { endSpanOf, failSpan, startWorkSpan } from './pg-tracing.js';
 
 export abstract class StatementRunner {
   protected readonly settings: SessionSettings;
   protected tx: 'I' | 'T' | 'E' = 'I';
   /** Its `cancel` interrupts the DuckDB work running now (CancelRequest, close); see interruptOn. */
   protected running?: { cancel?: () => void };
+  /** The span of the frontend message being answered (pg-tracing.ts), while tracing is on. */
+  protected messageSpan?: Span;
   /** Gives back the admission turn of the DuckDB work running now. */
   protected releaseTurn?: () => void;
   protected dataConn?: DuckDBConnection;
@@ -52,8 +56,20 @@ export abstract class StatementRunner {
     this.settings = new SessionSettings(o.startupParams);
   }
 
-  /** Classifies, checks and prepares one statement. */
+  /** Classifies, checks and prepares one statement (a `duckdb prepare` span when traced). */
   protected async prepare(sql: string, paramOids: number[]): Promise<Statement> {
+    const span = startWorkSpan(this.messageSpan, 'duckdb prepare');
+    try {
+      return await this.prepareStatement(sql, paramOids);
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      endSpanOf(span);
+    }
+  }
+
+  private async prepareStatement(sql: string, paramOids: number[]): Promise<Statement> {
     if (sql.replace(/;/g, '').trim() === '') return { kind: 'empty', paramOids, names: [] };
     if (this.tx === 'E' && !/^\s*(ROLLBACK|ABORT|COMMIT|END)\b/i.test(sql)) {
       throw new PgError('25P02', 'current transaction is aborted, commands ignored until end of transaction block');

@@ -14,8 +14,10 @@ import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import type * as Api from '@opentelemetry/api';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { LeanTracer, parentBasedRatio } from './lean-tracer.js';
 import type { LeanSpan } from './lean-span.js';
+// The platform's tracer is imported statically (node built-ins only at load): driver workers run from
+// source in tests, where a dynamic import of a sibling module is not resolved.
+import { LeanTracer, parentBasedRatio } from './lean-tracer.js';
 import { ImmediateSink, SpanBatcher, type BatchOptions, type SpanCounts, type SpanSink } from './span-batcher.js';
 import { otlpJsonExporter } from './otlp-json.js';
 
@@ -178,4 +180,22 @@ export function childSpan(name: string, attributes: Readonly<Api.Attributes>): A
 export function endSpan(span: Api.Span, error?: unknown): void {
   if (error !== undefined) span.setStatus({ code: 2, message: (error as Error)?.message ?? String(error) });
   span.end();
+}
+
+/**
+ * A span that starts a trace of its own (sampled by the sample ratio), for work no call asked for: a
+ * capture batch, a PostgreSQL statement. Undefined while tracing is off.
+ */
+export function rootSpan(name: string, options: Omit<Api.SpanOptions, 'root'> = {}): Api.Span | undefined {
+  return active?.tracer.startSpan(name, { ...options, root: true });
+}
+
+/**
+ * A child of `parent` given explicitly, for code that does not run inside the parent's async context (an
+ * async generator resumed by its reader, message callbacks). Undefined while tracing is off or without a parent.
+ */
+export function childSpanOf(parent: Api.Span | undefined, name: string, attributes?: Api.Attributes): Api.Span | undefined {
+  const tracing = active;
+  if (!tracing || !parent) return undefined;
+  return tracing.tracer.startSpan(name, { attributes }, tracing.api.trace.setSpan(tracing.api.ROOT_CONTEXT, parent));
 }
