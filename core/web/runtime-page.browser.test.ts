@@ -82,6 +82,28 @@ test.serial(
   },
 );
 
+test.serial('a reading whose call stalls is abandoned at the poll deadline, and the page goes on showing live readings', async (t) => {
+  const runtime = await spawnRuntime({ components });
+  t.teardown(() => runtime.stop());
+  const browser = await launchChromium();
+  t.teardown(() => browser.close());
+  const page = await browser.newPage();
+  // The first GetReadings never gets an answer, as over a connection that stalled; the later ones go through.
+  let stalled = 0;
+  let answered = 0;
+  await page.route('**/platform.component.sensor.v1.SensorService/GetReadings', async (route) => {
+    if (stalled++ === 0) return;
+    answered++;
+    await route.continue();
+  });
+  await page.goto(webUrlOf(runtime.output()));
+  // Before the poll had a deadline, the panel waited for the first call forever and showed no reading.
+  await page.getByTestId('readings-thermo').filter({ hasText: '"t": 1' }).waitFor({ timeout: 60_000 });
+  t.true(stalled >= 2, 'the poll asked again after the stalled call');
+  t.true(answered >= 1);
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+});
+
 test.serial('a camera shows its image and its point cloud in the 3D view (the canvas is not blank)', async (t) => {
   const runtime = await spawnRuntime({
     components: [{ name: 'cam', api: 'core:component:camera', model: 'fake', attributes: { width_px: 160, height_px: 120 } }],

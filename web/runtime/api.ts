@@ -11,8 +11,8 @@ import { serverStream, unary, type Codec } from '../shared/grpc-web-client.js';
 
 const rpc =
   <Req, Res>(service: string, method: string, req: Codec<Req>, res: Codec<Res>) =>
-  (message: Partial<Req>) =>
-    unary(`/${service}/${method}`, req, res, message as object);
+  (message: Partial<Req>, signal?: AbortSignal) =>
+    unary(`/${service}/${method}`, req, res, message as object, {}, signal);
 
 const ROBOT = 'platform.robot.v1.RobotService';
 export const robotApi = {

@@ -21,9 +21,12 @@ interface Seen {
   errors: string[];
 }
 
-async function look(vision: string, frame: GetImageResponse): Promise<Seen> {
+async function look(vision: string, frame: GetImageResponse, signal: AbortSignal): Promise<Seen> {
   const image = { name: vision, image: frame.image, mimeType: frame.mimeType, width: frame.width, height: frame.height };
-  const [detections, classifications] = await Promise.allSettled([visionApi.getDetections(image), visionApi.getClassifications({ ...image, n: 3 })]);
+  const [detections, classifications] = await Promise.allSettled([
+    visionApi.getDetections(image, signal),
+    visionApi.getClassifications({ ...image, n: 3 }, signal),
+  ]);
   return {
     detections: detections.status === 'fulfilled' ? detections.value.detections : [],
     classifications: classifications.status === 'fulfilled' ? classifications.value.classifications : [],
@@ -56,11 +59,14 @@ function Overlay({ width, height, seen }: { width: number; height: number; seen:
 function LiveImage({ name, stream, vision }: { name: string; stream: string; vision: string }) {
   // The camera's default stream (depth for a depth camera: a 16-bit PNG, shown through a colour map by
   // depth-colours.ts, loaded only for depth), and, with a vision service chosen, what it sees in that very image.
-  const frame = usePoll(async () => {
-    const image = await cameraApi.getImage({ name, mimeType: stream });
-    const depth = image.mimeType.includes('depth') ? await import('./depth-colours.js').then((m) => m.colourDepth(image.image)) : undefined;
-    return { image, depth, seen: vision ? await look(vision, image) : undefined };
-  }, [name, stream, vision]);
+  const frame = usePoll(
+    async (signal) => {
+      const image = await cameraApi.getImage({ name, mimeType: stream }, signal);
+      const depth = image.mimeType.includes('depth') ? await import('./depth-colours.js').then((m) => m.colourDepth(image.image)) : undefined;
+      return { image, depth, seen: vision ? await look(vision, image, signal) : undefined };
+    },
+    [name, stream, vision],
+  );
   // The newest frame is loading in the <img>; `shown` is the frame the <img> has decoded, and the overlay
   // is drawn from `shown` only, so the labels change in the same render as the pixels.
   const [pending, setPending] = useState<{ url: string; image: GetImageResponse; depth?: ColouredDepth; seen?: Seen } | undefined>();

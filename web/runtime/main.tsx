@@ -20,7 +20,7 @@ const label = (state: number, names: Record<number, string>, prefix: string) => 
 const keyOf = (n: ResourceName) => `${n.namespace}:${n.type}:${n.subtype}/${n.name}`;
 
 function EncoderPanel({ name }: { name: string }) {
-  const position = usePoll(() => encoderApi.getPosition({ name }), [name]);
+  const position = usePoll((signal) => encoderApi.getPosition({ name }, signal), [name]);
   const [error, act] = useAction();
   return (
     <div>
@@ -123,7 +123,7 @@ function useHeldSession(): { id: string; error: string } {
 
 function App() {
   const session = useHeldSession();
-  const status = usePoll(() => robotApi.getMachineStatus({}), []);
+  const status = usePoll((signal) => robotApi.getMachineStatus({}, signal), []);
   const [version, setVersion] = useState<GetVersionResponse>();
   const [stopError, act] = useAction();
   const [stopped, setStopped] = useState(0);

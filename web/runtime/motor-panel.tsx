@@ -14,10 +14,13 @@ export function MotorPanel({ name }: { name: string }) {
   // Commands sent so far (counted when sent and when answered) and whether the slider is held.
   const commands = useRef(0);
   const dragging = useRef(false);
-  const position = usePoll(async () => {
-    const asked = commands.current;
-    return { ...(await motorApi.getPosition({ name })), ...(await motorApi.isPowered({ name })), asked };
-  }, [name]);
+  const position = usePoll(
+    async (signal) => {
+      const asked = commands.current;
+      return { ...(await motorApi.getPosition({ name }, signal)), ...(await motorApi.isPowered({ name }, signal)), asked };
+    },
+    [name],
+  );
   const polled = position.value;
   useEffect(() => {
     if (!polled || dragging.current || polled.asked !== commands.current) return;

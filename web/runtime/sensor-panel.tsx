@@ -46,7 +46,7 @@ function Plot({ name, samples }: { name: string; samples: number[] }) {
 }
 
 export function SensorPanel({ name }: { name: string }) {
-  const readings = usePoll(() => sensorApi.getReadings({ name }), [name]);
+  const readings = usePoll((signal) => sensorApi.getReadings({ name }, signal), [name]);
   const history = useRef(new Map<string, number[]>());
   const [, setTick] = useState(0);
   const value = readings.value?.readings;

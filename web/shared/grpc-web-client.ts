@@ -86,14 +86,37 @@ function post<Req>(path: string, req: Codec<Req>, message: object, signal?: Abor
   return fetch(path, { method: 'POST', headers, body: framed, signal });
 }
 
+/**
+ * A unary call. Aborting `signal` abandons it (the browser drops the request, which cancels it on the
+ * server): a deadline, such as AbortSignal.timeout(ms), rejects with DEADLINE_EXCEEDED (4) naming it.
+ */
 export async function unary<Req, Res>(
   path: string,
   req: Codec<Req>,
   res: Codec<Res>,
   message: object,
   extraHeaders: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<Res> {
-  const response = await post(path, req, message, undefined, extraHeaders);
+  try {
+    return await unaryCall(path, req, res, message, extraHeaders, signal);
+  } catch (err) {
+    if (signal?.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') {
+      throw new RpcError(4, path, `no answer before the page's deadline (${(signal.reason as Error).message})`);
+    }
+    throw err;
+  }
+}
+
+async function unaryCall<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  message: object,
+  extraHeaders: Record<string, string>,
+  signal: AbortSignal | undefined,
+): Promise<Res> {
+  const response = await post(path, req, message, signal, extraHeaders);
   if (!response.ok) throw new RpcError(14, path, await httpRefusal(response));
   let reply: Res | undefined;
   let status = { code: 2, detail: 'the reply had no status' };
