@@ -71,7 +71,7 @@ export async function startRadosgw(): Promise<S3Service> {
   const missing = missingProgram();
   if (missing) {
     throw new Error(
-      `radosgw tests need '${missing}': install the Debian packages radosgw, ceph-mon and ceph-osd (.ci/apt-packages.txt; npm run setup -- --system)`,
+      `radosgw tests need '${missing}': install the Debian packages radosgw, ceph-mon and ceph-osd (.ci/apt-packages.txt; as root: node scripts/setup.mjs --system)`,
     );
   }
   const dir = mkdtempSync(join(tmpdir(), 'radosgw-'));
