@@ -2,22 +2,53 @@
 // tagging of the selected images, one image in detail (boxes, tags) and the datasets. The grid asks for
 // metadata only (include_binary false) and thumbnails; it never downloads full content.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { CloudApi } from '../api/client.js';
 import type { BinaryData } from '../../../gen/platform/app/data/v1/data.js';
 import type { Dataset } from '../../../gen/platform/app/dataset/v1/dataset.js';
 import { dataApi } from '../api/data.js';
 import { datasetApi } from '../api/dataset.js';
 import { saveStream } from '../api/save.js';
-import { markInteractive } from '../ready.js';
+import { markInteractive, whenInteractive } from '../ready.js';
 import type { CloudView, ViewProps } from '../views.js';
 import { DatasetsPanel } from './datasets-panel.js';
 import { emptyFilter, filterOf, FilterForm, type FilterFields } from './filter-form.js';
 import { ImageDetail } from './image-detail.js';
 import { userTags } from './tags.js';
 import { Thumbnail } from './thumbnail.js';
-import { UploadPanel } from './upload-panel.js';
 
 export const GRID_PX = 160;
 const PAGE = 24;
+
+type UploadProps = { api: CloudApi; orgId: string; onUploaded(): void; showError(err: unknown): void };
+type UploadComponent = (props: UploadProps) => preact.JSX.Element;
+
+/**
+ * The upload panel (and the AppService and DataSync code it needs) is a chunk of its own, loaded once the
+ * grid is usable (every thumbnail of its first page loaded or failed), or at once when something is dragged
+ * over the page: the grid's first view does not wait for it.
+ */
+function LazyUpload(props: UploadProps) {
+  const [Panel, setPanel] = useState<UploadComponent | undefined>();
+  useEffect(() => {
+    let started = false;
+    const load = () => {
+      if (started) return;
+      started = true;
+      import('./upload-panel.js').then((m) => setPanel(() => m.UploadPanel), props.showError);
+    };
+    whenInteractive(load);
+    window.addEventListener('dragenter', load, { once: true });
+    return () => window.removeEventListener('dragenter', load);
+  }, []);
+  return Panel ? (
+    <Panel {...props} />
+  ) : (
+    <section class="upload" aria-label="upload images">
+      <h2>Upload images</h2>
+      <p class="muted">Loading…</p>
+    </section>
+  );
+}
 
 function DataBrowser({ api, orgId, showError }: ViewProps) {
   const [fields, setFields] = useState<FilterFields>(emptyFilter);
@@ -202,7 +233,7 @@ function DataBrowser({ api, orgId, showError }: ViewProps) {
           {focused && (
             <ImageDetail key={focus} api={api} item={focused} onChanged={() => refresh()} onDeleted={(id) => void reload(id)} showError={showError} />
           )}
-          <UploadPanel
+          <LazyUpload
             api={api}
             orgId={orgId}
             onUploaded={() => {
