@@ -10,7 +10,7 @@ import { LOG_SINK } from '../logging/sink.js';
 import { platformVersion } from '../version.js';
 import { composeRuntime, registryWithBuiltins } from './compose.js';
 import { dumpResources, registerInstalledModules } from './dump-resources.js';
-import { flag, FlagError, parseFlags, pendingFlags, stringFlag, usage, type Flags } from './flags.js';
+import { flag, FlagError, parseFlags, stringFlag, usage, type Flags } from './flags.js';
 import { advertiseRuntime, type MdnsAdvertiser } from './mdns-advertiser.js';
 import { hostname } from 'node:os';
 import type { FtdcCapture } from '../diagnostics/ftdc/capture.js';
@@ -138,8 +138,8 @@ async function main(argv: string[]): Promise<number> {
         address: () => runtime.address ?? address,
         partName: online?.config.partName,
         hostName: hostname(),
-        // TXT `webrtc` only once the runtime answers WebRTC signaling (the flag is no longer pending).
-        webrtc: flag(flags, 'webrtc') && pendingFlags(parseFlags(['-webrtc'])).length === 0,
+        // TXT `webrtc` when the runtime answers WebRTC signaling (-webrtc, the default).
+        webrtc: flag(flags, 'webrtc'),
         log: container.resolve(LOG_SINK).logger('platform.mdns', () => runtime.levelOf('platform.mdns')),
       });
       if (exiting) await mdns.stop();

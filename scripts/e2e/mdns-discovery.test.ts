@@ -42,7 +42,7 @@ test.serial(`the runtime is found by the client with its name, gRPC port and add
   t.is(found.name, NAME);
   t.is(found.host, NAME);
   t.deepEqual(found.addresses, [link.serverAddress]);
-  t.deepEqual(found.txt, ['grpc'], 'grpc only: the runtime does not answer WebRTC signaling yet');
+  t.deepEqual(found.txt, ['grpc', 'webrtc'], 'with -webrtc (the default) it answers WebRTC signaling too');
   // The discovered address is the real one: the machine answers there.
   const client = await RobotClient.connect({ address: `${found.addresses[0]}:${found.port}`, session: false });
   t.teardown(() => client.close());
@@ -169,4 +169,12 @@ test.serial(`an online runtime is advertised under its part's name, from the clo
   t.is(found.name, 'rover-main', "the part's name (machine create names its main part <machine>-main)");
   t.is(found.host, NAME, 'SRV still points at the host');
   t.deepEqual(found.addresses, [link.serverAddress]);
+});
+
+test.serial(`-webrtc=false: TXT says grpc only [${on}]`, async (t) => {
+  const runtime = await start(['-webrtc=false']);
+  t.teardown(() => runtime.stop());
+  const port = portOf(runtime.address);
+  const machines = await eventually(discover, (list) => list.some((m) => m.port === port), { what: 'the machine' });
+  t.deepEqual(machines.find((m) => m.port === port)!.txt, ['grpc']);
 });
