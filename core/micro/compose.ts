@@ -23,6 +23,8 @@ export interface MicroOptions {
   noTls: boolean;
   allowInsecureCreds: boolean;
   revealDiffs: boolean;
+  /** Answer WebRTC offers on the LAN (SignalingService on the gRPC port), as platform-server's -webrtc. */
+  webrtc: boolean;
 }
 
 export interface MicroServer {
@@ -62,6 +64,11 @@ export async function composeMicro(options: MicroOptions): Promise<MicroServer> 
     extensions,
     new InProcessHosting(microDriver, callTimeoutMs()),
   );
-  const runtime = new MicroRuntime(machine, sink, source, { debug: options.debug, noTls: options.noTls, revealDiffs: options.revealDiffs });
+  const runtime = new MicroRuntime(machine, sink, source, {
+    debug: options.debug,
+    noTls: options.noTls,
+    revealDiffs: options.revealDiffs,
+    webrtc: options.webrtc,
+  });
   return { machine, runtime, online };
 }

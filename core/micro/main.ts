@@ -9,7 +9,17 @@ import { composeMicro, type MicroServer } from './compose.js';
 import { failOwningDriver } from './in-process-hosting.js';
 
 /** The flags of platform-server that the micro-server acts on; the others are accepted and said to do nothing here. */
-const SUPPORTED: readonly FlagName[] = ['config', 'debug', 'log-file', 'no-tls', 'allow-insecure-creds', 'reveal-sensitive-config-diffs', 'help', 'version'];
+const SUPPORTED: readonly FlagName[] = [
+  'config',
+  'debug',
+  'log-file',
+  'no-tls',
+  'allow-insecure-creds',
+  'reveal-sensitive-config-diffs',
+  'webrtc',
+  'help',
+  'version',
+];
 
 function usage(): string {
   return [
@@ -22,6 +32,7 @@ function usage(): string {
     '  -no-tls                            serve without TLS even if certificates are configured',
     '  -allow-insecure-creds              allow the part credentials over plaintext to a remote cloud',
     '  -reveal-sensitive-config-diffs     show values in logged config diffs',
+    '  -webrtc=false                      do not answer WebRTC (SignalingService on the gRPC port; default on)',
     '  -version                           print the version and exit',
     '',
   ].join('\n');
@@ -72,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
     noTls: flag(flags, 'no-tls'),
     allowInsecureCreds: flag(flags, 'allow-insecure-creds'),
     revealDiffs: flag(flags, 'reveal-sensitive-config-diffs'),
+    webrtc: flag(flags, 'webrtc'),
   });
   const { runtime, online, machine } = server;
   const finish = async () => {

@@ -29,6 +29,7 @@ export interface MicroRuntimeOptions {
   debug: boolean;
   noTls: boolean;
   revealDiffs: boolean;
+  webrtc: boolean;
 }
 
 export class MicroRuntime {
@@ -122,7 +123,7 @@ export class MicroRuntime {
         logs: this.logs,
         config: { view: () => this.configView(), save: (text) => this.saveConfig(text) },
       },
-      { bindAddress: network.bind_address, tls },
+      { bindAddress: network.bind_address, tls, webrtc: this.options.webrtc },
     );
   }
 

@@ -1,0 +1,177 @@
+// npm run bench:micro — platform-micro-server beside platform-server, both built (dist/), in one run,
+// each figure with its ratio (micro / server) and the issue's target (issue 31):
+//  1. resident memory (RSS) 3 s after "serving" at 0, 10 and 50 fake sensors (targets: <= 60 MB at 0,
+//     <= 64 MB at 50, on x86-64)
+//  2. threads of the process at 50 (target <= 12)
+//  3. start to "serving" with 50 resources, wall time and CPU time (target <= 500 ms)
+//  4. the bundle's size (target <= 1.5 MB minified, WebRTC included)
+//  5. RSS growth over a time-scaled hour of 10 Hz capture on 50 sensors under --max-old-space-size=32
+//     (target <= 5 %): BENCH_CAPTURE_S seconds (default 60) of capture at BENCH_CAPTURE_SCALE times the
+//     frequency (default 60: 600 Hz per sensor, so a minute holds an hour's 36,000 readings per sensor),
+//     RSS sampled every second; growth is the last tenth's mean against the first tenth after warm-up.
+// BENCH_COUNTS=0,10 and BENCH_ONLY=memory|start|capture narrow the run.
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir, arch } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+
+const SERVER = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
+const MICRO = fileURLToPath(new URL('../../platform-micro-server.mjs', import.meta.url));
+const COUNTS = (process.env.BENCH_COUNTS ?? '0,10,50').split(',').map(Number);
+const ONLY = process.env.BENCH_ONLY;
+
+type Program = 'platform-server' | 'platform-micro-server';
+const PROGRAMS: Program[] = ['platform-server', 'platform-micro-server'];
+
+const sensor = (i: number, capture?: number) => ({
+  name: `s${i}`,
+  api: 'core:component:sensor',
+  model: 'fake',
+  attributes: { readings: { temperature_c: 21.5, i } },
+  ...(capture ? { service_configs: [{ type: 'data_manager', attributes: { capture_methods: [{ method: 'Readings', capture_frequency_hz: capture }] } }] } : {}),
+});
+
+function configFile(dir: string, components: object[], services: object[] = []): string {
+  const path = join(dir, `machine-${components.length}-${services.length}.json`);
+  writeFileSync(path, JSON.stringify({ network: { bind_address: '127.0.0.1:0', web_bind_address: '127.0.0.1:0' }, components, services }));
+  return path;
+}
+
+function status(pid: number): string {
+  return readFileSync(`/proc/${pid}/status`, 'utf8');
+}
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(status(pid))![1]) / 1024;
+const threads = (pid: number) => Number(/Threads:\s+(\d+)/.exec(status(pid))![1]);
+/** CPU time (all threads, user + system) a process used so far, from /proc/<pid>/stat, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+async function start(program: Program, configPath: string, dir: string, nodeFlags: string[] = []): Promise<{ p: ServingProgram; ms: number; cpu: number }> {
+  const t0 = performance.now();
+  const p = await spawnServing(program === 'platform-server' ? SERVER : MICRO, ['-config', configPath], {
+    name: program,
+    env: { ...process.env, HOME: dir, PLATFORM_FTDC_DIR: join(dir, 'ftdc') },
+    nodeFlags,
+    servingLine: program === 'platform-server' ? /platform-server serving on (\S+)/ : /platform-micro-server serving on (\S+)/,
+  });
+  return { p, ms: performance.now() - t0, cpu: cpuMs(p.child.pid!) };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (v: number, digits = 1) => v.toFixed(digits);
+const ratio = (micro: number, server: number) => `${fmt(micro / server, 2)}x`;
+const verdict = (ok: boolean) => (ok ? 'meets' : 'MISSES');
+
+function row(cells: (string | number)[]): void {
+  console.log(cells.map((c, i) => String(c).padEnd(i === 0 ? 30 : 16)).join(''));
+}
+
+async function memoryAndThreads(dir: string): Promise<void> {
+  console.log('\n1-2. RSS 3 s after serving, and threads (one run each):');
+  row(['', 'platform-server', 'micro-server', 'micro/server', 'target']);
+  for (const n of COUNTS) {
+    const figures: Record<Program, { rss: number; threads: number }> = {} as never;
+    for (const program of PROGRAMS) {
+      const { p } = await start(
+        program,
+        configFile(
+          dir,
+          Array.from({ length: n }, (_, i) => sensor(i)),
+        ),
+        dir,
+      );
+      await sleep(3000);
+      figures[program] = { rss: rssMb(p.child.pid!), threads: threads(p.child.pid!) };
+      await p.stop();
+    }
+    const micro = figures['platform-micro-server'];
+    const server = figures['platform-server'];
+    const target = n === 0 ? 60 : n === 50 ? 64 : undefined;
+    row([
+      `RSS, ${n} resources (MB)`,
+      fmt(server.rss),
+      fmt(micro.rss),
+      ratio(micro.rss, server.rss),
+      target ? `<= ${target}: ${verdict(micro.rss <= target)}` : '',
+    ]);
+    row([`threads, ${n} resources`, server.threads, micro.threads, ratio(micro.threads, server.threads), `<= 12: ${verdict(micro.threads <= 12)}`]);
+  }
+}
+
+async function startTime(dir: string): Promise<void> {
+  console.log('\n3. start to serving with 50 resources (median of 3; CPU = all threads up to serving):');
+  row(['', 'platform-server', 'micro-server', 'micro/server', 'target']);
+  const path = configFile(
+    dir,
+    Array.from({ length: 50 }, (_, i) => sensor(i)),
+  );
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const wall: Record<Program, number> = {} as never;
+  const cpu: Record<Program, number> = {} as never;
+  for (const program of PROGRAMS) {
+    const runs = [];
+    for (let i = 0; i < 3; i++) {
+      const started = await start(program, path, dir);
+      runs.push(started);
+      await started.p.stop();
+    }
+    wall[program] = median(runs.map((r) => r.ms));
+    cpu[program] = median(runs.map((r) => r.cpu));
+  }
+  const [s, m] = [wall['platform-server'], wall['platform-micro-server']];
+  row(['wall time (ms)', fmt(s, 0), fmt(m, 0), ratio(m, s), `<= 500: ${verdict(m <= 500)}`]);
+  row(['CPU time (ms)', fmt(cpu['platform-server'], 0), fmt(cpu['platform-micro-server'], 0), ratio(cpu['platform-micro-server'], cpu['platform-server']), '']);
+}
+
+function bundleSize(): void {
+  const bytes = statSync(MICRO).size;
+  console.log(
+    `\n4. bundle dist/platform-micro-server.mjs: ${fmt(bytes / 1024 / 1024, 2)} MB (${bytes} bytes); target <= 1.5 MB with WebRTC: ${verdict(bytes <= 1.5 * 1024 * 1024)}`,
+  );
+}
+
+async function captureGrowth(dir: string): Promise<void> {
+  const seconds = Number(process.env.BENCH_CAPTURE_S ?? 60);
+  const scale = Number(process.env.BENCH_CAPTURE_SCALE ?? 60);
+  console.log(
+    `\n5. RSS over ${seconds} s of capture on 50 sensors at ${10 * scale} Hz each (${fmt((seconds * scale) / 60, 0)} min of 10 Hz capture), --max-old-space-size=32, sync off:`,
+  );
+  const services = [{ name: 'dm', api: 'core:service:data_manager', model: 'builtin', attributes: { capture_dir: join(dir, 'capture'), sync_disabled: true } }];
+  const path = configFile(
+    dir,
+    Array.from({ length: 50 }, (_, i) => sensor(i, 10 * scale)),
+    services,
+  );
+  row(['', 'start RSS (MB)', 'end RSS (MB)', 'growth', 'target']);
+  for (const program of PROGRAMS) {
+    const { p } = await start(program, path, dir, ['--max-old-space-size=32']);
+    const samples: number[] = [];
+    for (let s = 0; s < seconds; s++) {
+      await sleep(1000);
+      samples.push(rssMb(p.child.pid!));
+    }
+    await p.stop();
+    const tenth = Math.max(1, Math.floor(samples.length / 10));
+    // The first tenth is warm-up (files, buffers and JIT settle); growth is measured from the second.
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const first = mean(samples.slice(tenth, 2 * tenth));
+    const last = mean(samples.slice(-tenth));
+    const growth = (last - first) / first;
+    row([program, fmt(first), fmt(last), `${fmt(growth * 100)} %`, program === 'platform-micro-server' ? `<= 5 %: ${verdict(growth <= 0.05)}` : '']);
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-micro-'));
+console.log(
+  `bench:micro on ${arch()}, load average ${loadavg()
+    .map((l) => fmt(l, 2))
+    .join(' ')} (2 cores shared: figures are noisy)`,
+);
+if (!ONLY || ONLY === 'memory') await memoryAndThreads(dir);
+if (!ONLY || ONLY === 'start') await startTime(dir);
+bundleSize();
+if (!ONLY || ONLY === 'capture') await captureGrowth(dir);
+process.exit(0);
