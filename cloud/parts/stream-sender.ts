@@ -56,6 +56,11 @@ export class BoundedSender<T, M> {
       const bytes = this.sizeOf(item);
       this.queue.push({ item, bytes });
       this.queuedBytes += bytes;
+      // Past the limit the stream is closed anyway: the rest of a large batch is not queued first.
+      if (this.queuedBytes > this.maxQueuedBytes) {
+        this.send();
+        if (this.queuedBytes > this.maxQueuedBytes) break;
+      }
     }
     this.send();
     if (this.queuedBytes > this.maxQueuedBytes) {

@@ -36,6 +36,8 @@ export const logTails: Attack = {
       stream.end(frame);
       stream.pause();
       stream.on('trailers', (t) => ends.add(`grpc ${String(t['grpc-status'])}`));
+      // A tail refused at once answers trailers-only: its status comes in the response headers.
+      stream.on('response', (h) => h['grpc-status'] !== undefined && ends.add(`grpc ${String(h['grpc-status'])} at once`));
       stream.on('error', () => ends.add('error'));
       return stream;
     });
