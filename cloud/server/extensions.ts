@@ -7,8 +7,9 @@ import { agentExtension } from '../agent/extension.js';
 import { createMlTrainingExtension } from '../mltraining/extension.js';
 import { partsExtension } from '../parts/extension.js';
 import { createQueryExtension } from '../query/extension.js';
+import { createSignalingExtension } from '../signaling/extension.js';
 
 /** A new set of extensions for one cloud: extensions that hold resources are factories. */
 export function createExtensions(): CloudExtension[] {
-  return [agentExtension, createMlTrainingExtension(), partsExtension, createQueryExtension()];
+  return [agentExtension, createMlTrainingExtension(), partsExtension, createQueryExtension(), createSignalingExtension()];
 }

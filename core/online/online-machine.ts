@@ -98,6 +98,11 @@ export class OnlineMachine {
     this.reporter?.soon();
   }
 
+  /** The machine's link to its cloud; undefined when its address or credentials cannot make one. */
+  get cloudLink(): CloudLink | undefined {
+    return this.link;
+  }
+
   get shippedLines(): number {
     return this.shipper?.shipped ?? 0;
   }

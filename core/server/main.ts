@@ -18,6 +18,7 @@ import { startFtdc } from './ftdc.js';
 import { startTelemetryOutput, type TelemetryOutput } from './telemetry-output.js';
 import { networkCheck } from './network-check.js';
 import { Runtime } from './runtime.js';
+import { CloudAnswerer } from '../webrtc/cloud-answerer.js';
 
 /** module_dir of a config file, without validating the rest (a dump must work with a broken config too). */
 function readModuleDir(configPath: string): string | undefined {
@@ -91,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
   const online = container.isRegistered(ONLINE_MACHINE) ? container.resolve(ONLINE_MACHINE) : undefined;
   let ftdc: FtdcCapture | undefined;
   let mdns: MdnsAdvertiser | undefined;
+  let cloudAnswerer: CloudAnswerer | undefined;
   /** Every way out ends here: capture stops first (the machine is going away), the profile is written last. */
   let written = true;
   const finish = async (): Promise<boolean> => {
@@ -98,6 +100,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       // The goodbye goes out while the server still answers: a client that saw it stops dialling.
       await mdns?.stop();
+      cloudAnswerer?.stop();
       await runtime.shutdown();
       await online?.close();
       await telemetry?.stop();
@@ -131,6 +134,13 @@ async function main(argv: string[]): Promise<number> {
     const address = await starting;
     online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
     if (online) runtime.onConfigSettled = () => online.reportSoon();
+    // -webrtc (default true): an online machine also answers offers signaled through its cloud.
+    const link = online?.cloudLink;
+    if (link && flag(flags, 'webrtc') && !exiting) {
+      const log = container.resolve(LOG_SINK).logger('platform.webrtc', () => runtime.levelOf('platform.webrtc'));
+      cloudAnswerer = new CloudAnswerer(link, () => runtime.webrtcAnswerer, log);
+      cloudAnswerer.start();
+    }
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);
     if (!exiting && !flag(flags, 'disable-mdns')) {
