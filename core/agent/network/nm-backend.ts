@@ -1,7 +1,7 @@
 // NetworkBackend over NetworkManager's D-Bus API (org.freedesktop.NetworkManager), with dbus-next.
 // The agent loads this module only when it runs the network, so an agent without it stays small.
 import dbus from 'dbus-next';
-import type { ClientInterface, MessageBus } from 'dbus-next';
+import type { ClientInterface, MessageBus, ProxyObject } from 'dbus-next';
 import type { Connectivity, NetworkBackend, Profile, VisibleNetwork, WifiSecurity } from './backend.js';
 import { fromNmSettings, toNmSettings } from './nm-settings.js';
 
@@ -63,15 +63,37 @@ export class NetworkManagerBackend implements NetworkBackend {
     this.bus.disconnect();
   }
 
+  /**
+   * The manager's and the settings' objects live as long as NetworkManager does: their proxies (each an
+   * Introspect round trip to build) are kept. Calls go to the bus name, so a restarted NetworkManager
+   * answers them too. Other objects (devices, connections, access points) come and go and are looked
+   * up each time.
+   */
+  private readonly lasting = new Map<string, Promise<ProxyObject>>();
+
   private async iface(path: string, name: string): Promise<ClientInterface> {
-    const obj = await this.bus.getProxyObject(NM, path);
-    return obj.getInterface(name);
+    let obj: Promise<ProxyObject> | undefined = this.lasting.get(path);
+    if (!obj) {
+      obj = this.bus.getProxyObject(NM, path);
+      if (path === NM_PATH || path === SETTINGS_PATH) {
+        this.lasting.set(path, obj);
+        obj.catch(() => this.lasting.delete(path)); // not up yet: built again next time
+      }
+    }
+    return (await obj).getInterface(name);
+  }
+
+  /**
+   * org.freedesktop.DBus.Properties is the same on every object: its calls go as plain messages, with no
+   * Introspect round trip for a proxy first (a scan reads every access point's properties).
+   */
+  private async props(path: string, member: 'Get' | 'GetAll', signature: string, body: string[]): Promise<unknown> {
+    const reply = await this.bus.call(new dbus.Message({ destination: NM, path, interface: PROPS, member, signature, body }));
+    return reply?.body[0];
   }
 
   private async prop<T>(path: string, iface: string, name: string): Promise<T> {
-    const props = await this.iface(path, PROPS);
-    const v = (await props.Get(iface, name)) as { value: T };
-    return v.value;
+    return ((await this.props(path, 'Get', 'ss', [iface, name])) as { value: T }).value;
   }
 
   async connectivity(): Promise<Connectivity> {
@@ -96,7 +118,7 @@ export class NetworkManagerBackend implements NetworkBackend {
       await wifi.RequestScan({}).catch(() => undefined);
       const active = await this.activeAccessPoint(dev);
       for (const ap of (await wifi.GetAllAccessPoints()) as string[]) {
-        const props = (await (await this.iface(ap, PROPS)).GetAll(`${NM}.AccessPoint`)) as Record<string, { value: unknown }>;
+        const props = (await this.props(ap, 'GetAll', 's', [`${NM}.AccessPoint`])) as Record<string, { value: unknown }>;
         const ssid = Buffer.from(props.Ssid.value as Buffer).toString('utf8');
         if (!ssid) continue; // hidden networks
         const net: VisibleNetwork = {
