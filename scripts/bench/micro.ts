@@ -11,8 +11,14 @@
 //     RSS sampled every second; growth is the last tenth's mean against the first tenth after warm-up.
 //  6. a saved config change (a sensor added) to the new sensor answering (the issue: reconfigure within
 //     1 s, live, where the reference's micro variant polls every 10 s and reboots), median of 5
+// Floors, measured in the same run: the same figures for a bare Node process (node -e, an idle timer)
+// and for the least a gRPC machine needs (a grpc-js server bound and listening, no service), so that a
+// target below what Node itself costs here reads as a ratio against that floor.
 // BENCH_COUNTS=0,10 and BENCH_ONLY=memory|start|capture|reconfig narrow the run.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { credentials } from '@grpc/grpc-js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { loadavg, tmpdir, arch } from 'node:os';
@@ -64,6 +70,38 @@ async function start(program: Program, configPath: string, dir: string, nodeFlag
   return { p, ms: performance.now() - t0, cpu: cpuMs(p.child.pid!) };
 }
 
+/** The floors: scripts that print "serving" once they are as far as they go, then idle. */
+const FLOORS = {
+  'bare node': `console.log('serving'); setInterval(() => {}, 1 << 30);`,
+  'grpc-js server': `const g = require('@grpc/grpc-js'); const s = new g.Server();
+    s.bindAsync('127.0.0.1:0', g.ServerCredentials.createInsecure(), () => console.log('serving')); setInterval(() => {}, 1 << 30);`,
+};
+type Floor = keyof typeof FLOORS;
+
+/** A floor process to its "serving" line: wall ms, and after 3 s its RSS (MB), threads and CPU ms. */
+async function measureFloor(floor: Floor): Promise<{ ms: number; rss: number; threads: number; cpu: number }> {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ['-e', FLOORS[floor]], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) if (line === 'serving') break;
+  const ms = performance.now() - t0;
+  const cpu = cpuMs(child.pid!);
+  await sleep(3000);
+  const figures = { ms, rss: rssMb(child.pid!), threads: threads(child.pid!), cpu };
+  child.kill();
+  await once(child, 'exit');
+  return figures;
+}
+
+async function floors(): Promise<Record<Floor, { ms: number; rss: number; threads: number; cpu: number }>> {
+  const out = {} as Record<Floor, { ms: number; rss: number; threads: number; cpu: number }>;
+  for (const floor of Object.keys(FLOORS) as Floor[]) out[floor] = await measureFloor(floor);
+  console.log('\n0. floors (same run): a process that does no more than this, 3 s after it is ready:');
+  row(['', 'RSS (MB)', 'threads', 'start (ms)', 'start CPU (ms)']);
+  for (const [floor, f] of Object.entries(out)) row([floor, fmt(f.rss), f.threads, fmt(f.ms, 0), fmt(f.cpu, 0)]);
+  return out;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (v: number, digits = 1) => v.toFixed(digits);
 const ratio = (micro: number, server: number) => `${fmt(micro / server, 2)}x`;
@@ -73,7 +111,7 @@ function row(cells: (string | number)[]): void {
   console.log(cells.map((c, i) => String(c).padEnd(i === 0 ? 30 : 16)).join(''));
 }
 
-async function memoryAndThreads(dir: string): Promise<void> {
+async function memoryAndThreads(dir: string, floor: Awaited<ReturnType<typeof floors>>): Promise<void> {
   console.log('\n1-2. RSS 3 s after serving, and threads (one run each):');
   row(['', 'platform-server', 'micro-server', 'micro/server', 'target']);
   for (const n of COUNTS) {
@@ -102,10 +140,15 @@ async function memoryAndThreads(dir: string): Promise<void> {
       target ? `<= ${target}: ${verdict(micro.rss <= target)}` : '',
     ]);
     row([`threads, ${n} resources`, server.threads, micro.threads, ratio(micro.threads, server.threads), `<= 12: ${verdict(micro.threads <= 12)}`]);
+    const grpc = floor['grpc-js server'].rss;
+    const bare = floor['bare node'].rss;
+    console.log(
+      `  micro-server RSS against the floors: ${ratio(micro.rss, bare)} bare node (${fmt(bare)} MB), ${ratio(micro.rss, grpc)} grpc-js server (${fmt(grpc)} MB); above the grpc-js floor: ${fmt(micro.rss - grpc)} MB`,
+    );
   }
 }
 
-async function startTime(dir: string): Promise<void> {
+async function startTime(dir: string, floor: Awaited<ReturnType<typeof floors>>): Promise<void> {
   console.log('\n3. start to serving with 50 resources (median of 3; CPU = all threads up to serving):');
   row(['', 'platform-server', 'micro-server', 'micro/server', 'target']);
   const path = configFile(
@@ -128,6 +171,10 @@ async function startTime(dir: string): Promise<void> {
   const [s, m] = [wall['platform-server'], wall['platform-micro-server']];
   row(['wall time (ms)', fmt(s, 0), fmt(m, 0), ratio(m, s), `<= 500: ${verdict(m <= 500)}`]);
   row(['CPU time (ms)', fmt(cpu['platform-server'], 0), fmt(cpu['platform-micro-server'], 0), ratio(cpu['platform-micro-server'], cpu['platform-server']), '']);
+  const grpc = floor['grpc-js server'];
+  console.log(
+    `  micro-server start against the grpc-js server floor (${fmt(grpc.ms, 0)} ms wall, ${fmt(grpc.cpu, 0)} ms CPU): ${ratio(m, grpc.ms)} wall, ${ratio(cpu['platform-micro-server'], grpc.cpu)} CPU`,
+  );
 }
 
 function bundleSize(): void {
@@ -201,8 +248,9 @@ console.log(
     .map((l) => fmt(l, 2))
     .join(' ')} (2 cores shared: figures are noisy)`,
 );
-if (!ONLY || ONLY === 'memory') await memoryAndThreads(dir);
-if (!ONLY || ONLY === 'start') await startTime(dir);
+const floor = await floors();
+if (!ONLY || ONLY === 'memory') await memoryAndThreads(dir, floor);
+if (!ONLY || ONLY === 'start') await startTime(dir, floor);
 bundleSize();
 if (!ONLY || ONLY === 'capture') await captureGrowth(dir);
 if (!ONLY || ONLY === 'reconfig') await reconfigure(dir);
