@@ -31,12 +31,15 @@ export class UnsupportedValueError extends Error {
 
 /** Bytes of a varint holding `n` (a whole number, not negative, up to 2^53). */
 export function varintSize(n: number): number {
-  let size = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 128);
-    size++;
-  }
-  return size;
+  // Comparisons, not a loop of divisions: this runs for every length and every Timestamp field.
+  if (n < 0x80) return 1;
+  if (n < 0x4000) return 2;
+  if (n < 0x200000) return 3;
+  if (n < 0x10000000) return 4;
+  if (n < 2 ** 35) return 5;
+  if (n < 2 ** 42) return 6;
+  if (n < 2 ** 49) return 7;
+  return 8; // up to 2^56, more than a safe integer holds
 }
 
 /**

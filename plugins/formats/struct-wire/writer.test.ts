@@ -1,8 +1,9 @@
 // The writer writes byte for byte what the generated ts-proto Struct encoder writes, alone and framed
 // inside a larger message with other Structs sharing one nested-size array.
 import test from 'ava';
+import { BinaryWriter } from '@bufbuild/protobuf/wire';
 import { Struct } from '../../../gen/google/protobuf/struct.js';
-import { fieldSize, measureStruct, UnsupportedValueError, type NestedSizes } from './size.js';
+import { fieldSize, measureStruct, UnsupportedValueError, varintSize, type NestedSizes } from './size.js';
 import { cases } from './test-cases.js';
 import { encodeStruct, StructWriter } from './writer.js';
 
@@ -36,6 +37,17 @@ test('raw bytes, varints up to 2^53 and strings are written as protobuf writes t
   out.varint(2 ** 53);
   out.string('é!');
   t.deepEqual(out.buf.subarray(0, out.pos), Buffer.from([1, 2, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10, 3, 0xc3, 0xa9, 0x21]));
+});
+
+test('varints at each size boundary take varintSize bytes, the bytes protobuf writes', (t) => {
+  const boundaries = [0, 1, 127, 128, 16_383, 16_384, 2 ** 21, 2 ** 28, 2 ** 31 - 1, 2 ** 31, 2 ** 32, 2 ** 35, 2 ** 42, 2 ** 49, 2 ** 53];
+  for (const n of boundaries.flatMap((b) => (b > 0 ? [b - 1, b] : [b]))) {
+    const out = new StructWriter(Buffer.alloc(16), 0, []);
+    out.varint(n);
+    t.is(out.pos, varintSize(n), `size of ${n}`);
+    t.deepEqual(out.buf.subarray(0, out.pos), varint(n), `bytes of ${n}`);
+    if (n < 2 ** 32) t.deepEqual(out.buf.subarray(0, out.pos), Buffer.from(new BinaryWriter().uint32(n).finish()), `BinaryWriter's bytes of ${n}`);
+  }
 });
 
 test('a value the Struct cannot hold writes nothing and names its path', (t) => {

@@ -25,6 +25,15 @@ export class StructWriter {
 
   /** A varint of a whole number, not negative, up to 2^53 (no 32-bit operators, which would wrap). */
   varint(n: number): void {
+    if (n < 0x80000000) {
+      // The common case (every length, seconds until 2038) in 32-bit operations.
+      while (n >= 0x80) {
+        this.buf[this.pos++] = (n & 0x7f) | 0x80;
+        n >>>= 7;
+      }
+      this.buf[this.pos++] = n;
+      return;
+    }
     while (n >= 0x80) {
       this.buf[this.pos++] = (n % 128) | 0x80;
       n = Math.floor(n / 128);
