@@ -62,10 +62,10 @@ test('additional_networks become profiles with their priority; a removed key rem
   t.true(backend.store.has('platform-net-lab'));
 });
 
-test('networks are tried from the highest priority to the lowest, then the hotspot starts', async (t) => {
+test('with turn_on_hotspot_if_wifi_has_no_internet, every network is tried from the highest priority to the lowest, then the hotspot starts', async (t) => {
   const { clock, sup, activations } = await setup(
     {
-      network_configuration: { offline_before_starting_hotspot_minutes: 2 },
+      network_configuration: { offline_before_starting_hotspot_minutes: 2, turn_on_hotspot_if_wifi_has_no_internet: true },
       additional_networks: {
         low: { type: 'wifi', ssid: 'low', psk: 'wrong-pass', priority: -5 },
         high: { type: 'wifi', ssid: 'high', psk: 'wrong-pass', priority: 900 },
@@ -82,6 +82,30 @@ test('networks are tried from the highest priority to the lowest, then the hotsp
   t.deepEqual(activations(), ['activate platform-net-high', 'activate platform-net-cable', 'activate platform-net-low', `activate ${HOTSPOT_ID}`]);
   t.is(sup.state, 'provisioning');
   t.true(sup.errors.includes('high: secrets were required, but not provided'));
+});
+
+test('without turn_on_hotspot_if_wifi_has_no_internet (the default), only the highest-priority network in reach is tried, then the hotspot starts', async (t) => {
+  const { clock, sup, activations } = await setup(
+    {
+      network_configuration: { offline_before_starting_hotspot_minutes: 2, retry_connection_timeout_minutes: 10 },
+      additional_networks: {
+        low: { type: 'wifi', ssid: 'low', psk: 'right-pass', priority: -5 },
+        high: { type: 'wifi', ssid: 'high', psk: 'wrong-pass', priority: 900 },
+        away: { type: 'wifi', ssid: 'away', psk: 'any-password', priority: 999 },
+      },
+    },
+    (b) => {
+      b.addAir({ ssid: 'low', psk: 'right-pass', signal: 90 });
+      b.addAir({ ssid: 'high', psk: 'right-pass', signal: 20 });
+    },
+  );
+  await clock.advance(2 * MIN);
+  // `low` would connect, but SPEC.md says only the highest-priority network is tried.
+  t.deepEqual(activations(), ['activate platform-net-high', `activate ${HOTSPOT_ID}`]);
+  t.is(sup.state, 'provisioning');
+  // After the retry timer, a new round tries the same one network again.
+  await clock.advance(10 * MIN + NETWORK_CHECK_SECONDS * 1000);
+  t.deepEqual(activations().slice(2, 3), ['activate platform-net-high']);
 });
 
 test('a network that connects ends the search, and the machine is online', async (t) => {

@@ -54,6 +54,8 @@ export class NetworkSupervisor {
   private provisioningSince?: number;
   private lastUserActivity?: number;
   private readonly tried = new Set<string>();
+  /** The profiles activated in this round (a subset of `tried`, which also holds those not in reach). */
+  private readonly attempted = new Set<string>();
   private timer?: unknown;
   private stepping: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -158,7 +160,7 @@ export class NetworkSupervisor {
       this.log.info({ id: profile.id, ssid, priority }, 'network submitted during provisioning');
       if (this.state === 'provisioning') await this.stopHotspot('a network was submitted');
       this.setState('offline');
-      this.tried.clear();
+      this.newRound();
       await this.attempt(profile);
     });
   }
@@ -169,7 +171,7 @@ export class NetworkSupervisor {
     return this.serial(async () => {
       if (this.state !== 'provisioning') return;
       await this.stopHotspot('a user ended provisioning');
-      this.tried.clear();
+      this.newRound();
     });
   }
 
@@ -235,7 +237,7 @@ export class NetworkSupervisor {
       if (this.state !== 'online') this.log.info({ connectivity: c }, 'network: online');
       this.setState('online');
       this.offlineSince = undefined;
-      this.tried.clear();
+      this.newRound();
       this.rebooted = false;
       return;
     }
@@ -256,7 +258,7 @@ export class NetworkSupervisor {
       if (this.since(this.provisioningSince, net.retry_connection_timeout_minutes) && idle) {
         await this.stopHotspot('retry_connection_timeout_minutes elapsed; trying the networks again');
         this.setState('offline');
-        this.tried.clear();
+        this.newRound();
       }
       return;
     }
@@ -269,8 +271,13 @@ export class NetworkSupervisor {
     if (this.since(this.offlineSince, net.offline_before_starting_hotspot_minutes)) await this.startHotspot();
   }
 
-  /** The untried profile of highest priority that can be reached now (a Wi-Fi network must be visible). */
+  /**
+   * The untried profile of highest priority that can be reached now (a Wi-Fi network must be visible).
+   * SPEC.md (turn_on_hotspot_if_wifi_has_no_internet): when false, only the highest-priority network is
+   * tried, so a round ends after its first attempt; when true, every configured network is tried in turn.
+   */
   private async nextCandidate(): Promise<ClientProfile | undefined> {
+    if (!this.config!.network_configuration.turn_on_hotspot_if_wifi_has_no_internet && this.attemptedThisRound()) return undefined;
     const profiles = (await this.opts.backend.profiles()).filter((p): p is ClientProfile => p.kind === 'client' && !this.tried.has(p.id));
     if (profiles.length === 0) return undefined;
     const visible = profiles.some((p) => p.type === 'wifi') ? new Set((await this.opts.backend.scan()).map((n) => n.ssid)) : new Set<string>();
@@ -281,8 +288,20 @@ export class NetworkSupervisor {
     return reachable[0];
   }
 
+  /** A new round of network selection: every network may be tried again. */
+  private newRound(): void {
+    this.tried.clear();
+    this.attempted.clear();
+  }
+
+  /** Whether this round of selection has activated a network. */
+  private attemptedThisRound(): boolean {
+    return this.attempted.size > 0;
+  }
+
   private async attempt(p: ClientProfile): Promise<void> {
     this.tried.add(p.id);
+    this.attempted.add(p.id);
     this.log.info({ id: p.id, ssid: p.ssid || undefined, priority: p.priority }, 'network: trying');
     const res = await this.opts.backend.activate(p.id);
     this.lastAttempt = { id: p.id, ssid: p.ssid, at: this.opts.clock.now(), error: res.ok ? undefined : res.error };

@@ -39,7 +39,13 @@ test('over D-Bus: networks by priority, the hotspot, the retry timer and a user,
   const backend = new NetworkManagerBackend({ bus: nm.bus, activationTimeoutMs: 5000 });
   const clock = new FakeClock();
   const config = parseAgentConfig({
-    network_configuration: { offline_before_starting_hotspot_minutes: 1, retry_connection_timeout_minutes: 10, user_idle_minutes: 5 },
+    // Every network is tried in turn only with turn_on_hotspot_if_wifi_has_no_internet (SPEC.md).
+    network_configuration: {
+      offline_before_starting_hotspot_minutes: 1,
+      retry_connection_timeout_minutes: 10,
+      user_idle_minutes: 5,
+      turn_on_hotspot_if_wifi_has_no_internet: true,
+    },
     additional_networks: {
       low: { type: 'wifi', ssid: 'low', psk: 'low-password', priority: 1 },
       high: { type: 'wifi', ssid: 'high', psk: 'high-password', priority: 50 },
