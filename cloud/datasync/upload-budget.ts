@@ -6,6 +6,7 @@ import { resourceExhausted } from '../../core/shared/status-error.js';
 import type { Principal } from '../auth/principal.js';
 import type { DecodeLimits } from './struct-codec.js';
 import { principalKey } from './upload-streams.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export interface CaptureUploadLimits extends DecodeLimits {
   /** DataCaptureUpload request bytes one principal may have being decoded and stored at once. */
@@ -18,21 +19,13 @@ export const defaultCaptureUploadLimits: CaptureUploadLimits = {
   maxInFlightBytesPerPrincipal: 64 * 1024 * 1024,
 };
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${text}"`);
-  return n;
-}
-
 /** PLATFORM_UPLOAD_MAX_POINTS, PLATFORM_UPLOAD_MAX_VALUES, PLATFORM_UPLOAD_MAX_INFLIGHT_BYTES_PER_PRINCIPAL. */
 export function captureUploadLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): CaptureUploadLimits {
   const d = defaultCaptureUploadLimits;
   return {
-    maxPoints: positiveInt(env, 'PLATFORM_UPLOAD_MAX_POINTS', d.maxPoints),
-    maxValues: positiveInt(env, 'PLATFORM_UPLOAD_MAX_VALUES', d.maxValues),
-    maxInFlightBytesPerPrincipal: positiveInt(env, 'PLATFORM_UPLOAD_MAX_INFLIGHT_BYTES_PER_PRINCIPAL', d.maxInFlightBytesPerPrincipal),
+    maxPoints: envWholeNumber('PLATFORM_UPLOAD_MAX_POINTS', d.maxPoints, env),
+    maxValues: envWholeNumber('PLATFORM_UPLOAD_MAX_VALUES', d.maxValues, env),
+    maxInFlightBytesPerPrincipal: envWholeNumber('PLATFORM_UPLOAD_MAX_INFLIGHT_BYTES_PER_PRINCIPAL', d.maxInFlightBytesPerPrincipal, env),
   };
 }
 

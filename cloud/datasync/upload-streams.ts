@@ -5,6 +5,7 @@
 import { status, type ServerReadableStream } from '@grpc/grpc-js';
 import { deadlineExceeded, resourceExhausted, StatusError } from '../../core/shared/status-error.js';
 import type { Principal } from '../auth/principal.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export interface UploadStreamLimits {
   /** A stream that sends nothing for this long is closed (DEADLINE_EXCEEDED) and its content dropped. */
@@ -15,19 +16,11 @@ export interface UploadStreamLimits {
 
 export const defaultUploadStreamLimits: UploadStreamLimits = { idleTimeoutMs: 30_000, maxStreamsPerPrincipal: 8 };
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${text}"`);
-  return n;
-}
-
 /** The limits from PLATFORM_UPLOAD_IDLE_TIMEOUT_MS and PLATFORM_UPLOAD_MAX_STREAMS_PER_PRINCIPAL. */
 export function uploadStreamLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): UploadStreamLimits {
   return {
-    idleTimeoutMs: positiveInt(env, 'PLATFORM_UPLOAD_IDLE_TIMEOUT_MS', defaultUploadStreamLimits.idleTimeoutMs),
-    maxStreamsPerPrincipal: positiveInt(env, 'PLATFORM_UPLOAD_MAX_STREAMS_PER_PRINCIPAL', defaultUploadStreamLimits.maxStreamsPerPrincipal),
+    idleTimeoutMs: envWholeNumber('PLATFORM_UPLOAD_IDLE_TIMEOUT_MS', defaultUploadStreamLimits.idleTimeoutMs, env),
+    maxStreamsPerPrincipal: envWholeNumber('PLATFORM_UPLOAD_MAX_STREAMS_PER_PRINCIPAL', defaultUploadStreamLimits.maxStreamsPerPrincipal, env),
   };
 }
 

@@ -12,6 +12,7 @@
 import { resourceExhausted } from '../../core/shared/status-error.js';
 import { describePrincipal, type Principal } from '../auth/principal.js';
 import { principalKey } from '../datasync/upload-streams.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export interface LogRateLimits {
   /** Log request bytes per second one writer (machine part or API key) may send, on average. */
@@ -24,20 +25,12 @@ export interface LogRateLimits {
 // catching up after an outage.
 export const defaultLogRateLimits: LogRateLimits = { bytesPerSecondPerWriter: 4 * 1024 * 1024, bytesPerSecondPerOrg: 16 * 1024 * 1024 };
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${text}"`);
-  return n;
-}
-
 /** PLATFORM_LOG_MAX_BYTES_PER_S and PLATFORM_LOG_MAX_BYTES_PER_S_PER_ORG. */
 export function logRateLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): LogRateLimits {
   const d = defaultLogRateLimits;
   return {
-    bytesPerSecondPerWriter: positiveInt(env, 'PLATFORM_LOG_MAX_BYTES_PER_S', d.bytesPerSecondPerWriter),
-    bytesPerSecondPerOrg: positiveInt(env, 'PLATFORM_LOG_MAX_BYTES_PER_S_PER_ORG', d.bytesPerSecondPerOrg),
+    bytesPerSecondPerWriter: envWholeNumber('PLATFORM_LOG_MAX_BYTES_PER_S', d.bytesPerSecondPerWriter, env),
+    bytesPerSecondPerOrg: envWholeNumber('PLATFORM_LOG_MAX_BYTES_PER_S_PER_ORG', d.bytesPerSecondPerOrg, env),
   };
 }
 

@@ -4,6 +4,7 @@
 // respected (the rest waits for 'drain'), what waits is bounded in bytes per stream, and a stream that
 // falls further behind is closed with RESOURCE_EXHAUSTED naming the limit.
 import { resourceExhausted } from '../../core/shared/status-error.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 /** The part of a grpc-js ServerWritableStream this needs. */
 export interface WritableCall<M> {
@@ -17,11 +18,7 @@ export const messageBytes = 16 * 1024;
 
 /** PLATFORM_LOG_TAIL_MAX_QUEUED_BYTES: the bytes of entries one tail may have waiting. */
 export function maxQueuedBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PLATFORM_LOG_TAIL_MAX_QUEUED_BYTES;
-  if (text === undefined || text === '') return defaultMaxQueuedBytes;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`PLATFORM_LOG_TAIL_MAX_QUEUED_BYTES must be a whole number of at least 1, got "${text}"`);
-  return n;
+  return envWholeNumber('PLATFORM_LOG_TAIL_MAX_QUEUED_BYTES', defaultMaxQueuedBytes, env);
 }
 
 /**

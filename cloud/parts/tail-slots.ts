@@ -5,16 +5,13 @@
 import { resourceExhausted } from '../../core/shared/status-error.js';
 import { describePrincipal, type Principal } from '../auth/principal.js';
 import { principalKey } from '../datasync/upload-streams.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export const defaultMaxTailsPerPrincipal = 16;
 
 /** PLATFORM_LOG_MAX_TAILS_PER_KEY: log tails one API key (or machine part) may hold open at once. */
 export function maxTailsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PLATFORM_LOG_MAX_TAILS_PER_KEY;
-  if (text === undefined || text === '') return defaultMaxTailsPerPrincipal;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`PLATFORM_LOG_MAX_TAILS_PER_KEY must be a whole number of at least 1, got "${text}"`);
-  return n;
+  return envWholeNumber('PLATFORM_LOG_MAX_TAILS_PER_KEY', defaultMaxTailsPerPrincipal, env);
 }
 
 export class TailSlots {

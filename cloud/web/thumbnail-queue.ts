@@ -3,16 +3,13 @@
 // another's 32x32 thumbnail wait behind all of it (it waited 23.9 s behind one organization's six
 // requests). Jobs hold no content while they wait: it is read when their turn comes.
 import { ThumbnailError } from './thumbnail-error.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export const defaultMaxQueuedPerOrg = 32;
 
 /** PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG: thumbnails one organization may have waiting. */
 export function maxQueuedPerOrgFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG;
-  if (text === undefined || text === '') return defaultMaxQueuedPerOrg;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG must be a whole number of at least 1, got "${text}"`);
-  return n;
+  return envWholeNumber('PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG', defaultMaxQueuedPerOrg, env);
 }
 
 export class FairQueue<T> {

@@ -13,6 +13,7 @@ import { BinaryDataStore } from '../data/binary-data.js';
 import type { Store } from '../store/store.js';
 import { ThumbnailError } from './thumbnail-error.js';
 import { ThumbnailProcess } from './thumbnail-process.js';
+import { envWholeNumber } from '../../core/shared/env.js';
 
 export { ThumbnailError };
 
@@ -34,11 +35,7 @@ export const defaultMaxSourceBytes = 50 * 1024 * 1024;
 
 /** PLATFORM_THUMBNAIL_MAX_SOURCE_BYTES: the largest content a thumbnail is made of. */
 export function maxSourceBytesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.PLATFORM_THUMBNAIL_MAX_SOURCE_BYTES;
-  if (text === undefined || text === '') return defaultMaxSourceBytes;
-  const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`PLATFORM_THUMBNAIL_MAX_SOURCE_BYTES must be a whole number of at least 1, got "${text}"`);
-  return n;
+  return envWholeNumber('PLATFORM_THUMBNAIL_MAX_SOURCE_BYTES', defaultMaxSourceBytes, env);
 }
 
 const THUMBNAIL_TYPES = new Set(['image/jpeg', 'image/jpg', 'image/png']);

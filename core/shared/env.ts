@@ -21,3 +21,15 @@ export function envNumber(name: string, fallback: number | undefined, min: numbe
   if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got '${raw}'`);
   return value;
 }
+
+/**
+ * A count or size setting (a whole number >= 1): `fallback` when unset or empty; anything else refuses to
+ * start the program with an error naming the variable and the rule.
+ */
+export function envWholeNumber(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1, got "${text}"`);
+  return n;
+}
