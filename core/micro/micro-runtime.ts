@@ -16,7 +16,7 @@ import { InvalidConfigError, type MachineConfig } from '../shared/machine-config
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import type { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
-import { compileLogPattern, levelFor, type LevelName } from '../shared/log-rules.js';
+import { OwnLogLevels, type LevelName } from '../shared/log-rules.js';
 import { actuationOf } from '../session/actuators.js';
 import { heartbeatWindowMs } from '../shared/session-config.js';
 import { Sessions } from '../session/sessions.js';
@@ -35,6 +35,7 @@ export interface MicroRuntimeOptions {
 export class MicroRuntime {
   private server?: RuntimeServer;
   private loaded?: LoadedConfig;
+  private readonly levels: OwnLogLevels;
   private configError?: string;
   private configErrors: pb.ConfigValidationError[] = [];
   private readonly logs: LogRing;
@@ -56,6 +57,7 @@ export class MicroRuntime {
     private readonly options: MicroRuntimeOptions,
   ) {
     this.logs = LogRing.tapping(sink);
+    this.levels = new OwnLogLevels(options.debug, () => this.loaded?.config);
     this.log = sink.logger('platform.server', () => this.levelOf('platform.server'));
     this.sessions = new Sessions(
       () => heartbeatWindowMs(this.loaded?.config.session),
@@ -68,10 +70,7 @@ export class MicroRuntime {
   }
 
   levelOf(logger: string): LevelName {
-    const config = this.loaded?.config;
-    if (!config) return this.options.debug ? 'debug' : 'info';
-    const rules = config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level }));
-    return levelFor(logger, { debug: this.options.debug || config.debug, rules });
+    return this.levels.levelOf(logger);
   }
 
   get configProblem(): string | undefined {

@@ -14,7 +14,7 @@ import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.j
 import type { WebRtcAnswerer } from '../webrtc/answerer.js';
 import { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
-import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
+import { OwnLogLevels, type LevelName } from '../shared/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
 import { ModuleHost } from '../modules/module-host.js';
 import { MachinePackages } from '../packages/machine-packages.js';
@@ -80,6 +80,7 @@ export class Runtime {
     @inject(ModuleHost) private readonly modules: ModuleHost,
   ) {
     this.logs = LogRing.tapping(sink);
+    this.levels = new OwnLogLevels(flag(flags, 'debug'), () => this.loaded?.config);
     this.log = sink.logger('platform.server', () => this.levelOf('platform.server'));
     this.sessions = new Sessions(
       () => heartbeatWindowMs(this.loaded?.config.session),
@@ -102,21 +103,14 @@ export class Runtime {
     this.packages.prepare(entries);
   }
 
-  private settings?: { config: LoadedConfig['config']; settings: LogSettings };
+  private readonly levels: OwnLogLevels;
 
   /**
-   * The level of one of the runtime's own loggers (platform.server, platform.session, platform.ftdc):
-   * the config's `log` rules apply to them as to resources, and -debug or `debug: true` overrides.
+   * The level of one of the runtime's own loggers (platform.server, platform.session, platform.ftdc).
    * (The stdout line `platform-server serving on ...` that the agent waits for is not a log line.)
    */
   levelOf(logger: string): LevelName {
-    const config = this.loaded?.config;
-    if (!config) return flag(this.flags, 'debug') ? 'debug' : 'info';
-    if (this.settings?.config !== config) {
-      const rules = config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level }));
-      this.settings = { config, settings: { debug: flag(this.flags, 'debug') || config.debug, rules } };
-    }
-    return levelFor(logger, this.settings.settings);
+    return this.levels.levelOf(logger);
   }
 
   /** Starts everything and returns the address served. Throws InvalidConfigError for a bad config file. */

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { compileLogPattern, levelFor, type LogRule } from './log-rules.js';
+import { compileLogPattern, levelFor, OwnLogLevels, type LogRule } from './log-rules.js';
 
 const rules = (...pairs: [string, LogRule['level']][]): LogRule[] => pairs.map(([p, level]) => ({ pattern: compileLogPattern(p), level }));
 
@@ -38,4 +38,18 @@ test("a resource's own level beats the rules", (t) => {
 test('debug mode overrides everything', (t) => {
   const settings = { debug: true, rules: rules(['.*', 'error']) };
   t.is(levelFor('platform.components.motor.m1', settings, 'error'), 'debug');
+});
+
+test("a runtime's own loggers: debug or info before a config, then the config's rules, recompiled when it changes", (t) => {
+  let config: { debug: boolean; log: { pattern: string; level: 'debug' | 'info' | 'warn' | 'error' }[] } | undefined;
+  const quiet = new OwnLogLevels(false, () => config);
+  t.is(quiet.levelOf('platform.session'), 'info');
+  t.is(new OwnLogLevels(true, () => config).levelOf('platform.session'), 'debug');
+  config = { debug: false, log: [{ pattern: 'platform.*', level: 'warn' }] };
+  t.is(quiet.levelOf('platform.session'), 'warn');
+  config = { debug: false, log: [{ pattern: 'platform.session', level: 'error' }] };
+  t.is(quiet.levelOf('platform.session'), 'error');
+  t.is(quiet.levelOf('platform.server'), 'info');
+  config = { ...config, debug: true };
+  t.is(quiet.levelOf('platform.server'), 'debug');
 });

@@ -32,3 +32,27 @@ export function compileLogPattern(pattern: string): RegExp {
   const source = pattern.replace(/(^|[^.\\\])}*+?])\*/g, '$1.*');
   return new RegExp(`^(?:${source})$`);
 }
+
+/**
+ * The levels of a runtime's own loggers (platform.server, platform.session, ...) under a machine config:
+ * its `log` rules apply to them as to resources, and the -debug flag or `debug: true` overrides. The
+ * compiled rules are kept until the config changes. Before a config is loaded: debug or info.
+ */
+export class OwnLogLevels {
+  private compiled?: { config: object; settings: LogSettings };
+
+  constructor(
+    private readonly debugFlag: boolean,
+    private readonly config: () => { debug: boolean; log: { pattern: string; level: LevelName }[] } | undefined,
+  ) {}
+
+  levelOf(logger: string): LevelName {
+    const config = this.config();
+    if (!config) return this.debugFlag ? 'debug' : 'info';
+    if (this.compiled?.config !== config) {
+      const rules = config.log.map((r) => ({ pattern: compileLogPattern(r.pattern), level: r.level }));
+      this.compiled = { config, settings: { debug: this.debugFlag || config.debug, rules } };
+    }
+    return levelFor(logger, this.compiled.settings);
+  }
+}
