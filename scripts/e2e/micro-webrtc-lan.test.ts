@@ -6,19 +6,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServiceError } from '@grpc/grpc-js';
-import { RobotClient } from '../../cloud/client/robot-client.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { MotorServiceClient } from '../../gen/platform/component/motor/v1/motor.js';
 import { call } from '../../core/server/testing/grpc.js';
 import { spawnMicro } from '../../core/micro/testing/spawn-micro.js';
 import { buildMicro } from '../build-micro.mjs';
 import type { ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import { assertNoLanSignaling, dialLan, driveAndStopMotor, webrtcComponents } from './testing/webrtc-harness.js';
 
-const components = [
-  { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { celsius: 21 } } },
-  { name: 'b', api: 'core:component:board', model: 'fake', attributes: {} },
-  { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '36', dir: '37' }, max_rpm: 100 } },
-];
+const components = webrtcComponents(21);
 
 let micro: ServingProgram;
 let offline: ServingProgram;
@@ -37,21 +32,16 @@ test.after.always(async () => {
 });
 
 test.serial('a RobotClient dials the micro-server through its own signaling and reads and drives a motor over the data channel', async (t) => {
-  const client = await RobotClient.connect({ webrtc: { signalingAddress: micro.address, host: 'this-machine' } });
+  const client = await dialLan(micro.address);
   t.teardown(() => client.close());
   t.is(client.transport, 'webrtc');
   const sensors = client.service(SensorServiceClient);
   t.deepEqual((await call(sensors, 'getReadings', { name: 'thermo' })).readings, { celsius: 21 });
-  const motors = client.service(MotorServiceClient);
-  await call(motors, 'setPower', { name: 'm', powerPct: 0.5 });
-  t.true((await call(motors, 'isMoving', { name: 'm' })).isMoving);
-  await call(motors, 'stop', { name: 'm' });
-  t.false((await call(motors, 'isMoving', { name: 'm' })).isMoving);
+  await driveAndStopMotor(t, client, 0.5);
   const err = await t.throwsAsync<ServiceError>(call(sensors, 'getReadings', { name: 'nope' }));
   t.is(err.code, 5);
 });
 
 test.serial('with -webrtc=false the micro-server does not answer WebRTC', async (t) => {
-  const err = await t.throwsAsync<ServiceError>(RobotClient.connect({ webrtc: { signalingAddress: offline.address, host: 'this-machine' } }));
-  t.is(err.code, 12, 'SignalingService is not served (UNIMPLEMENTED)');
+  await assertNoLanSignaling(t, offline.address);
 });

@@ -4,16 +4,11 @@ import test from 'ava';
 import type { ServiceError } from '@grpc/grpc-js';
 import { RobotClient } from '../../cloud/client/robot-client.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { MotorServiceClient } from '../../gen/platform/component/motor/v1/motor.js';
-import type { StreamLogsResponse } from '../../gen/platform/robot/v1/robot.js';
 import { call } from '../../core/server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
+import { assertNoLanSignaling, dialLan, driveAndStopMotor, firstLogs, webrtcComponents } from './testing/webrtc-harness.js';
 
-const components = [
-  { name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { celsius: 21 } } },
-  { name: 'b', api: 'core:component:board', model: 'fake', attributes: {} },
-  { name: 'm', api: 'core:component:motor', model: 'gpio', attributes: { board: 'b', pins: { pwm: '36', dir: '37' }, max_rpm: 100 } },
-];
+const components = webrtcComponents(21);
 
 let runtime: SpawnedRuntime;
 let offline: SpawnedRuntime;
@@ -27,35 +22,22 @@ test.after.always(async () => {
 });
 
 test.serial('a RobotClient dials the machine through its own signaling and reads, streams and drives a motor over the data channel', async (t) => {
-  const client = await RobotClient.connect({ webrtc: { signalingAddress: runtime.address, host: 'this-machine' } });
+  const client = await dialLan(runtime.address);
   t.teardown(() => client.close());
   t.is(client.transport, 'webrtc');
   t.truthy(client.session, 'the session started over the data channel');
   const sensors = client.service(SensorServiceClient);
   t.deepEqual((await call(sensors, 'getReadings', { name: 'thermo' })).readings, { celsius: 21 });
   // A server stream: the runtime's log lines, the backlog first.
-  const first = await new Promise<StreamLogsResponse>((resolve, reject) => {
-    const stream = client.robot.streamLogs({ minLevel: 'info', backlog: 10 });
-    stream.once('data', (r: StreamLogsResponse) => {
-      resolve(r);
-      stream.cancel();
-    });
-    stream.on('error', (err: ServiceError) => (err.code === 1 ? undefined : reject(err)));
-  });
-  t.true(first.lines.length > 0);
-  const motors = client.service(MotorServiceClient);
-  await call(motors, 'setPower', { name: 'm', powerPct: 0.5 });
-  t.true((await call(motors, 'isMoving', { name: 'm' })).isMoving);
-  await call(motors, 'stop', { name: 'm' });
-  t.false((await call(motors, 'isMoving', { name: 'm' })).isMoving);
+  t.true((await firstLogs(client)).lines.length > 0);
+  await driveAndStopMotor(t, client, 0.5);
   // Errors keep their code over the channel: an unknown resource.
   const err = await t.throwsAsync<ServiceError>(call(sensors, 'getReadings', { name: 'nope' }));
   t.is(err.code, 5);
 });
 
 test.serial('with -webrtc=false the machine does not answer: the dial fails, or falls back to the direct connection', async (t) => {
-  const err = await t.throwsAsync<ServiceError>(RobotClient.connect({ webrtc: { signalingAddress: offline.address, host: 'this-machine' } }));
-  t.is(err.code, 12, 'SignalingService is not served (UNIMPLEMENTED)');
+  await assertNoLanSignaling(t, offline.address);
   const reasons: Error[] = [];
   const client = await RobotClient.connect({
     address: offline.address,
