@@ -19,7 +19,7 @@ import {
 import { serveChannel } from './channel-server.js';
 import { ChannelClient } from '../shared/webrtc/channel-client.js';
 import { memoryFrameChannelPair } from '../shared/testing/memory-frame-channel.js';
-import { MAX_PACKET_BYTES } from '../shared/webrtc/framing.js';
+import { MAX_PACKET_BYTES } from '../../plugins/formats/webrtc-framing/framing.js';
 import { Request, Response } from '../../gen/platform/rpc/webrtc/v1/grpc.js';
 import { eventually } from '../shared/testing/eventually.js';
 

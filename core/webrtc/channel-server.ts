@@ -5,7 +5,15 @@
 // bidirectional streams: gRPC's wire form does not depend on the method's kind, the server decides it.
 import { type Client, type ClientDuplexStream, Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
 import type { FrameChannel } from '../shared/webrtc/frame-channel.js';
-import { FrameWriter, MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, MessageTooLargeError, Reassembler, decodeRequest, packetize } from '../shared/webrtc/framing.js';
+import {
+  FrameWriter,
+  MAX_MESSAGE_BYTES,
+  MAX_PACKET_BYTES,
+  MessageTooLargeError,
+  Reassembler,
+  decodeRequest,
+  packetize,
+} from '../../plugins/formats/webrtc-framing/framing.js';
 import { fromWireMetadata, toWireMetadata } from '../shared/webrtc/metadata.js';
 import type { Request, RequestHeaders } from '../../gen/platform/rpc/webrtc/v1/grpc.js';
 

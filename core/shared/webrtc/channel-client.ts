@@ -14,7 +14,15 @@ import type { MessageContext } from '@grpc/grpc-js/build/src/call-interface.js';
 import type { InterceptingCallInterface } from '@grpc/grpc-js/build/src/client-interceptors.js';
 import type { Response } from '../../../gen/platform/rpc/webrtc/v1/grpc.js';
 import type { FrameChannel } from './frame-channel.js';
-import { FrameWriter, MAX_MESSAGE_BYTES, MAX_PACKET_BYTES, MessageTooLargeError, Reassembler, decodeResponse, packetize } from './framing.js';
+import {
+  FrameWriter,
+  MAX_MESSAGE_BYTES,
+  MAX_PACKET_BYTES,
+  MessageTooLargeError,
+  Reassembler,
+  decodeResponse,
+  packetize,
+} from '../../../plugins/formats/webrtc-framing/framing.js';
 import { fromWireMetadata, toWireMetadata } from './metadata.js';
 
 interface CallState {

@@ -1,7 +1,7 @@
 // The narrow view of a data channel that gRPC-over-WebRTC needs: whole binary frames in order, the send
 // buffer's size and a signal when it drains, and close. peer.ts adapts werift's RTCDataChannel to it; a
 // test can join two in memory (core/shared/testing/memory-frame-channel.ts).
-import type { FrameSink } from './framing.js';
+import type { FrameSink } from '../../../plugins/formats/webrtc-framing/framing.js';
 
 export interface FrameChannel extends FrameSink {
   onFrame(listener: (frame: Uint8Array) => void): void;

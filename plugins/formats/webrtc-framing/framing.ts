@@ -1,7 +1,10 @@
 // gRPC over a WebRTC data channel, the framing (proto/platform/rpc/webrtc/v1/grpc.proto): messages are cut
 // into packets small enough for one data-channel message, joined again on the other side up to a limit,
 // and a writer waits while the channel's send buffer is full so that a fast stream cannot grow it
-// without bound. Both ends (the runtime's data-channel server and the client's channel) use this module.
+// without bound. Every end uses this module: the runtime's data-channel server, the TypeScript client's
+// channel and the control page in a browser, which is why it is plain Uint8Array code (no Node Buffer)
+// and lives in plugins/formats/, the one folder besides gen/ that the machine, the cloud and the pages
+// may all import (README.md).
 import { Request, Response, type PacketMessage } from '../../../gen/platform/rpc/webrtc/v1/grpc.js';
 
 /** Packet data size for browsers: their SCTP stacks handle messages up to 16 KiB safely. */
@@ -13,18 +16,23 @@ export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** A writer waits while the channel holds more than this many unsent bytes. */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 
+/**
+ * The generated message types say `Buffer` for bytes fields (they are generated for Node), but their
+ * encoders only read a Uint8Array's bytes; in a browser bundle Buffer is a Uint8Array shim anyway.
+ */
+const asBytesField = (bytes: Uint8Array) => bytes as PacketMessage['data'];
+
 /** Cuts one serialized message into packets of at most `packetBytes` of data; the last has eom set. */
 export function packetize(message: Uint8Array, packetBytes: number = MAX_PACKET_BYTES): PacketMessage[] {
   if (!Number.isInteger(packetBytes) || packetBytes < 1 || packetBytes > MAX_PACKET_BYTES) {
     throw new RangeError(`packetBytes must be an integer from 1 to ${MAX_PACKET_BYTES}, got ${packetBytes}`);
   }
   // An empty message is still a message: one empty packet that ends it.
-  const whole = Buffer.from(message.buffer, message.byteOffset, message.byteLength);
-  if (whole.length === 0) return [{ data: Buffer.alloc(0), eom: true }];
+  if (message.length === 0) return [{ data: asBytesField(new Uint8Array(0)), eom: true }];
   const packets: PacketMessage[] = [];
   for (let offset = 0; offset < message.length; offset += packetBytes) {
     const end = Math.min(offset + packetBytes, message.length);
-    packets.push({ data: whole.subarray(offset, end), eom: end === message.length });
+    packets.push({ data: asBytesField(message.subarray(offset, end)), eom: end === message.length });
   }
   return packets;
 }
@@ -42,13 +50,13 @@ export class MessageTooLargeError extends Error {
  * dropped), so a hostile peer cannot make the receiver hold more than the limit per stream.
  */
 export class Reassembler {
-  private parts: Buffer[] = [];
+  private parts: Uint8Array[] = [];
   private size = 0;
 
   constructor(private readonly limit: number = MAX_MESSAGE_BYTES) {}
 
-  push(packet: PacketMessage): Buffer | undefined {
-    const data = packet.data ?? Buffer.alloc(0);
+  push(packet: PacketMessage): Uint8Array | undefined {
+    const data: Uint8Array = packet.data ?? new Uint8Array(0);
     if (this.size + data.length > this.limit) {
       this.parts = [];
       this.size = 0;
@@ -57,7 +65,16 @@ export class Reassembler {
     this.parts.push(data);
     this.size += data.length;
     if (!packet.eom) return undefined;
-    const message = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.size);
+    let message: Uint8Array;
+    if (this.parts.length === 1) message = this.parts[0];
+    else {
+      message = new Uint8Array(this.size);
+      let at = 0;
+      for (const part of this.parts) {
+        message.set(part, at);
+        at += part.length;
+      }
+    }
     this.parts = [];
     this.size = 0;
     return message;
