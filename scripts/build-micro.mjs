@@ -54,13 +54,13 @@ const embedded = {
   setup(b) {
     // prom-client is loaded with require() at run time; the micro-server has no web port to serve it on.
     b.onResolve({ filter: /(^|[\\/])metrics\.js$/ }, (args) =>
-      join(args.resolveDir, args.path) === join(root, 'core/shared/telemetry/metrics.js') ? { path: join(root, 'core/micro/no-metrics.ts') } : undefined,
+      join(args.resolveDir, args.path) === join(root, 'core/serving/telemetry/metrics.js') ? { path: join(root, 'core/micro/no-metrics.ts') } : undefined,
     );
     b.onLoad({ filter: /core[\\/]version\.ts$/ }, () => {
       const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
       return { contents: `export function platformVersion() { return ${JSON.stringify(version)}; }`, loader: 'ts' };
     });
-    b.onLoad({ filter: /core[\\/]shared[\\/]descriptors\.ts$/ }, () => {
+    b.onLoad({ filter: /core[\\/]serving[\\/]descriptors\.ts$/ }, () => {
       const packed = gzipSync(readFileSync(join(root, 'gen/descriptors.binpb')), { level: 9 }).toString('base64');
       return {
         contents: `import { gunzipSync } from 'node:zlib';\nexport function platformDescriptors() { return gunzipSync(Buffer.from(${JSON.stringify(packed)}, 'base64')); }`,

@@ -21,7 +21,7 @@ import { scriptPackage } from '../cloud/mltraining/testing/script-package.js';
 import { call, partClients } from '../cloud/parts/testing/part-clients.js';
 import { noisyPng } from '../cloud/web/testing-images.js';
 import { instantTrainer } from '../cloud/web/testing-trainers.js';
-import { launchChromium, webUrlOf } from '../core/shared/testing/chromium.js';
+import { launchChromium, webUrlOf } from '../core/serving/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const OUT = process.env.SCREENSHOTS_DIR ?? join(ROOT, '.platform-test', 'screenshots');

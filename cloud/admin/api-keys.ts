@@ -2,7 +2,7 @@
 // row (history stays); rotating replaces the stored hash and refuses tokens issued before the rotation.
 // The Authorizer re-reads a key at most KEY_FRESHNESS_MS after it last did, so both take effect within a
 // second for tokens already handed out.
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';

@@ -6,8 +6,8 @@ import { chmodSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { StatusError } from '../../core/shared/status-error.js';
-import { decodePath } from '../../core/shared/web/static-files.js';
+import { StatusError } from '../../core/serving/status-error.js';
+import { decodePath } from '../../core/serving/web/static-files.js';
 import type { Store } from '../store/store.js';
 import type { AdminAction } from './actions.js';
 

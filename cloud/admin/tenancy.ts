@@ -2,7 +2,7 @@
 // actions behind `platform-cloud org|location|machine|key create`; they run inside the server (via the
 // admin channel) or against a directly opened store, with the same code.
 import { randomUUID } from 'node:crypto';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
 import type { Role, ScopeType } from '../auth/principal.js';
 import type { Store } from '../store/store.js';

@@ -7,15 +7,15 @@ import {
   type DeviceAgentConfigResponse,
   type UpdateInfo,
 } from '../../gen/platform/app/agent/v1/agent.js';
-import { invalidArgument, notFound, permissionDenied } from '../../core/shared/status-error.js';
-import { parseAgentConfig } from '../../core/shared/agent-config.js';
+import { invalidArgument, notFound, permissionDenied } from '../../core/serving/status-error.js';
+import { parseAgentConfig } from '../../core/config/agent-config.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 import { unary } from '../kit/handlers.js';
 import { AGENT_SUBSYSTEMS, ReleaseResolutionError, resolveRelease } from './releases.js';
 import { getPartAgentConfig } from './machine-agent-config.js';
-import { VersionSpecError } from '../../core/shared/version-spec.js';
+import { VersionSpecError } from '../../core/config/version-spec.js';
 
 /** How often agents check in: the agent's default, so that one cloud can slow every agent down later. */
 export const CHECK_INTERVAL_SECONDS = 300;

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Option, type Command } from 'commander';
-import { parseVersionSpec } from '../../core/shared/version-spec.js';
+import { parseVersionSpec } from '../../core/config/version-spec.js';
 import type { AdminRunner, CloudExtension } from '../kit/extension-contract.js';
 import { addAgentService } from './agent-service.js';
 import { ensureMachineConfigTables, getMachineAgentConfig, setMachineAgentConfig } from './machine-agent-config.js';

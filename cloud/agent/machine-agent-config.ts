@@ -2,8 +2,8 @@
 // service hands them to platform-agent. They live in the part's machine config (cloud/parts), the one
 // source of truth per part: `platform-cloud agent config set` saves a new revision of the machine's main
 // part with them, after validating them with the same schema the agent uses.
-import { invalidArgument } from '../../core/shared/status-error.js';
-import { parseAgentConfig } from '../../core/shared/agent-config.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
+import { parseAgentConfig } from '../../core/config/agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 import type { Store } from '../store/store.js';
 import { ensurePartConfigTables, latestPartConfig, mainPartOf, savePartConfig } from '../parts/part-configs.js';

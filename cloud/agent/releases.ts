@@ -2,8 +2,8 @@
 // and platform, with URL and sha256) and which version each channel (stable, dev) points at. Filled by
 // `platform-cloud agent release add` / `agent channel set`; read by the agent service.
 import semver from 'semver';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
-import { parseVersionSpec } from '../../core/shared/version-spec.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
+import { parseVersionSpec } from '../../core/config/version-spec.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 

@@ -2,11 +2,11 @@
 // Logins pass a LoginGate first (login-backoff.ts) and scrypt runs at most `maxConcurrentHashes` at a
 // time: scrypt runs on libuv's small thread pool, which DuckDB and file I/O share, so a flood of wrong
 // keys must wait its turn (or be refused) instead of slowing every other tenant's calls.
-import { echo } from '../../core/shared/bounded-text.js';
+import { echo } from '../../core/serving/bounded-text.js';
 import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, type AuthenticateResponse } from '../../gen/platform/rpc/v1/auth.js';
 import type { Server, ServiceError } from '@grpc/grpc-js';
-import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/shared/status-error.js';
-import { callerAddress } from '../../core/shared/web/forwarded-for.js';
+import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/serving/status-error.js';
+import { callerAddress } from '../../core/serving/web/forwarded-for.js';
 import type { Store } from '../store/store.js';
 import { LoginBackoff, peerAddress, type LoginGate } from './login-backoff.js';
 import { verifySecret } from './secret-hash.js';

@@ -5,7 +5,7 @@
 // scope; writes (tag, delete, annotate, datasets, training) need the owner role; some calls need an
 // organization-level key. Machine parts may only upload data for themselves.
 import type { Metadata } from '@grpc/grpc-js';
-import { permissionDenied, unauthenticated } from '../../core/shared/status-error.js';
+import { permissionDenied, unauthenticated } from '../../core/serving/status-error.js';
 import type { Store } from '../store/store.js';
 import { describePrincipal, type KeyPrincipal, type PartPrincipal, type Place, type Principal, type Role, type ScopeType } from './principal.js';
 import { TokenError, type TokenSigner } from './token.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '../../core/shared/status-error.js';
+import { StatusError } from '../../core/serving/status-error.js';
 import { LoginBackoff, peerAddress } from './login-backoff.js';
 
 function clock(start = 1_000_000) {

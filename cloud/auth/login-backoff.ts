@@ -11,7 +11,7 @@
 //                                        tenant's typo must not lock out the others)
 //   PLATFORM_LOGIN_WINDOW_S              the window failures are counted in (default 60)
 //   PLATFORM_LOGIN_BACKOFF_S             how long a key id or address is refused once over (default 60)
-import { resourceExhausted } from '../../core/shared/status-error.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
 
 export interface LoginGate {
   /** Throws StatusError RESOURCE_EXHAUSTED (naming when to retry) while this key id or address is backing off. */

@@ -1,10 +1,10 @@
 // Lists the machines on the local network: asks for `_rpc._tcp.local` over mDNS (the runtime's
 // advertisement, core/server/mdns-advertiser.ts) and collects the answers for a while.
 import { networkInterfaces } from 'node:os';
-import { MachineCollector, SERVICE_TYPE, type DiscoveredMachine } from '../../core/shared/mdns/rpc-service.js';
-import { onSubnet, openMdnsTransport, type Ipv4Interface, type MdnsTransport } from '../../core/shared/mdns/transport.js';
+import { MachineCollector, SERVICE_TYPE, type DiscoveredMachine } from '../../core/serving/mdns/rpc-service.js';
+import { onSubnet, openMdnsTransport, type Ipv4Interface, type MdnsTransport } from '../../core/serving/mdns/transport.js';
 
-export type { DiscoveredMachine } from '../../core/shared/mdns/rpc-service.js';
+export type { DiscoveredMachine } from '../../core/serving/mdns/rpc-service.js';
 
 export interface DiscoveryOptions {
   /** How long to listen for answers (default 1000 ms); the result is what was heard by then. */

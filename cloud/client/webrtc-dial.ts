@@ -1,11 +1,11 @@
 // Dials a machine through WebRTC: an offer through a SignalingService (the cloud's, which routes it to
 // the machine by `rpc-host`, or the machine's own gRPC port on the LAN), the answer and candidates back,
-// then gRPC over the data channel (core/shared/webrtc/channel-client.ts).
+// then gRPC over the data channel (core/serving/webrtc/channel-client.ts).
 import { credentials as grpcCredentials, Metadata, type ChannelCredentials, type ServiceError } from '@grpc/grpc-js';
 import { SignalingServiceClient, type CallResponse, type OptionalWebRTCConfigResponse } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
-import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../../core/shared/webrtc/candidates.js';
-import { ChannelClient } from '../../core/shared/webrtc/channel-client.js';
-import { createCaller, parseDescription, type IceCandidate, type IceServer } from '../../core/shared/webrtc/peer.js';
+import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../../core/serving/webrtc/candidates.js';
+import { ChannelClient } from '../../core/serving/webrtc/channel-client.js';
+import { createCaller, parseDescription, type IceCandidate, type IceServer } from '../../core/serving/webrtc/peer.js';
 import { CloudConnection, type ApiKeyCredentials } from './connection.js';
 
 export interface SignalingDialOptions {

@@ -1,7 +1,7 @@
 // Binary reads, deletes, tags and bounding boxes. Ops by id check each datum against the caller's
 // scope and role; ops by filter scope the WHERE clause instead.
 import { randomUUID } from 'node:crypto';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';

@@ -1,7 +1,7 @@
 // The `last` page marker: an opaque token naming the last item returned, as (capture time, seq). The
 // next page holds the items strictly after it in the requested order, so pages stay stable while new
 // data arrives.
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 
 export interface Cursor {
   /** time_requested in microseconds since the epoch. */

@@ -2,7 +2,7 @@
 // request to the tabular/binary readers or, for SQL/MQL, to the registered QueryEngine.
 import type { Metadata, Server, ServerWritableStream } from '@grpc/grpc-js';
 import { deserialize, serialize } from 'bson';
-import { invalidArgument, unavailable } from '../../core/shared/status-error.js';
+import { invalidArgument, unavailable } from '../../core/serving/status-error.js';
 import {
   DataServiceService,
   TabularDataSourceType,

@@ -3,7 +3,7 @@
 // Every list of the filter is bounded (list-limit.ts) and passed as one list parameter, so neither the
 // SQL text nor the parameter list grows with it.
 import { listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
-import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../core/serving/status-error.js';
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { internalTag } from '../store/schema.js';

@@ -2,7 +2,7 @@
 // and bounding-box labels of a filter, and the tags that AddTags / RemoveTags name. Real filters name a
 // handful; the bound keeps one call a bounded amount of work (a 100,000-tag filter once ended in a
 // stack overflow reported as INTERNAL). Documented in cloud/query/LIMITS.md.
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 
 export const MAX_LIST_ITEMS = 1000;
 

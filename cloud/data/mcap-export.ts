@@ -5,7 +5,7 @@
 // ties keep readings, images, logs in that order), so a reader that streams the file sees them sorted.
 import { McapWriter, type IWritable } from '@mcap/core';
 import * as zstd from '@foxglove/wasm-zstd';
-import { failedPrecondition, invalidArgument, resourceExhausted } from '../../core/shared/status-error.js';
+import { failedPrecondition, invalidArgument, resourceExhausted } from '../../core/serving/status-error.js';
 import type { Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';

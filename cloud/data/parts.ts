@@ -1,6 +1,6 @@
 // Resolves a machine part id to where its data belongs (organization, location, machine) and to the
 // names that capture metadata carries. Parts never move, so lookups are cached.
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { PartPrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';
 

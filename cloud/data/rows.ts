@@ -2,7 +2,7 @@
 import type { JS } from '@duckdb/node-api';
 import type { BinaryMetadata, BoundingBox, CaptureMetadata } from '../../gen/platform/app/data/v1/data.js';
 import { decodeCursor, encodeCursor, type Cursor } from './cursor.js';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import type { Row } from '../store/store.js';
 import { timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { Order } from '../../gen/platform/app/data/v1/data.js';

@@ -1,7 +1,7 @@
 // Tabular reads and deletes: TabularDataByFilter, ExportTabularData, GetLatestTabularData,
 // DeleteTabularData. The caller's scope is always part of the WHERE clause.
 import type { DuckDBValue } from '@duckdb/node-api';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import {
   Order,
   type CaptureMetadata,

@@ -4,7 +4,7 @@
 // dataset_ids plus the tag PLATFORM_DATASET_{id}, in one transaction.
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
-import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/shared/status-error.js';
+import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/serving/status-error.js';
 import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';

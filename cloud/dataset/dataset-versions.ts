@@ -3,7 +3,7 @@
 // once, in one transaction, and never updated; later tags, boxes, additions, removals or deletions of
 // the live data leave it as it was (its blobs too: see binary-data.ts and blob-orphans.ts).
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { notFound } from '../../core/shared/status-error.js';
+import { notFound } from '../../core/serving/status-error.js';
 import type { DatasetVersion } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Row, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';

@@ -6,7 +6,7 @@
 //          data.yaml (Ultralytics), labels.txt
 // Box labels get one id each, their index in sorted order: COCO category_id, YOLO class id and the line
 // of labels.txt agree in all three formats.
-import { failedPrecondition } from '../../core/shared/status-error.js';
+import { failedPrecondition } from '../../core/serving/status-error.js';
 import { boxLabelsOf, type Member, type MemberBox } from './members.js';
 import type { SplitName } from './split.js';
 

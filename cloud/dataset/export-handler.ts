@@ -2,7 +2,7 @@
 // format, streamed as chunks of `data` with the call's flow control (an image is read only when the
 // client has taken what came before).
 import type { ServerWritableStream } from '@grpc/grpc-js';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import { DatasetFormat, type ExportDatasetRequest, type ExportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
 import { writeMessage } from '../kit/stream-write.js';
 import type { Store } from '../store/store.js';

@@ -2,7 +2,7 @@
 // the zip reaches them (and the consumer has taken what came before), and stored as they are (JPEG and
 // PNG do not deflate); text files are deflated. The zip writer (zip-writer.ts) gives every entry one
 // time and mode, so the same files give the same bytes.
-import { failedPrecondition } from '../../core/shared/status-error.js';
+import { failedPrecondition } from '../../core/serving/status-error.js';
 import type { BlobStore } from '../store/blob-store.js';
 import type { ExportFile } from './export-formats.js';
 import { writeZip, type ZipInput } from './zip-writer.js';

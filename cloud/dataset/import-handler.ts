@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { invalidArgument, resourceExhausted } from '../../core/shared/status-error.js';
+import { invalidArgument, resourceExhausted } from '../../core/serving/status-error.js';
 import { DatasetFormat, type ImportDatasetRequest, type ImportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';

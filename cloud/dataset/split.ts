@@ -2,7 +2,7 @@
 // binary data id (not by a random draw), so the same members and seed give the same split on any
 // machine, and adding one member moves no other member to another part.
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 
 export type SplitName = 'train' | 'valid' | 'test';
 

@@ -1,7 +1,7 @@
 // The DatasetService calls on versions: CreateDatasetVersion (owners), ListDatasetVersions and
 // GetDatasetVersion (any role of the dataset's organization).
 import type { Metadata } from '@grpc/grpc-js';
-import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../core/serving/status-error.js';
 import type { Dataset, DatasetServiceServer, DatasetVersion, DatasetVersionMember } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';

@@ -1,7 +1,7 @@
 // platform.app.datasync.v1.DataSyncService: the uploads of SPEC.md "Upload operations". A machine part
 // (robot-secret token) uploads for itself; an owner API key may upload for any part in its scope.
 import type { Metadata, Server, ServerReadableStream } from '@grpc/grpc-js';
-import { invalidArgument, notFound, resourceExhausted, StatusError } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound, resourceExhausted, StatusError } from '../../core/serving/status-error.js';
 import {
   DataSyncServiceService,
   DataType,

@@ -3,7 +3,7 @@
 // after, so an acknowledged upload is always complete.
 import { BIGINT, LIST, listValue, VARCHAR } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
-import { notFound } from '../../core/shared/status-error.js';
+import { notFound } from '../../core/serving/status-error.js';
 import type { PartInfo } from '../data/parts.js';
 import { datasetIdsOfTags, datasetTag, missingDatasets } from '../data/dataset-tag.js';
 import { internalTag } from '../store/schema.js';

@@ -4,7 +4,7 @@
 // plain objects by the wire codec the machine uses too (`plugins/formats/struct-wire/`). This file frames
 // the request around them and counts the request's limits.
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import { readStruct, type ValueBudget } from '../../plugins/formats/struct-wire/reader.js';
 import { fieldSize, measureStruct, type NestedSizes } from '../../plugins/formats/struct-wire/size.js';
 import { isPlainTime, timestampSize, writeTimestamp } from '../../plugins/formats/struct-wire/timestamp.js';

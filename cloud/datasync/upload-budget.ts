@@ -2,11 +2,11 @@
 // request is decoded (struct-codec.ts), and request bytes in flight per principal, taken before it is
 // decoded. 16M empty points are 61 MiB on the wire, under gRPC's 64 MiB message limit, and took the cloud
 // to 6.2 GB once decoded; two at once ended it.
-import { resourceExhausted } from '../../core/shared/status-error.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
 import type { Principal } from '../auth/principal.js';
 import type { DecodeLimits } from './struct-codec.js';
 import { principalKey } from './upload-streams.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export interface CaptureUploadLimits extends DecodeLimits {
   /** DataCaptureUpload request bytes one principal may have being decoded and stored at once. */

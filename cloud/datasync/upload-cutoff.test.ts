@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { DataType, FileUploadRequest, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { uploadChunkBytes } from '../client/data-client.js';
 import { startFixture, type CloudFixture, type Machine } from '../testing/tenancy-fixture.js';

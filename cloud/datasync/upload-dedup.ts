@@ -5,7 +5,7 @@
 // answered with the same ids, writing nothing; a machine that crashed between the cloud's answer and its
 // local delete duplicates nothing when it re-sends.
 import { createHash } from 'node:crypto';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import type { Store } from '../store/store.js';
 
 export const maxUploadIdLength = 128;

@@ -3,9 +3,9 @@
 // only after the client's own end of stream; a cancelled, dropped or idle stream stores nothing, so the
 // client's retry with the same upload_id is a new upload, not a duplicate (issue 27, finding 4).
 import { status, type ServerReadableStream } from '@grpc/grpc-js';
-import { deadlineExceeded, resourceExhausted, StatusError } from '../../core/shared/status-error.js';
+import { deadlineExceeded, resourceExhausted, StatusError } from '../../core/serving/status-error.js';
 import type { Principal } from '../auth/principal.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export interface UploadStreamLimits {
   /** A stream that sends nothing for this long is closed (DEADLINE_EXCEEDED) and its content dropped. */

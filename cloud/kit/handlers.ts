@@ -10,7 +10,7 @@ import type {
   ServiceError,
 } from '@grpc/grpc-js';
 import type { Server, ServiceDefinition } from '@grpc/grpc-js';
-import { invalidArgument, toServiceError } from '../../core/shared/status-error.js';
+import { invalidArgument, toServiceError } from '../../core/serving/status-error.js';
 
 export function unary<Req, Res>(fn: (request: Req, metadata: Metadata) => Promise<Res>): handleUnaryCall<Req, Res> {
   return (call, callback) => {

@@ -3,7 +3,7 @@
 // ConfigureDatabaseUser) and then delegate here. cloud/query implements it and registers it through
 // its CloudExtension with ctx.setQueryEngine(engine). Until then those four RPCs answer UNAVAILABLE.
 //
-// Implementations throw StatusError (core/shared/status-error.ts) for bad input, e.g. invalidArgument
+// Implementations throw StatusError (core/serving/status-error.ts) for bad input, e.g. invalidArgument
 // for a non-SELECT statement; the handler passes the code through.
 export type TabularDataSourceTypeName = 'STANDARD' | 'HOT_STORAGE' | 'PIPELINE_SINK';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { MLTraining } from './ml-training.js';
 import { MemoryDataSource } from './testing/memory-data-source.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 test('a job whose tags no image carries fails FAILED_PRECONDITION naming the label', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'builtin-'));

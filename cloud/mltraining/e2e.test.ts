@@ -11,7 +11,7 @@ import { isRunning, jobProcesses } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, stubbornScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 // The spawned cloud inherits these: three jobs at once, one PyTorch thread each (CI has two cores).
 process.env.PLATFORM_TRAINING_CONCURRENCY = '3';

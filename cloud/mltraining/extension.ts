@@ -33,8 +33,8 @@ import { addMLTrainingService } from './ml-training-service.js';
 import { defaultRegistryLimits } from './script-registry.js';
 import { addPackageService, authorizerPackageAuth } from './package-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
-import { envNumber } from '../../core/shared/env.js';
-import { Observed } from '../../core/shared/telemetry/metrics.js';
+import { envNumber } from '../../core/serving/env.js';
+import { Observed } from '../../core/serving/telemetry/metrics.js';
 
 const trainingJobs = new Observed('platform_training_jobs', 'Training jobs known to the cloud, by status (PENDING, IN_PROGRESS, COMPLETED, …)', ['state']);
 

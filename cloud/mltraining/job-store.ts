@@ -3,7 +3,7 @@
 // never replace a newer one.
 import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileDurable } from '../../core/shared/durable-file.js';
+import { writeFileDurable } from '../../core/serving/durable-file.js';
 import type { TrainingJob, TrainingLogEntry } from './training-job.js';
 
 /** A chatty custom script must not fill the disk: past this many lines a job's log keeps only a notice. */

@@ -9,7 +9,7 @@ import { MemoryDataSource } from './testing/memory-data-source.js';
 import { scriptPackage } from './testing/script-package.js';
 import { finalMetricsScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 const org = 'org-1';
 

@@ -4,7 +4,7 @@ import type { Metadata, Server } from '@grpc/grpc-js';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { MLTrainingServiceService, type MLTrainingServiceServer } from '../../gen/platform/app/mltraining/v1/ml_training.js';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { serverStream, unary } from '../kit/handlers.js';
 import { checkOrganizationId, type MLTraining } from './ml-training.js';
 import { artefactToProto, frameworkFromProto, jobToProto, modelTypeFromProto, scriptToProto, statusFromProto } from './proto-mapping.js';

@@ -10,7 +10,7 @@ import { isRunning, jobProcesses } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, failingScript, lazyScript, writerScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 const org = 'org-1';
 

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
+import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from '../../core/serving/status-error.js';
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { ModelArtefactStore } from './model-artefacts.js';
@@ -18,7 +18,7 @@ import type { ProcessLimits } from './trainer-process.js';
 import type { DiskLimits } from './job-disk-watch.js';
 import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './trainer-sandbox.js';
 import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
-import { inSpan } from '../../core/shared/telemetry/tracing.js';
+import { inSpan } from '../../core/serving/telemetry/tracing.js';
 
 export interface MLTrainingOptions {
   /** Folder for jobs, logs, registry, models and work files (the cloud uses <data-dir>/mltraining). */

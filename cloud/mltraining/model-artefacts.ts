@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { failedPrecondition, notFound } from '../../core/shared/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
+import { failedPrecondition, notFound } from '../../core/serving/status-error.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/serving/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 
 export interface ModelArtefactFile {

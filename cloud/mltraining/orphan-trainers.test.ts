@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { killOrphans, jobIdVariable } from './orphan-trainers.js';
 import { isRunning } from './testing/processes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 /** Starts a group whose leader (sh) exits at once, leaving a `sleep` child behind in the group. */
 async function leftoverGroup(cwd: string, env: Record<string, string>): Promise<{ leader: number; child: number }> {

@@ -6,7 +6,7 @@
 // objects took.
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 
 export interface PackageBounds {
   /** Entries (files and folders) of one package. */

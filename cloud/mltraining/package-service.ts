@@ -7,7 +7,7 @@ import type { Metadata, Server } from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { PackageServiceService, type PackageFile, type PackageServiceServer } from '../../gen/platform/app/packages/v1/packages.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';

@@ -7,7 +7,7 @@ import {
   type TrainingJobMetadata,
   type TrainingScript as PbScript,
 } from '../../gen/platform/app/mltraining/v1/ml_training.js';
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 import type { ModelArtefact } from './model-artefacts.js';
 import type { TrainingScript } from './script-registry.js';
 import type { ModelFramework, ModelType, TrainingJob, TrainingStatus } from './training-job.js';

@@ -5,8 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { x as extractTar } from 'tar';
-import { alreadyExists, invalidArgument, notFound, resourceExhausted } from '../../core/shared/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/shared/durable-file.js';
+import { alreadyExists, invalidArgument, notFound, resourceExhausted } from '../../core/serving/status-error.js';
+import { syncDir as syncFolder, writeFileDurable } from '../../core/serving/durable-file.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 import { scanPackage } from './package-scan.js';
 

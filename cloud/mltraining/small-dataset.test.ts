@@ -9,7 +9,7 @@ import { MLTraining } from './ml-training.js';
 import { MemoryDataSource } from './testing/memory-data-source.js';
 import { runOnnx, singleLabelAccuracy } from './testing/onnx-check.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }) {
   const root = await mkdtemp(join(tmpdir(), 'small-'));

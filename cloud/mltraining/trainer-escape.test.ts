@@ -18,7 +18,7 @@ import { escapeScript } from './testing/escape-script.js';
 import { cloudFixture, type CloudFixture } from './testing/training-fixture.js';
 import { scriptPackage } from './testing/script-package.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 const sentinel = `sentinel-${process.pid}-${Date.now()}`;
 const orgBSecret = `ORG-B-PRIVATE-${process.pid}`;

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
-import { isLevelName } from '../../core/shared/log-levels.js';
+import { isLevelName } from '../../core/config/log-levels.js';
 import { eachLine, OrderedEvents } from './trainer-output.js';
 
 export interface ProcessLimits {

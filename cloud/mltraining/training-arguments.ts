@@ -1,6 +1,6 @@
 // Rules for the arguments map: the built-in trainer's known hyperparameters, and the free-form
 // --key=value arguments of custom scripts.
-import { invalidArgument } from '../../core/shared/status-error.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
 
 interface NumberRule {
   integer: boolean;

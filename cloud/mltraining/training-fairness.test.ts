@@ -12,7 +12,7 @@ import { jobProcesses } from './testing/processes.js';
 import { scriptPackage } from './testing/script-package.js';
 import { blockerScript, writerScript } from './testing/scripts.js';
 import { shapeImages } from './testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 import { TrainingQueue } from './training-queue.js';
 
 async function setup(t: { teardown(fn: () => Promise<void>): void }, options: Partial<MLTrainingOptions>) {

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { Client, credentials, status, type Metadata, type ServiceError } from '@grpc/grpc-js';
 import type { LogEntry } from '../../gen/platform/app/v1/robot_part.js';
-import { StatusError } from '../../core/shared/status-error.js';
+import { StatusError } from '../../core/serving/status-error.js';
 import type { PartPrincipal } from '../auth/principal.js';
 import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../testing/spawn-cloud.js';
 import { LogRate } from './log-rate.js';

@@ -9,10 +9,10 @@
 // passes when the bucket is full), and refuses while it is in debt; the refusal says when to retry.
 // Machines ship logs from a durable queue and retry with back-off (`core/online/log-shipper.ts`), so a
 // refused batch waits on the machine's disk, nothing is lost.
-import { resourceExhausted } from '../../core/shared/status-error.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
 import { describePrincipal, type Principal } from '../auth/principal.js';
 import { principalKey } from '../datasync/upload-streams.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export interface LogRateLimits {
   /** Log request bytes per second one writer (machine part or API key) may send, on average. */

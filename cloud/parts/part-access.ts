@@ -5,7 +5,7 @@
 // the part's machine (the machine's credentials), or an owner key whose scope holds the part (as for
 // data uploads). An operator key elsewhere in the organization reads them but may not forge them.
 import type { Metadata } from '@grpc/grpc-js';
-import { permissionDenied } from '../../core/shared/status-error.js';
+import { permissionDenied } from '../../core/serving/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal, type Principal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';

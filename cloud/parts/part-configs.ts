@@ -2,10 +2,10 @@
 // validated before it is saved (checkPartConfig: the runtime's own schema and built-in model registry),
 // so a machine is never sent a config that the runtime would reject for reasons the cloud can see.
 import { builtinModels } from '../../drivers/index.js';
-import { invalidArgument, notFound } from '../../core/shared/status-error.js';
-import { dataManagerModel } from '../../core/shared/data-manager-model.js';
-import { ModelRegistry } from '../../core/shared/model-registry.js';
-import { checkPartConfig } from '../../core/shared/part-config.js';
+import { invalidArgument, notFound } from '../../core/serving/status-error.js';
+import { dataManagerModel } from '../../core/resource/data-manager-model.js';
+import { ModelRegistry } from '../../core/resource/model-registry.js';
+import { checkPartConfig } from '../../core/resource/part-config.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import { partEvents } from './part-events.js';

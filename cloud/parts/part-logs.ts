@@ -1,8 +1,8 @@
 // The log entries that machines upload, per part. Entries are kept 30 days (SPEC.md "Limits"): older
 // ones are never returned, are refused at upload, and are deleted by a sweep (at start and hourly).
 // There is no other way to delete logs. The clock is injected so that retention can be tested.
-import { invalidArgument } from '../../core/shared/status-error.js';
-import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
+import { LEVEL_NAMES } from '../../core/config/log-levels.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import type { StoredLogEntry } from './log-entry.js';

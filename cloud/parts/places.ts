@@ -3,7 +3,7 @@
 // machine-scoped key sees only its location or machine (the Authorizer's `covers` rule, applied per row).
 import type { Metadata } from '@grpc/grpc-js';
 import type { Location, Machine, Organization, PartSummary } from '../../gen/platform/app/v1/robot_part.js';
-import { invalidArgument, permissionDenied } from '../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../core/serving/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import type { Store } from '../store/store.js';

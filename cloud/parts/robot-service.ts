@@ -9,8 +9,8 @@ import {
   type ReportStatusRequest,
   type WatchConfigRequest,
 } from '../../gen/platform/app/v1/robot_part.js';
-import { invalidArgument } from '../../core/shared/status-error.js';
-import { LEVEL_NAMES } from '../../core/shared/log-levels.js';
+import { invalidArgument } from '../../core/serving/status-error.js';
+import { LEVEL_NAMES } from '../../core/config/log-levels.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';

@@ -3,8 +3,8 @@
 // every log entry its part uploaded: 40 such streams took it to 6.1 GB. Here write() returning false is
 // respected (the rest waits for 'drain'), what waits is bounded in bytes per stream, and a stream that
 // falls further behind is closed with RESOURCE_EXHAUSTED naming the limit.
-import { resourceExhausted } from '../../core/shared/status-error.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 /** The part of a grpc-js ServerWritableStream this needs. */
 export interface WritableCall<M> {

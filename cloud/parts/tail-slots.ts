@@ -2,10 +2,10 @@
 // batch of a part's entries is queued for each of its tails: 40 tails that never read, opened by one key,
 // cost the cloud 464 ms of its one JavaScript thread on a single 10,000-entry batch (sizing, queueing and
 // encoding each tail's first 4 MiB), while every other organization's calls waited.
-import { resourceExhausted } from '../../core/shared/status-error.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
 import { describePrincipal, type Principal } from '../auth/principal.js';
 import { principalKey } from '../datasync/upload-streams.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export const defaultMaxTailsPerPrincipal = 16;
 

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '../../core/shared/status-error.js';
+import { StatusError } from '../../core/serving/status-error.js';
 import { QueryAdmission } from './admission.js';
 
 /** A query that runs until released. */

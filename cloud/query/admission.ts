@@ -3,8 +3,8 @@
 // turns (round robin), so one tenant's burst of heavy queries cannot starve another's single query. A
 // query that waits longer than `maxWaitMs`, or arrives when its organization already has `maxQueuedPerOrg`
 // waiting, is refused with RESOURCE_EXHAUSTED naming the limit.
-import { resourceExhausted } from '../../core/shared/status-error.js';
-import { histogram, secondsSince } from '../../core/shared/telemetry/metrics.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
+import { histogram, secondsSince } from '../../core/serving/telemetry/metrics.js';
 
 const waitTime = histogram('platform_query_admission_wait_seconds', 'Time a user query waited for its turn (0 when admitted at once)', []);
 const queryTime = histogram(

@@ -25,7 +25,7 @@
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../kit/extension-contract.js';
 import { QueryAdmission } from './admission.js';
-import { Observed } from '../../core/shared/telemetry/metrics.js';
+import { Observed } from '../../core/serving/telemetry/metrics.js';
 
 const admissionQueued = new Observed('platform_query_admission_queued', 'User queries waiting for their turn (cloud/query/admission.ts)');
 const admissionRunning = new Observed('platform_query_admission_running', 'User queries running now');
@@ -41,7 +41,7 @@ import { PipelineStore } from './pipelines/pipeline-store.js';
 import { PlatformQueryEngine } from './platform-query-engine.js';
 import type { QueryLimits } from './sql/limits.js';
 import { SqlSandbox } from './sql/sql-sandbox.js';
-import { envNumber } from '../../core/shared/env.js';
+import { envNumber } from '../../core/serving/env.js';
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).

@@ -4,7 +4,7 @@ import { MemoryGuard } from './memory-guard.js';
 import { SqlSandbox } from './sql/sql-sandbox.js';
 import { DEFAULT_QUERY_LIMITS } from './sql/limits.js';
 import { createTabularFixture } from './testing/tabular-fixture.js';
-import { StatusError } from '../../core/shared/status-error.js';
+import { StatusError } from '../../core/serving/status-error.js';
 
 const MB = 2 ** 20;
 // The guard's own timer never fires in these tests: each sample is taken by the test, with a made-up RSS.

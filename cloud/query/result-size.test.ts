@@ -5,7 +5,7 @@
 import test from 'ava';
 import { status } from '@grpc/grpc-js';
 import { calculateObjectSize, deserialize, serialize } from 'bson';
-import { StatusError } from '../../core/shared/status-error.js';
+import { StatusError } from '../../core/serving/status-error.js';
 import { MingoPool } from './mql/mingo-pool.js';
 import { documentSize, MAX_DOCUMENT_BYTES, MAX_RESULT_BYTES_CAP, resultBytesFromEnv } from './result-size.js';
 import { DEFAULT_QUERY_LIMITS } from './sql/limits.js';

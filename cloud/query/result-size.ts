@@ -7,8 +7,8 @@
 //   limit (cloud/server/cloud-server.ts): the encoding then allocates at most that many bytes, in pieces
 //   of at most 16 MiB, far from V8's limits on one buffer or string.
 import { calculateObjectSize } from 'bson';
-import { envNumber } from '../../core/shared/env.js';
-import { resourceExhausted } from '../../core/shared/status-error.js';
+import { envNumber } from '../../core/serving/env.js';
+import { resourceExhausted } from '../../core/serving/status-error.js';
 
 /** BSON's (and MongoDB's) largest document. */
 export const MAX_DOCUMENT_BYTES = 16 * 2 ** 20;

@@ -2,7 +2,7 @@
 // move with the calls made through the real program (gRPC calls per method and code, user queries
 // through admission), with the admission queue, training jobs by state and the process metrics.
 import test from 'ava';
-import { parsePrometheusText, sampleValue } from '../../core/shared/telemetry/testing/prom-text.js';
+import { parsePrometheusText, sampleValue } from '../../core/serving/telemetry/testing/prom-text.js';
 import { codeOf, startFixture } from '../testing/tenancy-fixture.js';
 
 const SQL = '/platform.app.data.v1.DataService/TabularDataBySQL';

@@ -9,8 +9,8 @@ import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
-import { startTracing, type Tracing } from '../../core/shared/telemetry/tracing.js';
-import { observeTracing } from '../../core/shared/telemetry/trace-metrics.js';
+import { startTracing, type Tracing } from '../../core/serving/telemetry/tracing.js';
+import { observeTracing } from '../../core/serving/telemetry/trace-metrics.js';
 import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
 
 export const defaultDataDir = () => process.env.PLATFORM_CLOUD_DATA_DIR ?? join(homedir(), '.platform', 'cloud');

@@ -12,14 +12,14 @@ import { fileURLToPath } from 'node:url';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { DataServiceClient } from '../../gen/platform/app/data/v1/data.js';
 import { CloudConnection } from '../client/connection.js';
-import { startTracing } from '../../core/shared/telemetry/tracing.js';
-import { tracingClientInterceptor } from '../../core/shared/telemetry/grpc-tracing.js';
-import { startOtlpReceiver } from '../../core/shared/telemetry/testing/otlp-receiver.js';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { startTracing } from '../../core/serving/telemetry/tracing.js';
+import { tracingClientInterceptor } from '../../core/serving/telemetry/grpc-tracing.js';
+import { startOtlpReceiver } from '../../core/serving/telemetry/testing/otlp-receiver.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { spawnCloud } from '../testing/spawn-cloud.js';
 import { startFixture } from '../testing/tenancy-fixture.js';
 
-const MODULE_WATCH = fileURLToPath(new URL('../../core/shared/telemetry/testing/module-watch.mjs', import.meta.url));
+const MODULE_WATCH = fileURLToPath(new URL('../../core/serving/telemetry/testing/module-watch.mjs', import.meta.url));
 const SQL = 'platform.app.data.v1.DataService/TabularDataBySQL';
 
 test('a traced data API call: linked client and server spans with status codes, received over OTLP', async (t) => {

@@ -18,8 +18,8 @@ import type {
   OptionalWebRTCConfigResponse,
   SignalingServiceServer,
 } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
-import { parseDescription } from '../../core/shared/webrtc/peer.js';
-import { fromWireCandidate } from '../../core/shared/webrtc/candidates.js';
+import { parseDescription } from '../../core/serving/webrtc/peer.js';
+import { fromWireCandidate } from '../../core/serving/webrtc/candidates.js';
 import {
   deadlineExceeded,
   invalidArgument,
@@ -29,7 +29,7 @@ import {
   toServiceError,
   unavailable,
   StatusError,
-} from '../../core/shared/status-error.js';
+} from '../../core/serving/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type PartPrincipal } from '../auth/principal.js';
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, open, opendir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
-import { syncDir, writeFileDurable } from '../../core/shared/durable-file.js';
+import { syncDir, writeFileDurable } from '../../core/serving/durable-file.js';
 
 export interface BlobStore {
   /** Stores content under key; resolves only once the content is durable. Overwrites atomically. */

@@ -4,8 +4,8 @@
 import test from 'ava';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { eventually } from '../../core/shared/testing/eventually.js';
-import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
+import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 import { startPostgres, type PostgresServer } from '../testing/postgres.js';
 import { LeaderElection } from './pg-leader.js';
 

@@ -1,7 +1,7 @@
 // Test helper for the data browser's browser tests: a fresh Chromium page signed in with an API key, on one
 // of the page's views.
 import type { Page } from 'playwright-core';
-import { launchChromium } from '../../core/shared/testing/chromium.js';
+import { launchChromium } from '../../core/serving/testing/chromium.js';
 
 /** Opens `webUrl`, signs in with `key` and opens the navigation's `view`; the browser closes at teardown. */
 export async function signedInView(

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing } from '../../core/serving/testing/spawn-serving.js';
 
 const main = fileURLToPath(new URL('../server/main.ts', import.meta.url));
 const run = promisify(execFile);

@@ -6,8 +6,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { launchChromium } from '../../core/shared/testing/chromium.js';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { launchChromium } from '../../core/serving/testing/chromium.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { noisyPng } from './testing-images.js';
 

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { TrainingStatus } from '../client/ml-training-client.js';
 import { cloudFixture, type CloudFixture } from '../mltraining/testing/training-fixture.js';
 import { shapeImages } from '../mltraining/testing/shapes.js';

@@ -5,7 +5,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { AuthenticateRequest, AuthenticateResponse, AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
-import { grpcWebCall, hostilePost, peakRssDuring, rssBytes } from '../../core/shared/testing/web-attacks.js';
+import { grpcWebCall, hostilePost, peakRssDuring, rssBytes } from '../../core/serving/testing/web-attacks.js';
 import { adminJson, removeDataDir, spawnCloud, type SpawnedCloud } from '../testing/spawn-cloud.js';
 
 const MiB = 1024 * 1024;

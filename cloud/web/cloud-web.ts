@@ -2,9 +2,9 @@
 // cloud's own gRPC server (every service it serves, the caller's `authorization` passed through, so the
 // page is authorized exactly like any client), and the thumbnails route (thumbnails.ts).
 import { credentials, type ServiceDefinition } from '@grpc/grpc-js';
-import { GrpcWebForwarder, methodTable } from '../../core/shared/web/grpc-web.js';
-import { webLimitsFromEnv } from '../../core/shared/web/request-body.js';
-import { builtAssetsDir, startWebServer, type WebServer } from '../../core/shared/web/web-server.js';
+import { GrpcWebForwarder, methodTable } from '../../core/serving/web/grpc-web.js';
+import { webLimitsFromEnv } from '../../core/serving/web/request-body.js';
+import { builtAssetsDir, startWebServer, type WebServer } from '../../core/serving/web/web-server.js';
 import type { ServingTls } from '../kit/extension-contract.js';
 import type { ThumbnailRoute } from './thumbnails.js';
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { signedInView } from '../testing/signed-in-view.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { noisyPng } from './testing-images.js';

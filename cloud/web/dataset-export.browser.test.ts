@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchChromium } from '../../core/shared/testing/chromium.js';
+import { launchChromium } from '../../core/serving/testing/chromium.js';
 import { readMcap } from '../data/testing/read-mcap.js';
 import { startFixture, type CloudFixture } from '../testing/tenancy-fixture.js';
 import { noisyPng } from './testing-images.js';

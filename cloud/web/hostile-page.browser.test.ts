@@ -5,7 +5,7 @@ import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS } from '../../core/shared/testing/chromium.js';
+import { CHROMIUM_ARGS } from '../../core/serving/testing/chromium.js';
 import { adminJson, removeDataDir, spawnCloud } from '../testing/spawn-cloud.js';
 
 test.before(() => {

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { TrainingStatus } from '../client/ml-training-client.js';
 import { scriptPackage } from '../mltraining/testing/script-package.js';
 import { shapeImages } from '../mltraining/testing/shapes.js';

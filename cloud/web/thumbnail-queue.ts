@@ -3,7 +3,7 @@
 // another's 32x32 thumbnail wait behind all of it (it waited 23.9 s behind one organization's six
 // requests). Jobs hold no content while they wait: it is read when their turn comes.
 import { ThumbnailError } from './thumbnail-error.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export const defaultMaxQueuedPerOrg = 32;
 

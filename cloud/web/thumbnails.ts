@@ -6,14 +6,14 @@ import { Metadata, status } from '@grpc/grpc-js';
 import { decode as decodePng } from 'fast-png';
 import { decode as decodeJpeg, encode as encodeJpeg } from 'jpeg-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toStatusError } from '../../core/shared/status-error.js';
-import { badPercentEncoding, decodePath } from '../../core/shared/web/static-files.js';
+import { toStatusError } from '../../core/serving/status-error.js';
+import { badPercentEncoding, decodePath } from '../../core/serving/web/static-files.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { BinaryDataStore } from '../data/binary-data.js';
 import type { Store } from '../store/store.js';
 import { ThumbnailError } from './thumbnail-error.js';
 import { ThumbnailProcess } from './thumbnail-process.js';
-import { envWholeNumber } from '../../core/shared/env.js';
+import { envWholeNumber } from '../../core/serving/env.js';
 
 export { ThumbnailError };
 

@@ -3,7 +3,7 @@
 // it runs on every machine for months and must stay small (bench:agent-rss), and pino with its
 // transports costs about 5 MB of resident memory for features the agent does not use.
 import { writeSync } from 'node:fs';
-import { LEVEL_VALUES } from '../shared/log-levels.js';
+import { LEVEL_VALUES } from '../config/log-levels.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const LEVELS: Record<LogLevel, number> = { ...LEVEL_VALUES, silent: Infinity };

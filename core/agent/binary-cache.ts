@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from './agent-log.js';
 import { ChecksumMismatchError, DownloadError, type Subsystem } from './errors.js';
-import { syncDir, writeFileDurable } from '../shared/durable-file.js';
+import { syncDir, writeFileDurable } from '../serving/durable-file.js';
 import { getUrl } from './http-get.js';
 
 /** Where a binary comes from: an http(s) URL or a local path (from a file:// URL). */

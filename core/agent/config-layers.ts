@@ -2,7 +2,7 @@
 // cloud's `agent` object (or the offline machine config's). A later layer overrides an earlier one
 // field by field; maps (platform_server_env, additional_networks) merge by key, arrays are replaced.
 import { readFile } from 'node:fs/promises';
-import { parseAgentConfig, type AgentConfig } from '../shared/agent-config.js';
+import { parseAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 
 export type Layer = Record<string, unknown>;

@@ -1,6 +1,6 @@
 // The credentials file the agent writes must be one that platform-server's -config accepts.
 import test from 'ava';
-import { parseMachineConfig } from '../shared/machine-config.js';
+import { parseMachineConfig } from '../config/machine-config.js';
 import { credentialsFileContent, machineSourceOf } from './credentials.js';
 
 test('platform-server accepts the credentials file the agent writes, in both forms', (t) => {

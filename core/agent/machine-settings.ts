@@ -3,7 +3,7 @@
 // supervision and never throw into it: a failure is logged, and the runtime keeps running.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from './agent-log.js';
-import type { AgentConfig } from '../shared/agent-config.js';
+import type { AgentConfig } from '../config/agent-config.js';
 import type { NetworkBackend } from './network/backend.js';
 import { systemClock, type Clock } from './network/clock.js';
 import { NETWORK_CHECK_SECONDS, NetworkSupervisor } from './network/network-supervisor.js';

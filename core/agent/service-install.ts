@@ -10,7 +10,7 @@ import type { Logger } from './agent-log.js';
 import { AGENT_VERSION } from './agent-version.js';
 import { BinaryCache } from './binary-cache.js';
 import { credentialsFileContent, credentialsFromEnv, loadMachineSource } from './credentials.js';
-import { writeFileDurable } from '../shared/durable-file.js';
+import { writeFileDurable } from '../serving/durable-file.js';
 import type { AgentPaths } from './paths.js';
 import { STOP_GRACE_SECONDS } from './runtime-supervisor.js';
 

@@ -5,7 +5,7 @@ import type { Logger } from './agent-log.js';
 import type { UpdateInfo } from '../../gen/platform/app/agent/v1/agent.js';
 import type { BinaryCache, BinarySource } from './binary-cache.js';
 import { VersionResolutionError, type Subsystem } from './errors.js';
-import { parseVersionSpec, type VersionSpec } from '../shared/version-spec.js';
+import { parseVersionSpec, type VersionSpec } from '../config/version-spec.js';
 
 export const SUBSYSTEMS: Subsystem[] = ['agent', 'platform-server'];
 

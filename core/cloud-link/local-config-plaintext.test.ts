@@ -14,7 +14,7 @@ import { DataManagerServiceClient } from '../../gen/platform/service/datamanager
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { waitFor } from '../shared/testing/eventually.js';
+import { waitFor } from '../serving/testing/eventually.js';
 
 const SECRET = 'part-secret-that-must-not-travel-in-plaintext';
 

@@ -5,8 +5,8 @@
 import { stat } from 'node:fs/promises';
 import type * as pb from '../../gen/platform/robot/v1/robot.js';
 import { ConfigError } from '../../plugins/validation.js';
-import { writeFileDurable } from '../shared/durable-file.js';
-import { InvalidConfigError, parseMachineConfigText } from '../shared/machine-config.js';
+import { writeFileDurable } from '../serving/durable-file.js';
+import { InvalidConfigError, parseMachineConfigText } from './machine-config.js';
 
 export const REDACTED_SECRET = '<redacted>';
 

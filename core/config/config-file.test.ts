@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually } from '../shared/testing/eventually.js';
+import { eventually } from '../serving/testing/eventually.js';
 import { ConfigFile } from './config-file.js';
 
 const configWith = (t: number) =>

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, watch as watchFolder, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from '../shared/machine-config.js';
+import { InvalidConfigError, parseMachineConfigText, type MachineConfig } from './machine-config.js';
 import { ConfigError } from '../../plugins/validation.js';
 import type { ConfigOrigin } from './config-edit.js';
 

@@ -9,7 +9,7 @@ import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { SampleBatch, SamplerFunction } from '../workers/port-sampler.js';
 import { CLOSED_SUFFIX, OPEN_SUFFIX, readCaptureFile } from './capture-file.js';
 import { CaptureLoop, captureFileBase } from './capture-loop.js';
-import { builtinCaptureMethods } from '../shared/capture-methods.js';
+import { builtinCaptureMethods } from '../resource/capture-methods.js';
 
 const readings = builtinCaptureMethods['core:component:sensor'].Readings;
 

@@ -7,9 +7,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { SampleBatch, SamplerFunction, SamplerHandle } from '../workers/port-sampler.js';
-import type { CaptureMethodSpec } from '../shared/data-manager-attributes.js';
+import type { CaptureMethodSpec } from '../config/data-manager-attributes.js';
 import { CaptureFileWriter, frame, type CaptureFileHeader, type CaptureFileIo } from './capture-file.js';
-import type { CaptureCall, Captured } from '../shared/capture-methods.js';
+import type { CaptureCall, Captured } from '../resource/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
 import { endCaptureSpan, startCaptureSpan, startWriteSpan } from './capture-tracing.js';
 

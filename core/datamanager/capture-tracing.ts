@@ -5,7 +5,7 @@
 // `capture write`. A span per reading would be hundreds a second per method; the batch is the unit the
 // data manager handles. Each batch starts its own trace (sampled by `tracing.sample_ratio`).
 import type { Span } from '@opentelemetry/api';
-import { childSpanOf, rootSpan } from '../shared/telemetry/tracing.js';
+import { childSpanOf, rootSpan } from '../serving/telemetry/tracing.js';
 
 /** The batch's span, or undefined while tracing is off. */
 export function startCaptureSpan(resource: string, method: string, firstRequestedMs: number): Span | undefined {

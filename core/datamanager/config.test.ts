@@ -5,11 +5,11 @@ import { homedir } from 'node:os';
 import { z } from 'zod';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { defineModel } from '../../plugins/contract.js';
-import { parseResourceEntries } from '../shared/resource-entry.js';
-import { resolveResources } from '../shared/resolve-resources.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
+import { resolveResources } from '../resource/resolve-resources.js';
 import { registryWithBuiltins } from '../server/compose.js';
-import { assembleDataManager } from '../shared/data-manager-assemble.js';
-import type { DataManagerAttributes } from '../shared/data-manager-attributes.js';
+import { assembleDataManager } from '../resource/data-manager-assemble.js';
+import type { DataManagerAttributes } from '../config/data-manager-attributes.js';
 import { linkSettingsOf } from '../cloud-link/link-settings.js';
 
 const sensor = (name: string, methods: unknown[], model = 'fake') => ({

@@ -10,7 +10,7 @@ import { defineModel } from '../../plugins/contract.js';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
 import { readCaptureFile } from './capture-file.js';
-import { dataManagerModel } from '../shared/data-manager-model.js';
+import { dataManagerModel } from '../resource/data-manager-model.js';
 import { closedCaptureFiles } from './sync.js';
 
 const stationModel = defineModel({

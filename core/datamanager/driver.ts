@@ -8,17 +8,17 @@ import { defineApi } from '../../plugins/api.js';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { defineDriver, type DriverLogger, type Resource } from '../../plugins/driver.js';
 import type { CapturedBinary } from '../../plugins/capture.js';
-import type { DataManagerAttributes, CaptureMethodSpec } from '../shared/data-manager-attributes.js';
+import type { DataManagerAttributes, CaptureMethodSpec } from '../config/data-manager-attributes.js';
 import { OPEN_SUFFIX, recoverCaptureFile } from './capture-file.js';
 import { CaptureLoop } from './capture-loop.js';
-import { builtinCaptureMethods, type Captured, type CaptureCall } from '../shared/capture-methods.js';
+import { builtinCaptureMethods, type Captured, type CaptureCall } from '../resource/capture-methods.js';
 import { deleteWhenDiskFull } from './disk-space.js';
 import { connectPartCloud, type PartCloud } from './part-cloud.js';
 import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { Syncer } from './sync.js';
 import { SAMPLE, type SamplerFunction } from '../workers/port-sampler.js';
 // Only node built-ins at load: the OpenTelemetry packages are imported by startTracing when it is called.
-import { startTracing, type Tracing } from '../shared/telemetry/tracing.js';
+import { startTracing, type Tracing } from '../serving/telemetry/tracing.js';
 
 export interface DataManager extends Resource {
   doCommand(command: Record<string, unknown>): Promise<Record<string, unknown>>;

@@ -5,8 +5,8 @@
 import { Client } from '@grpc/grpc-js';
 import { DataCaptureUploadResponse, FileUploadRequest, type UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import { CloudLink } from '../cloud-link/cloud-link.js';
-import { injectTraceContext } from '../shared/telemetry/grpc-tracing.js';
-import { inSpan } from '../shared/telemetry/tracing.js';
+import { injectTraceContext } from '../serving/telemetry/grpc-tracing.js';
+import { inSpan } from '../serving/telemetry/tracing.js';
 import type { CloudLinkSettings } from '../cloud-link/link-settings.js';
 
 export interface PartCloud {

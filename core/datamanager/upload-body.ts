@@ -4,7 +4,7 @@
 // datum per record; each record is its own request (the cloud takes one binary item per upload).
 import { DataType, SensorData, UploadMetadata } from '../../gen/platform/app/datasync/v1/data_sync.js';
 import type { CaptureFileHeader } from './capture-file.js';
-import { extensionForMime } from '../shared/capture-methods.js';
+import { extensionForMime } from '../resource/capture-methods.js';
 
 function varint(value: number): Buffer {
   const bytes: number[] = [];

@@ -3,7 +3,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector';
 import { dirname, resolve } from 'node:path';
-import { writeFileDurable } from '../shared/durable-file.js';
+import { writeFileDurable } from '../serving/durable-file.js';
 
 export class CpuProfileError extends Error {
   constructor(path: string, reason: string) {

@@ -2,7 +2,7 @@
 // The gRPC layer reaches drivers only through proxies; it never sees workers or the kernel's internals.
 import type { ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { ResourceAccess } from '../kernel/resource-access.js';
-import { invalidArgument } from '../shared/status-error.js';
+import { invalidArgument } from '../serving/status-error.js';
 
 // Re-exported so that adapters import everything they build on from this one file.
 export type { ResourceAccess };

@@ -7,7 +7,7 @@ import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
 import { dirname } from 'node:path';
 import { unary } from './unary.js';
 import { requireName, type ResourceAccess } from './api-adapter.js';
-import { StatusError } from '../shared/status-error.js';
+import { StatusError } from '../serving/status-error.js';
 import { defineApi } from '../../plugins/api.js';
 import type { Actuation } from '../../plugins/apis/declaration.js';
 

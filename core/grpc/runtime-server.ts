@@ -12,10 +12,10 @@ import type { ResourceAccess } from './api-adapter.js';
 import { apiAdapters } from './apis/index.js';
 import { robotService, type RobotFacts } from './apis/robot.js';
 import { sessionAccess } from './session-access.js';
-import { withBoundedStatus } from '../shared/bounded-status.js';
-import { withCallMetrics } from '../shared/telemetry/grpc-metrics.js';
-import { withCallTracing } from '../shared/telemetry/grpc-tracing.js';
-import { addStandardServicesWithReflection } from '../shared/standard-services.js';
+import { withBoundedStatus } from '../serving/bounded-status.js';
+import { withCallMetrics } from '../serving/telemetry/grpc-metrics.js';
+import { withCallTracing } from '../serving/telemetry/grpc-tracing.js';
+import { addStandardServicesWithReflection } from '../serving/standard-services.js';
 import { ModuleApiServices, type ModuleApi } from './module-apis.js';
 
 export interface RuntimeServerOptions {

@@ -3,9 +3,9 @@
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { callSession } from '../session/context.js';
 import { SESSION_METADATA } from '../session/sessions.js';
-import { toStatusError } from '../shared/status-error.js';
+import { toStatusError } from '../serving/status-error.js';
 
-// The mapping lives in core/shared/status-error.ts, shared with the cloud; re-exported for the adapters.
+// The mapping lives in core/serving/status-error.ts, shared with the cloud; re-exported for the adapters.
 export { toStatusError };
 
 export function unary<Req, Res>(handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res> | Res) {

@@ -4,11 +4,11 @@
 // kernel never calls up into a class that installed itself, and it knows no feature by name: the data
 // manager, the module host and the packages are each just an implementation of a point here.
 import type { InjectionToken } from 'tsyringe';
-import type { LevelName } from '../shared/log-rules.js';
-import type { MachineConfig } from '../shared/machine-config.js';
-import type { ModelRegistry } from '../shared/model-registry.js';
-import type { MissingModelExplainer } from '../shared/resolve-resources.js';
-import type { ResourceEntry } from '../shared/resource-entry.js';
+import type { LevelName } from '../config/log-rules.js';
+import type { MachineConfig } from '../config/machine-config.js';
+import type { ModelRegistry } from '../resource/model-registry.js';
+import type { MissingModelExplainer } from '../resource/resolve-resources.js';
+import type { ResourceEntry } from '../config/resource-entry.js';
 
 export interface ExtensionPoint<T> {
   readonly id: string;

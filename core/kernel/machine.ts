@@ -9,20 +9,20 @@ import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
 import type { Api } from '../../plugins/api.js';
 import { parseApi, resourceLoggerName } from '../../plugins/names.js';
-import { echo } from '../shared/bounded-text.js';
-import type { MachineConfig } from '../shared/machine-config.js';
-import { parseResourceEntries } from '../shared/resource-entry.js';
+import { echo } from '../serving/bounded-text.js';
+import type { MachineConfig } from '../config/machine-config.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
 import { entryCompletion, entrySubstitution, KERNEL_EXTENSIONS, KernelExtensions, missingModelExplanation, moduleLogLevel } from './extension-points.js';
-import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../shared/log-rules.js';
+import { compileLogPattern, levelFor, type LevelName, type LogSettings } from '../config/log-rules.js';
 import { LOG_SINK, type LogSink } from '../logging/sink.js';
-import { analyzeGraph, dependentsOf, type GraphNode } from '../shared/resource-graph.js';
-import { ModelRegistry } from '../shared/model-registry.js';
+import { analyzeGraph, dependentsOf, type GraphNode } from '../resource/resource-graph.js';
+import { ModelRegistry } from '../resource/model-registry.js';
 import type { ConfigError } from '../../plugins/validation.js';
-import { resolveResources } from '../shared/resolve-resources.js';
+import { resolveResources } from '../resource/resolve-resources.js';
 import { DRIVER_HOSTING, type DriverHandle, type DriverHosting, type DriverLogLine } from '../workers/driver-hosting.js';
 import { createRemote } from '../workers/remote.js';
-import { timeDriverCall } from '../shared/telemetry/machine-metrics.js';
-import { inSpan } from '../shared/telemetry/tracing.js';
+import { timeDriverCall } from './machine-metrics.js';
+import { inSpan } from '../serving/telemetry/tracing.js';
 import { forEachLimited } from './limit.js';
 import { KernelOptions } from './options.js';
 import { ResourceNode, type ResourceState, type ResourceStatus } from './resource-node.js';
@@ -80,7 +80,7 @@ export class Machine extends EventEmitter<MachineEvents> {
     return this.enqueue(() => {
       // A new revision: each of its config errors is logged once, even one the last revision had too.
       this.loggedConfigErrors.clear();
-      // A span when tracing is on (core/shared/telemetry/tracing.ts).
+      // A span when tracing is on (core/serving/telemetry/tracing.ts).
       return inSpan('reconfigure', {}, () => this.applyNow(config));
     });
   }

@@ -2,7 +2,7 @@
 // sensor is read before each reconfiguration; a missing or non-boolean key allows it; a read error
 // blocks it.
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
-import type { Maintenance } from '../shared/machine-config.js';
+import type { Maintenance } from '../config/machine-config.js';
 import type { ResourceAccess } from './resource-access.js';
 
 export interface MaintenanceVerdict {

@@ -1,6 +1,6 @@
 // Timing and concurrency of the kernel. The defaults suit a real machine; tests shorten them.
 import type { InjectionToken } from 'tsyringe';
-import { envMs } from '../shared/env.js';
+import { envMs } from '../serving/env.js';
 
 export interface KernelOptions {
   /** How long one resource's construction may take before it is aborted (its worker ends). */

@@ -1,7 +1,7 @@
 // The kernel's record of one configured resource: its resolved config, its worker while it runs, and
 // its state (SPEC.md / FACTS.md resource states) with the error and time of the last change.
-import type { LevelName } from '../shared/log-levels.js';
-import type { ResolvedResource } from '../shared/resolve-resources.js';
+import type { LevelName } from '../config/log-levels.js';
+import type { ResolvedResource } from '../resource/resolve-resources.js';
 import type { DriverHandle } from '../workers/driver-hosting.js';
 
 export type ResourceState = 'unconfigured' | 'configuring' | 'ready' | 'removing' | 'unhealthy';

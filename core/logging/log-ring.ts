@@ -2,7 +2,7 @@
 // bounded ring fed by a tap on the log sink, and the live subscribers that follow new lines. Memory stays
 // bounded twice over: the ring keeps the last `capacity` lines, and a subscriber that cannot keep up
 // loses its oldest unsent lines rather than growing a queue without end.
-import type { LevelName } from '../shared/log-levels.js';
+import type { LevelName } from '../config/log-levels.js';
 import { enabled, type LogSink, type SinkRecord } from './sink.js';
 
 export interface RingLine {

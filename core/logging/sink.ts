@@ -7,7 +7,7 @@ import type { InjectionToken } from 'tsyringe';
 import type { DriverLogger } from '../../plugins/contract.js';
 import { Deduplicator } from './dedup.js';
 import { RotatingLogFile } from './log-file.js';
-import { LEVEL_NAMES, type LevelName } from '../shared/log-levels.js';
+import { LEVEL_NAMES, type LevelName } from '../config/log-levels.js';
 
 export interface SinkRecord {
   level: LevelName;

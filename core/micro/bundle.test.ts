@@ -12,7 +12,7 @@ import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/r
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { listServices } from '../server/testing/reflection.js';
-import type { ServingProgram } from '../shared/testing/spawn-serving.js';
+import type { ServingProgram } from '../serving/testing/spawn-serving.js';
 import { spawnMicro } from './testing/spawn-micro.js';
 
 let dir: string;

@@ -17,7 +17,7 @@ import { ResourceState, RobotServiceClient, type StreamLogsResponse } from '../.
 import type { ServiceError } from '@grpc/grpc-js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { listServices } from '../server/testing/reflection.js';
-import type { ServingProgram } from '../shared/testing/spawn-serving.js';
+import type { ServingProgram } from '../serving/testing/spawn-serving.js';
 import { conformanceConfig } from './testing/conformance-config.js';
 import { spawnFullServer, spawnMicro } from './testing/spawn-micro.js';
 

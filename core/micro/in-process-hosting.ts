@@ -12,7 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DriverFactory, DriverLogger, Resource } from '../../plugins/driver.js';
 import { deserializeError, DriverError, serializeError } from '../../plugins/errors.js';
 import { unwrapTransfer } from '../../plugins/transfer.js';
-import { LEVEL_VALUES, type LevelName } from '../shared/log-levels.js';
+import { LEVEL_VALUES, type LevelName } from '../config/log-levels.js';
 import { driverDependencies } from '../workers/driver-dependencies.js';
 import type { DependencyLink, DriverConstruction, DriverHandle, DriverHandleEvents, DriverHosting } from '../workers/driver-hosting.js';
 import { invoke } from '../workers/invoke.js';

@@ -2,7 +2,7 @@
 // platform-micro-server: the lightweight machine runtime for small Linux boards, in one thread
 // (core/micro/README.md). Same config file, same credentials file and same gRPC APIs as platform-server.
 import 'reflect-metadata';
-import { InvalidConfigError } from '../shared/machine-config.js';
+import { InvalidConfigError } from '../config/machine-config.js';
 import { flag, FlagError, parseFlags, stringFlag, type FlagName, type Flags } from '../server/flags.js';
 import { platformVersion } from '../version.js';
 import { composeMicro, type MicroServer } from './compose.js';

@@ -13,7 +13,7 @@ import { singleEncoderModel } from '../../drivers/encoder/single/model.js';
 import { fakeEncoderModel } from '../../drivers/encoder/fake/model.js';
 import { fakeSensorModel } from '../../drivers/sensor/fake/model.js';
 import { fakeCameraModel } from '../../drivers/camera/fake/model.js';
-import { dataManagerModel } from '../shared/data-manager-model.js';
+import { dataManagerModel } from '../resource/data-manager-model.js';
 import fakeBoard from '../../drivers/board/fake/driver.js';
 import piBoard from '../../drivers/board/pi/driver.js';
 import esp32Board from '../../drivers/board/esp32/driver.js';
@@ -24,7 +24,7 @@ import fakeEncoder from '../../drivers/encoder/fake/driver.js';
 import fakeSensor from '../../drivers/sensor/fake/driver.js';
 import fakeCamera from '../../drivers/camera/fake/driver.js';
 import dataManager from '../datamanager/driver.js';
-import { ModelRegistry } from '../shared/model-registry.js';
+import { ModelRegistry } from '../resource/model-registry.js';
 
 interface MicroModel {
   definition: ModelDefinition;

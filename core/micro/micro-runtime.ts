@@ -11,14 +11,14 @@ import { LogRing } from '../logging/log-ring.js';
 import type { LogSink } from '../logging/sink.js';
 import type * as pb from '../../gen/platform/robot/v1/robot.js';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '../shared/status-error.js';
-import { InvalidConfigError, type MachineConfig } from '../shared/machine-config.js';
+import { StatusError } from '../serving/status-error.js';
+import { InvalidConfigError, type MachineConfig } from '../config/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
 import type { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
-import { OwnLogLevels, type LevelName } from '../shared/log-rules.js';
+import { OwnLogLevels, type LevelName } from '../config/log-rules.js';
 import { actuationOf } from '../session/actuators.js';
-import { heartbeatWindowMs } from '../shared/session-config.js';
+import { heartbeatWindowMs } from '../config/session-config.js';
 import { Sessions } from '../session/sessions.js';
 import { platformVersion } from '../version.js';
 

@@ -1,9 +1,9 @@
 // platform-micro-server serves no /metrics (it has no web port), so its bundle carries no Prometheus
-// client: scripts/build-micro.mjs puts this module in the place of core/shared/telemetry/metrics.ts.
+// client: scripts/build-micro.mjs puts this module in the place of core/serving/telemetry/metrics.ts.
 // Same exports, typed against the real module; every metric is a no-op and the registry is empty.
-import type * as Metrics from '../shared/telemetry/metrics.js';
+import type * as Metrics from '../serving/telemetry/metrics.js';
 
-export type { Labels, Observation } from '../shared/telemetry/metrics.js';
+export type { Labels, Observation } from '../serving/telemetry/metrics.js';
 
 export const LATENCY_BUCKETS: typeof Metrics.LATENCY_BUCKETS = [];
 export const METRICS_CONTENT_TYPE: typeof Metrics.METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';

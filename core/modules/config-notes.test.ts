@@ -1,6 +1,6 @@
 // Warnings about module config that has no effect.
 import test from 'ava';
-import { parseMachineConfig } from '../shared/machine-config.js';
+import { parseMachineConfig } from '../config/machine-config.js';
 import { configNotes, moduleIdOf } from './config-notes.js';
 
 const config = parseMachineConfig({

@@ -1,5 +1,5 @@
 // Parts of a config that a user may expect to matter for modules but that do not: said as warnings.
-import type { MachineConfig } from '../shared/machine-config.js';
+import type { MachineConfig } from '../config/machine-config.js';
 
 /** The module a model belongs to, if it is a module's triplet `<namespace>:<module>:<model>`. */
 export const moduleIdOf = (model: string): string | undefined => {

@@ -5,7 +5,7 @@ import { defineModel } from '../../plugins/contract.js';
 import { createHarness, generic } from '../kernel/fixtures/harness.js';
 import { moduleLogLevel } from '../kernel/extension-points.js';
 import { genericAttributes, genericModel } from '../kernel/fixtures/generic-model.js';
-import type { LevelName } from '../shared/log-levels.js';
+import type { LevelName } from '../config/log-levels.js';
 
 const modular = (model: string) => defineModel({ api: 'test:component:generic', model, attributes: genericAttributes, driver: genericModel.driver });
 const entry = (name: string, model: string, extra: Record<string, unknown> = {}) => ({ ...generic(name, { label: name }), model, ...extra });

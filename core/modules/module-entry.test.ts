@@ -1,6 +1,6 @@
 // The config's `modules` entries (SPEC.md: module_id, version, log_level): each broken rule is named.
 import test from 'ava';
-import { parseMachineConfig } from '../shared/machine-config.js';
+import { parseMachineConfig } from '../config/machine-config.js';
 
 const errorOf = (modules: unknown) => {
   try {

@@ -1,6 +1,6 @@
 // How the runtime finds and loads modules. The defaults suit a real machine; tests shorten the backoff.
 import type { InjectionToken } from 'tsyringe';
-import { envMs } from '../shared/env.js';
+import { envMs } from '../serving/env.js';
 
 export interface ModuleOptions {
   /** -untrusted-env: no module is loaded, and every modular resource says so. */

@@ -1,6 +1,6 @@
 // Which folder a config `modules` entry selects, and the words used when none fits.
 import test from 'ava';
-import type { ModuleEntry } from '../shared/machine-config.js';
+import type { ModuleEntry } from '../config/machine-config.js';
 import type { ModulePackage } from '../../plugins/host/manifest.js';
 import type { FoundFolder } from '../../plugins/host/plugins-folder.js';
 import { selectModules } from './selection.js';

@@ -2,7 +2,7 @@
 // module_id and a version equal to (or, for a range, satisfying) the pinned version. A missing module
 // or another version is a problem of that module alone, worded for the resources that use it.
 import semver from 'semver';
-import type { ModuleEntry } from '../shared/machine-config.js';
+import type { ModuleEntry } from '../config/machine-config.js';
 import type { ModulePackage } from '../../plugins/host/manifest.js';
 import type { FoundFolder } from '../../plugins/host/plugins-folder.js';
 

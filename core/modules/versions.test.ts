@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
-import { parseMachineConfig } from '../shared/machine-config.js';
+import { parseMachineConfig } from '../config/machine-config.js';
 import { createHarness } from '../kernel/fixtures/harness.js';
 import { defaultKernelOptions } from '../kernel/options.js';
 import { LogSink } from '../logging/sink.js';

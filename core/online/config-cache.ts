@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileDurable } from '../shared/durable-file.js';
+import { writeFileDurable } from '../serving/durable-file.js';
 
 /** Folder of the online runtime's state: PLATFORM_ONLINE_DIR, or ~/.platform/online. */
 export function onlineDir(env: NodeJS.ProcessEnv = process.env): string {

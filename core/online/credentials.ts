@@ -3,7 +3,7 @@
 // machine's own bind address and TLS, which win over the cloud config's). A file that also holds
 // resources, modules or an `agent` object is a full local config and runs offline, as before.
 import { partCredentials, type CloudLinkSettings } from '../cloud-link/link-settings.js';
-import type { MachineConfig } from '../shared/machine-config.js';
+import type { MachineConfig } from '../config/machine-config.js';
 
 const LOCAL_KEYS = ['components', 'services', 'modules', 'agent', 'maintenance', 'log', 'module_dir'];
 

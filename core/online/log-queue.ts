@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileDurable } from '../shared/durable-file.js';
+import { writeFileDurable } from '../serving/durable-file.js';
 
 export const DEFAULT_MAX_LINES = 100_000;
 export const SEGMENT_LINES = 2000;

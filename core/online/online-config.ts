@@ -8,7 +8,7 @@ import type { DriverLogger } from '../../plugins/contract.js';
 import type { ConfigFile, LoadedConfig } from '../config/config-file.js';
 import type { ConfigOrigin } from '../config/config-edit.js';
 import type { ConfigSource } from '../config/config-source.js';
-import { parseMachineConfig } from '../shared/machine-config.js';
+import { parseMachineConfig } from '../config/machine-config.js';
 import { CredentialsRefusedError, type CloudLink } from '../cloud-link/cloud-link.js';
 import type { CachedConfig, ConfigCache } from './config-cache.js';
 import { onCloudReachable } from '../cloud-link/reachable.js';

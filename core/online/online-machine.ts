@@ -5,7 +5,7 @@ import type { InjectionToken } from 'tsyringe';
 import type { ConfigFile } from '../config/config-file.js';
 import type { Machine } from '../kernel/machine.js';
 import type { LogSink } from '../logging/sink.js';
-import { InvalidConfigError } from '../shared/machine-config.js';
+import { InvalidConfigError } from '../config/machine-config.js';
 import { CloudLink } from '../cloud-link/cloud-link.js';
 import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { ConfigCache, onlineDir } from './config-cache.js';
@@ -14,7 +14,7 @@ import { DEFAULT_MAX_LINES, LogQueue } from './log-queue.js';
 import { LogShipper, queuedLine } from './log-shipper.js';
 import { OnlineConfig } from './online-config.js';
 import { StatusReporter, type StatusInputs } from './status-reporter.js';
-import { logQueueLines } from '../shared/telemetry/machine-metrics.js';
+import { logQueueLines } from '../kernel/machine-metrics.js';
 
 export interface OnlineOptions {
   allowInsecureCreds: boolean;

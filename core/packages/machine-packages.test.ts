@@ -2,8 +2,8 @@
 // cannot be installed, only a package with nothing running makes its resources fail, and only a config
 // that follows "latest" (or waits for an unreachable cloud) is checked again.
 import test from 'ava';
-import { parseMachineConfig } from '../shared/machine-config.js';
-import { parseResourceEntries } from '../shared/resource-entry.js';
+import { parseMachineConfig } from '../config/machine-config.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
 import { MachinePackages } from './machine-packages.js';
 import { PackageError, type InstalledPackage, type PackageStore } from './package-store.js';
 

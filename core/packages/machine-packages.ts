@@ -4,9 +4,9 @@
 // reconfigure (a changed folder changes the resource's attributes, so exactly the resources that
 // reference the package are rebuilt), then remove the versions nothing uses any more.
 import { ConfigError } from '../../plugins/validation.js';
-import type { MachineConfig } from '../shared/machine-config.js';
-import { referencedPackages, substitutePackages } from '../shared/package-config.js';
-import type { ResourceEntry } from '../shared/resource-entry.js';
+import type { MachineConfig } from '../config/machine-config.js';
+import { referencedPackages, substitutePackages } from '../config/package-config.js';
+import type { ResourceEntry } from '../config/resource-entry.js';
 import { InsecureCredentialsError } from '../cloud-link/address.js';
 import { linkSettingsOf } from '../cloud-link/link-settings.js';
 import { CloudPackageSource, RefusedPackageSource } from './cloud-package-source.js';

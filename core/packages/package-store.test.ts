@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packagesSection, referencedPackages, substitutePackages, type PackageEntry } from '../shared/package-config.js';
+import { packagesSection, referencedPackages, substitutePackages, type PackageEntry } from '../config/package-config.js';
 import { PackageSourceError, type PackageRelease, type PackageSource } from './package-source.js';
 import { PackageError, PackageStore } from './package-store.js';
 

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { syncDir, writeFileDurable } from '../shared/durable-file.js';
-import type { PackageEntry } from '../shared/package-config.js';
+import { syncDir, writeFileDurable } from '../serving/durable-file.js';
+import type { PackageEntry } from '../config/package-config.js';
 import { PackageSourceError, type PackageRelease, type PackageSource } from './package-source.js';
 
 export const defaultPackagesRoot = () => process.env.PLATFORM_PACKAGES_DIR ?? join(homedir(), '.platform', 'packages');

@@ -5,7 +5,7 @@ import test from 'ava';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startOtlpReceiver } from '../shared/telemetry/testing/otlp-receiver.js';
+import { startOtlpReceiver } from '../serving/telemetry/testing/otlp-receiver.js';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 
 test('a capture batch is a span with its file write as a child, at the OTLP receiver', async (t) => {

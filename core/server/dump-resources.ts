@@ -7,7 +7,7 @@ import { loadModuleDefinition } from '../../plugins/host/entrypoint.js';
 import { pluginsFolder, scanPluginsFolder, type PluginsFolderSource } from '../../plugins/host/plugins-folder.js';
 import { probeEntrypoint } from '../../plugins/host/probe.js';
 import { runnableModule } from '../../plugins/host/transpile.js';
-import type { ModelRegistry } from '../shared/model-registry.js';
+import type { ModelRegistry } from '../resource/model-registry.js';
 
 export interface ResourceRegistration {
   api: string;

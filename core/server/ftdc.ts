@@ -2,7 +2,7 @@
 import { FtdcCapture } from '../diagnostics/ftdc/capture.js';
 import { FTDC_FILE_BYTES, FTDC_FILES, FTDC_INTERVAL_MS, FTDC_SYNC_EVERY, ftdcDirectory } from '../diagnostics/ftdc/location.js';
 import type { Machine } from '../kernel/machine.js';
-import type { LevelName } from '../shared/log-rules.js';
+import type { LevelName } from '../config/log-rules.js';
 import type { LogSink } from '../logging/sink.js';
 
 export function startFtdc(machine: Machine, sink: LogSink, level: () => LevelName, env: NodeJS.ProcessEnv = process.env): FtdcCapture | undefined {

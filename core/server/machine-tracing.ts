@@ -2,7 +2,7 @@
 // imported only here, only when `enabled`; -output-telemetry prints the spans on stderr with the metrics.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { TracingConfig } from '../shared/tracing-config.js';
+import type { TracingConfig } from '../config/tracing-config.js';
 
 export interface MachineTracing {
   shutdown(): Promise<void>;
@@ -31,8 +31,8 @@ export async function startMachineTracing(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<MachineTracing | undefined> {
   if (!config?.enabled) return undefined;
-  const { startTracing } = await import('../shared/telemetry/tracing.js');
-  const { observeTracing } = await import('../shared/telemetry/trace-metrics.js');
+  const { startTracing } = await import('../serving/telemetry/tracing.js');
+  const { observeTracing } = await import('../serving/telemetry/trace-metrics.js');
   const tracing = await startTracing({
     serviceName: 'platform-server',
     otlpEndpoint: config.otlp_endpoint,

@@ -2,7 +2,7 @@
 // platform-server: the machine runtime.
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
-import { InvalidConfigError } from '../shared/machine-config.js';
+import { InvalidConfigError } from '../config/machine-config.js';
 import { CpuProfile, CpuProfileError } from '../diagnostics/cpu-profile.js';
 import { Machine } from '../kernel/machine.js';
 import { ONLINE_MACHINE } from '../online/online-machine.js';

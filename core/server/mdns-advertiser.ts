@@ -8,8 +8,8 @@
 import { lookup } from 'node:dns/promises';
 import { networkInterfaces } from 'node:os';
 import type { DriverLogger } from '../../plugins/contract.js';
-import { answerQuestions, dnsLabel, serviceRecords, type Advertisement } from '../shared/mdns/rpc-service.js';
-import { MDNS_PORT, onSubnet, openMdnsTransport, type Ipv4Interface, type MdnsTransport } from '../shared/mdns/transport.js';
+import { answerQuestions, dnsLabel, serviceRecords, type Advertisement } from '../serving/mdns/rpc-service.js';
+import { MDNS_PORT, onSubnet, openMdnsTransport, type Ipv4Interface, type MdnsTransport } from '../serving/mdns/transport.js';
 
 const RESCAN_MS = 10_000;
 const ANNOUNCE_GAP_MS = 1000;

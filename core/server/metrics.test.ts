@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
-import { parsePrometheusText, sampleValue } from '../shared/telemetry/testing/prom-text.js';
-import { webUrlOf } from '../shared/testing/chromium.js';
+import { parsePrometheusText, sampleValue } from '../serving/telemetry/testing/prom-text.js';
+import { webUrlOf } from '../serving/testing/chromium.js';
 import { call, insecure } from './testing/grpc.js';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 

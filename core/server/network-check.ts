@@ -1,6 +1,6 @@
 // -network-check: run the network checks for the machine config, print them, and exit 0 or 1.
 import { ConfigFile } from '../config/config-file.js';
-import { InvalidConfigError, parseMachineConfig, type MachineConfig } from '../shared/machine-config.js';
+import { InvalidConfigError, parseMachineConfig, type MachineConfig } from '../config/machine-config.js';
 import { planNetworkChecks } from '../diagnostics/network-check/plan.js';
 import { runNetworkChecks } from '../diagnostics/network-check/run.js';
 

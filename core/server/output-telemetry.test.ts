@@ -3,7 +3,7 @@
 // start-up error naming the variable; without the flag nothing is printed.
 import test from 'ava';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { parsePrometheusText, sampleValue } from '../shared/telemetry/testing/prom-text.js';
+import { parsePrometheusText, sampleValue } from '../serving/telemetry/testing/prom-text.js';
 import { call, insecure } from './testing/grpc.js';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 

@@ -1,9 +1,9 @@
-// -output-telemetry: the runtime's metrics (the /metrics exposition, core/shared/telemetry/README.md)
+// -output-telemetry: the runtime's metrics (the /metrics exposition, core/serving/telemetry/README.md)
 // printed to stderr every PLATFORM_TELEMETRY_INTERVAL_MS (default 15 s) and once more at stop, each block
 // framed by a header line with the time. stderr, not stdout: stdout carries the JSON log lines (and the
 // serving line the agent waits for), which a multi-line block would break for whoever parses them.
-import { envNumber } from '../shared/env.js';
-import { metricsText } from '../shared/telemetry/metrics.js';
+import { envNumber } from '../serving/env.js';
+import { metricsText } from '../serving/telemetry/metrics.js';
 
 export const TELEMETRY_INTERVAL_VARIABLE = 'PLATFORM_TELEMETRY_INTERVAL_MS';
 

@@ -5,11 +5,11 @@
 import test from 'ava';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { tracingClientInterceptor } from '../shared/telemetry/grpc-tracing.js';
-import { startOtlpReceiver } from '../shared/telemetry/testing/otlp-receiver.js';
-import { parsePrometheusText, sampleValue } from '../shared/telemetry/testing/prom-text.js';
-import { startTracing } from '../shared/telemetry/tracing.js';
-import { webUrlOf } from '../shared/testing/chromium.js';
+import { tracingClientInterceptor } from '../serving/telemetry/grpc-tracing.js';
+import { startOtlpReceiver } from '../serving/telemetry/testing/otlp-receiver.js';
+import { parsePrometheusText, sampleValue } from '../serving/telemetry/testing/prom-text.js';
+import { startTracing } from '../serving/telemetry/tracing.js';
+import { webUrlOf } from '../serving/testing/chromium.js';
 import { call, insecure } from './testing/grpc.js';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 

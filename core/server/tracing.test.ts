@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { tracingClientInterceptor } from '../shared/telemetry/grpc-tracing.js';
-import { startOtlpReceiver } from '../shared/telemetry/testing/otlp-receiver.js';
-import { startTracing } from '../shared/telemetry/tracing.js';
+import { tracingClientInterceptor } from '../serving/telemetry/grpc-tracing.js';
+import { startOtlpReceiver } from '../serving/telemetry/testing/otlp-receiver.js';
+import { startTracing } from '../serving/telemetry/tracing.js';
 import { call, insecure } from './testing/grpc.js';
 import { eventually, spawnRuntime } from './testing/spawn-runtime.js';
 
-const MODULE_WATCH = fileURLToPath(new URL('../shared/telemetry/testing/module-watch.mjs', import.meta.url));
+const MODULE_WATCH = fileURLToPath(new URL('../serving/telemetry/testing/module-watch.mjs', import.meta.url));
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];
 const GET_READINGS = 'platform.component.sensor.v1.SensorService/GetReadings';
 

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { InvalidConfigError, parseMachineConfig } from '../shared/machine-config.js';
-import { heartbeatWindowMs } from '../shared/session-config.js';
+import { InvalidConfigError, parseMachineConfig } from '../config/machine-config.js';
+import { heartbeatWindowMs } from '../config/session-config.js';
 
 const errorsOf = (input: unknown): string[] => {
   try {

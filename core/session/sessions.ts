@@ -7,7 +7,7 @@
 // without a session, takes the resource over, and then this session's expiry leaves it alone.
 import { randomUUID } from 'node:crypto';
 import type { DriverLogger } from '../../plugins/driver.js';
-import { invalidArgument, notFound } from '../shared/status-error.js';
+import { invalidArgument, notFound } from '../serving/status-error.js';
 
 /** Stops one resource; failures are logged by the caller of expire, never thrown at a client. */
 export type Stopper = (resource: string, api: string) => Promise<void>;

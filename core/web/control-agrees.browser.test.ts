@@ -11,7 +11,7 @@ import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { launchChromium, webUrlOf } from '../shared/testing/chromium.js';
+import { launchChromium, webUrlOf } from '../serving/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

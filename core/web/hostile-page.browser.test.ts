@@ -12,7 +12,7 @@ import { chromium } from 'playwright-core';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { CHROMIUM_ARGS, webUrlOf } from '../shared/testing/chromium.js';
+import { CHROMIUM_ARGS, webUrlOf } from '../serving/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { webUrlOf } from '../shared/testing/chromium.js';
+import { webUrlOf } from '../serving/testing/chromium.js';
 
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];
 

@@ -13,7 +13,7 @@ import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sens
 import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { call, insecure } from '../server/testing/grpc.js';
 import { eventually, spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { launchChromium, webUrlOf } from '../shared/testing/chromium.js';
+import { launchChromium, webUrlOf } from '../serving/testing/chromium.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Screenshots land in the ignored test-output folder; core/web/README.md shows copies of them. */

@@ -3,9 +3,9 @@ import { credentials, type ChannelCredentials } from '@grpc/grpc-js';
 import { readFileSync } from 'node:fs';
 import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import { apiAdapters } from '../grpc/apis/index.js';
-import { GrpcWebForwarder, methodTable } from '../shared/web/grpc-web.js';
-import { webLimitsFromEnv } from '../shared/web/request-body.js';
-import { bindHost, builtAssetsDir, startWebServer, webBindAddress, type WebServer } from '../shared/web/web-server.js';
+import { GrpcWebForwarder, methodTable } from '../serving/web/grpc-web.js';
+import { webLimitsFromEnv } from '../serving/web/request-body.js';
+import { bindHost, builtAssetsDir, startWebServer, webBindAddress, type WebServer } from '../serving/web/web-server.js';
 
 export interface RuntimeWebOptions {
   network: { bind_address: string; web_bind_address?: string; web_allowed_hosts?: readonly string[]; tls_cert_file?: string };

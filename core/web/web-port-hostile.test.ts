@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { GetReadingsRequest, GetReadingsResponse } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { SaveConfigRequest, StopAllRequest } from '../../gen/platform/robot/v1/robot.js';
 import { spawnRuntime, type SpawnedRuntime } from '../server/testing/spawn-runtime.js';
-import { webUrlOf } from '../shared/testing/chromium.js';
-import { grpcWebCall, hostilePost, peakRssDuring, rssBytes } from '../shared/testing/web-attacks.js';
+import { webUrlOf } from '../serving/testing/chromium.js';
+import { grpcWebCall, hostilePost, peakRssDuring, rssBytes } from '../serving/testing/web-attacks.js';
 
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];
 const MiB = 1024 * 1024;

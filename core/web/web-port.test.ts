@@ -5,9 +5,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { frame } from '../shared/web/grpc-web.js';
+import { frame } from '../serving/web/grpc-web.js';
 import { spawnRuntime } from '../server/testing/spawn-runtime.js';
-import { webUrlOf } from '../shared/testing/chromium.js';
+import { webUrlOf } from '../serving/testing/chromium.js';
 
 const components = [{ name: 'thermo', api: 'core:component:sensor', model: 'fake', attributes: { readings: { t: 1 } } }];
 

@@ -3,7 +3,7 @@
 // gRPC server (channel-server.ts). Peers that never connect are closed after CONNECT_TIMEOUT_MS, and at
 // most MAX_PEERS are held, so thousands of half-open offers cost a bounded amount.
 import { Client, credentials } from '@grpc/grpc-js';
-import { answerOffer, parseDescription, type IceCandidate, type IceServer, type Peer } from '../shared/webrtc/peer.js';
+import { answerOffer, parseDescription, type IceCandidate, type IceServer, type Peer } from '../serving/webrtc/peer.js';
 import { serveChannel } from './channel-server.js';
 
 /** A peer whose data channel has not opened by then is closed. */

@@ -17,11 +17,11 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import { serveChannel } from './channel-server.js';
-import { ChannelClient } from '../shared/webrtc/channel-client.js';
-import { memoryFrameChannelPair } from '../shared/testing/memory-frame-channel.js';
+import { ChannelClient } from '../serving/webrtc/channel-client.js';
+import { memoryFrameChannelPair } from '../serving/testing/memory-frame-channel.js';
 import { MAX_PACKET_BYTES } from '../../plugins/formats/webrtc-framing/framing.js';
 import { Request, Response } from '../../gen/platform/rpc/webrtc/v1/grpc.js';
-import { eventually } from '../shared/testing/eventually.js';
+import { eventually } from '../serving/testing/eventually.js';
 
 const json = { serialize: (v: unknown) => Buffer.from(JSON.stringify(v)), deserialize: (b: Buffer) => JSON.parse(b.toString()) as unknown };
 const method = (name: string, requestStream: boolean, responseStream: boolean) => ({

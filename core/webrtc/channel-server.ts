@@ -4,7 +4,7 @@
 // errors and deadlines as over gRPC, and nothing is served here that is not served there. Calls go out as
 // bidirectional streams: gRPC's wire form does not depend on the method's kind, the server decides it.
 import { type Client, type ClientDuplexStream, Metadata, status as Status, type StatusObject } from '@grpc/grpc-js';
-import type { FrameChannel } from '../shared/webrtc/frame-channel.js';
+import type { FrameChannel } from '../serving/webrtc/frame-channel.js';
 import {
   FrameWriter,
   MAX_MESSAGE_BYTES,
@@ -14,7 +14,7 @@ import {
   decodeRequest,
   packetize,
 } from '../../plugins/formats/webrtc-framing/framing.js';
-import { fromWireMetadata, toWireMetadata } from '../shared/webrtc/metadata.js';
+import { fromWireMetadata, toWireMetadata } from '../serving/webrtc/metadata.js';
 import type { Request, RequestHeaders } from '../../gen/platform/rpc/webrtc/v1/grpc.js';
 
 /** Calls one channel may have open at once; a peer opening more gets RESOURCE_EXHAUSTED for the extra. */

@@ -7,7 +7,7 @@ import { Metadata, type ClientDuplexStream } from '@grpc/grpc-js';
 import { SignalingServiceClient, type AnswerRequest, type AnswerResponse } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
 import { CredentialsRefusedError, type CloudLink } from '../cloud-link/cloud-link.js';
 import { onCloudReachable } from '../cloud-link/reachable.js';
-import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../shared/webrtc/candidates.js';
+import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../serving/webrtc/candidates.js';
 import type { Answered, WebRtcAnswerer } from './answerer.js';
 
 /** Waits between attempts: doubling from the first, capped so that a returning cloud is found quickly. */

@@ -12,7 +12,7 @@ import {
   type OptionalWebRTCConfigResponse,
   type SignalingServiceServer,
 } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
-import { fromWireCandidate, toWireCandidate } from '../shared/webrtc/candidates.js';
+import { fromWireCandidate, toWireCandidate } from '../serving/webrtc/candidates.js';
 import type { Answered, WebRtcAnswerer } from './answerer.js';
 import { CONNECT_TIMEOUT_MS } from './answerer.js';
 

@@ -3,7 +3,7 @@
 // platform-micro-server hosts them all in its main thread (core/micro/in-process-hosting.ts: one thread,
 // little memory). The kernel knows only this interface, so both compose the same Machine.
 import type { InjectionToken } from 'tsyringe';
-import type { LevelName } from '../shared/log-levels.js';
+import type { LevelName } from '../config/log-levels.js';
 
 /** A log line a driver wrote, handed to the kernel to deduplicate and write. */
 export interface DriverLogLine {

@@ -2,9 +2,9 @@
 // between two driver hosts (a dependent calling its dependency over a MessagePort).
 import type { MessagePort } from 'node:worker_threads';
 import type { SerializedError } from '../../plugins/errors.js';
-import type { LevelName } from '../shared/log-levels.js';
+import type { LevelName } from '../config/log-levels.js';
 
-export { LEVEL_VALUES } from '../shared/log-levels.js';
+export { LEVEL_VALUES } from '../config/log-levels.js';
 export type LogLevelName = LevelName;
 
 export interface ConstructTask {

@@ -1,7 +1,7 @@
 // What an API declares once, beside its token and interface (plugins/apis/<api>.ts): whether it is an
 // actuator (for sessions and StopAll) and which capture methods every resource of it has. Modules declare
 // the same for their own APIs in module.json (apis[i].actuator, captureMethods); the runtime's tables
-// (core/session/actuators.ts, core/shared/capture-methods.ts) are read from these declarations.
+// (core/session/actuators.ts, core/resource/capture-methods.ts) are read from these declarations.
 import type { ApiCaptureMethod } from '../capture.js';
 
 /** An actuator's contract: the driver method that stops it, and the ones that set it moving. */

@@ -19,7 +19,7 @@ import { openBlobWriter, FileBlobStore, type BlobStore } from '../../cloud/store
 import { S3BlobStore, s3Client } from '../../cloud/store/s3-blob-store.js';
 import { startRadosgw } from '../../cloud/testing/radosgw.js';
 import { startS3rver, type S3Service } from '../../cloud/testing/s3rver.js';
-import { writeFileDurable } from '../../core/shared/durable-file.js';
+import { writeFileDurable } from '../../core/serving/durable-file.js';
 
 const MB = Number(process.env.BENCH_BLOB_MB ?? 64);
 const REPS = Number(process.env.BENCH_BLOB_REPS ?? 3);

@@ -14,7 +14,7 @@
 // million uploads of content would measure the disk, not the query path); their content is shared
 // among 100 blobs. Targets: >= 50k points/s ingest, <= 20 ms first page at 1M rows.
 import { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
-import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing } from '../../core/serving/testing/spawn-serving.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GetClassificationsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';
-import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 import { floorService } from './inference-floor.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 300);

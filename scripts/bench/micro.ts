@@ -24,7 +24,7 @@ import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sens
 import { loadavg, tmpdir, arch } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 
 const SERVER = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
 const MICRO = fileURLToPath(new URL('../../platform-micro-server.mjs', import.meta.url));

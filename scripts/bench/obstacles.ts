@@ -11,7 +11,7 @@
 // core, while the CPU time of this single-threaded process is the work itself.
 // Target: <= 33 ms per frame (30 fps), i.e. >= 30x faster than the anchor; RSS flat.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing } from '../../core/serving/testing/spawn-serving.js';
 import { credentials } from '@grpc/grpc-js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';

@@ -10,7 +10,7 @@
 //     BENCH_ONLY=memory runs this part alone.
 import 'reflect-metadata';
 import { credentials } from '@grpc/grpc-js';
-import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing } from '../../core/serving/testing/spawn-serving.js';
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';

@@ -21,8 +21,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callAdminChannel } from '../../cloud/admin/channel.js';
 import { createCloudClient, type CloudClient } from '../../cloud/client/cloud-client.js';
-import { spawnServing, type ServingProgram } from '../../core/shared/testing/spawn-serving.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../../core/shared/telemetry/testing/otlp-receiver.js';
+import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../core/serving/telemetry/testing/otlp-receiver.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);

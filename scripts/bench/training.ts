@@ -22,7 +22,7 @@ import { MLTraining } from '../../cloud/mltraining/ml-training.js';
 import { defaultPython } from '../../cloud/mltraining/python-command.js';
 import { MemoryDataSource } from '../../cloud/mltraining/testing/memory-data-source.js';
 import { shapeImages } from '../../cloud/mltraining/testing/shapes.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 const IMAGES = 1000;
 const TARGET = 0.9;

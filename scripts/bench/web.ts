@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { launchChromium, webUrlOf } from '../../core/shared/testing/chromium.js';
+import { launchChromium, webUrlOf } from '../../core/serving/testing/chromium.js';
 import { callAdminChannel } from '../../cloud/admin/channel.js';
 import { createCloudClient } from '../../cloud/client/cloud-client.js';
 import { noisyPng } from '../../cloud/web/testing-images.js';

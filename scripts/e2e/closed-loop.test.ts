@@ -12,7 +12,7 @@ import { cloudFixture, type CloudFixture } from '../../cloud/mltraining/testing/
 import { shapeImages } from '../../cloud/mltraining/testing/shapes.js';
 import { call as cloudCall, partClients } from '../../cloud/parts/testing/part-clients.js';
 import { removeDataDir } from '../../cloud/testing/spawn-cloud.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 import { call, insecure } from '../../core/server/testing/grpc.js';
 import { spawnRuntime } from '../../core/server/testing/spawn-runtime.js';
 import { GetClassificationsRequest, GetDetectionsRequest, VisionServiceClient } from '../../gen/platform/service/vision/v1/vision.js';

@@ -8,7 +8,7 @@ import { ftruncateSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixture, type CloudFixture } from '../../cloud/testing/tenancy-fixture.js';
-import { builtinCaptureMethods } from '../../core/shared/capture-methods.js';
+import { builtinCaptureMethods } from '../../core/resource/capture-methods.js';
 import type { SampleBatch, SamplerFunction } from '../../core/workers/port-sampler.js';
 import {
   CaptureFileWriter,

@@ -13,9 +13,9 @@ import { createCloudClient } from '../../cloud/client/cloud-client.js';
 import { spawnCloud, tempDataDir, removeDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
 import { DataManagerServiceClient } from '../../gen/platform/service/datamanager/v1/data_manager.js';
 import { call, insecure } from '../../core/server/testing/grpc.js';
-import { eventually } from '../../core/shared/testing/eventually.js';
+import { eventually } from '../../core/serving/testing/eventually.js';
 import { spawnMicro } from '../../core/micro/testing/spawn-micro.js';
-import type { ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import type { ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 
 async function admin<T>(dataDir: string, action: string, args: Record<string, unknown>): Promise<T> {
   const res = await callAdminChannel(dataDir, action, args);

@@ -10,7 +10,7 @@ import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sens
 import { call } from '../../core/server/testing/grpc.js';
 import { spawnMicro } from '../../core/micro/testing/spawn-micro.js';
 import { buildMicro } from '../build-micro.mjs';
-import type { ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import type { ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 import { assertNoLanSignaling, dialLan, driveAndStopMotor, webrtcComponents } from './testing/webrtc-harness.js';
 
 const components = webrtcComponents(21);

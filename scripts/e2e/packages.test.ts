@@ -19,7 +19,7 @@ import { RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../../core/server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
-import { waitFor } from '../../core/shared/testing/eventually.js';
+import { waitFor } from '../../core/serving/testing/eventually.js';
 
 type Machine = { machine_id: string; part_id: string; part_secret: string };
 

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFixture } from '../../cloud/testing/tenancy-fixture.js';
-import { startOtlpReceiver } from '../../core/shared/telemetry/testing/otlp-receiver.js';
+import { startOtlpReceiver } from '../../core/serving/telemetry/testing/otlp-receiver.js';
 import { eventually, spawnRuntime } from '../../core/server/testing/spawn-runtime.js';
 
 test("a sync upload's cloud span has the machine's upload span as parent", async (t) => {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { MotorServiceClient } from '../../gen/platform/component/motor/v1/motor.js';
 import { call, insecure } from '../../core/server/testing/grpc.js';
 import { spawnRuntime, type SpawnedRuntime } from '../../core/server/testing/spawn-runtime.js';
-import { spawnServing } from '../../core/shared/testing/spawn-serving.js';
+import { spawnServing } from '../../core/serving/testing/spawn-serving.js';
 import { until } from './testing/online-helpers.js';
 import { dialLan, startWebRtcCloud, webrtcComponents, type WebRtcCloud } from './testing/webrtc-harness.js';
 

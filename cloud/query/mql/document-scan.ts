@@ -2,7 +2,7 @@
 // one value crosses from DuckDB per row instead of one per column, several times faster than converting
 // every column value, which matters when a pipeline scans a million readings.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import type { MemoryGuard } from '../memory-guard.js';
 import { interruptible } from '../sql/limited-run.js';
 import { READING_FIELDS } from './reading-fields.js';

@@ -2,7 +2,7 @@
 // (a GeoJSON Point or a legacy [x, y] pair). Distances are metres on the Earth for a GeoJSON `near`,
 // radians for a legacy pair with spherical: true, and plane units for a legacy pair otherwise, as in MongoDB.
 import { Query } from 'mingo';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { isPlainObject } from './sql-literals.js';
 
 const EARTH_RADIUS_M = 6378100;

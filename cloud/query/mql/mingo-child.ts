@@ -1,6 +1,6 @@
 // The entry point of a mingo child process (see mingo-pool.ts): evaluates one task per message and
 // answers with the documents or the error. A fatal V8 error or an exhausted heap ends this process only.
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import { checkResultSize } from '../result-size.js';
 import evaluate, { type MingoTask } from './mingo-worker.js';
 

@@ -5,7 +5,7 @@
 // A task that outlives its deadline is stopped by killing its child, the only way to stop a synchronous
 // runaway aggregation.
 import { fork, type ChildProcess } from 'node:child_process';
-import { resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { resourceExhausted, StatusError } from '../../../core/serving/status-error.js';
 import { childEntry } from '../../kit/child-entry.js';
 import type { MingoTask } from './mingo-worker.js';
 

@@ -3,7 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { MqlRunner } from './mql-runner.js';
 import { MingoPool } from './mingo-pool.js';
 import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 
 let fx: TabularFixture;
 let pool: MingoPool;

@@ -3,7 +3,7 @@
 import { status } from '@grpc/grpc-js';
 import { calculateObjectSize } from 'bson';
 import { checkResultSize } from '../result-size.js';
-import { invalidArgument, StatusError } from '../../../core/shared/status-error.js';
+import { invalidArgument, StatusError } from '../../../core/serving/status-error.js';
 import type { QueryAdmission } from '../admission.js';
 import type { TabularDataSourceTypeName } from '../../kit/query-engine-slot.js';
 import { timeoutError } from '../sql/limited-run.js';
@@ -15,7 +15,7 @@ import type { MingoTask } from './mingo-worker.js';
 import { MingoPool } from './mingo-pool.js';
 import { planPushdown, type PushdownPlan } from './pushdown.js';
 import { checkStages, type Stage } from './stages.js';
-import { inSpan } from '../../../core/shared/telemetry/tracing.js';
+import { inSpan } from '../../../core/serving/telemetry/tracing.js';
 
 export interface MqlSource {
   sourceType: TabularDataSourceTypeName;

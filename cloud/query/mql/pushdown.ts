@@ -1,7 +1,7 @@
 // Plans how much of a pipeline's leading $match/$sort/$skip/$limit/$project DuckDB can do. SQL applies
 // WHERE, then ORDER BY, then OFFSET/LIMIT, then the column list; stages are pushed while they fit that
 // order and translate exactly. What is left (the residual) runs in mingo on the rows SQL returns.
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { fieldDependencies } from './field-dependencies.js';
 import { groupSql, type GroupSql } from './group-sql.js';
 import { splitFilter } from './match-sql.js';

@@ -1,5 +1,5 @@
 // The aggregation stages TabularDataByMQL accepts: FACTS.md's allow-list, checked before anything runs.
-import { invalidArgument, permissionDenied } from '../../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../../core/serving/status-error.js';
 
 export type Stage = Record<string, unknown>;
 

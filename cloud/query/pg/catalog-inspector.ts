@@ -2,7 +2,7 @@
 // instance: one SELECT, relations only from the catalog listed in catalog.ts (or the query's own CTEs),
 // functions only from the sandbox's allow-list plus the catalog's own. Everything else is refused naming
 // the rule, so DuckDB's own catalogue functions (duckdb_settings(), ...) stay out of reach as well.
-import { permissionDenied } from '../../../core/shared/status-error.js';
+import { permissionDenied } from '../../../core/serving/status-error.js';
 import { allowedFunctions, allowedTableFunctions, refusalReason } from '../sql/function-allowlist.js';
 import type { Tree } from '../sql/statement-inspector.js';
 import { CATALOG_FUNCTIONS, CATALOG_RELATIONS } from './catalog-relations.js';

@@ -1,7 +1,7 @@
 // The organisation's database user for the PostgreSQL endpoint. Only SCRAM-SHA-256 verifiers (salt,
 // iteration count, StoredKey, ServerKey) are stored: enough to check a login, useless to log in with.
 import { createScramSha256Data, type ScramSha256Data } from 'pg-gateway';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { checkOrganizationId } from '../sql/readings-view.js';
 import type { Store } from '../../store/store.js';
 

@@ -25,7 +25,7 @@ import {
   LIST,
   listValue,
 } from '@duckdb/node-api';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { Oid, ARRAY_OF, PG_EPOCH_DAYS, PG_EPOCH_MICROS } from './pg-types.js';
 
 /** A bound parameter: a DuckDB value and the DuckDB type to bind it as (undefined = let DuckDB infer). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { MemoryGuard } from '../memory-guard.js';
-import { resourceExhausted } from '../../../core/shared/status-error.js';
+import { resourceExhausted } from '../../../core/serving/status-error.js';
 import type { LoginGate } from './pg-endpoint.js';
 import { PASSWORD_A, PASSWORD_B, startTestEndpoint, USER_A, USER_B } from './test-endpoint.js';
 

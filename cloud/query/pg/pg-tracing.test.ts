@@ -4,8 +4,8 @@
 // their children (the Describe of a portal starts its result); a failing statement is an ERROR span carrying its SQLSTATE, and so is its child.
 import test from 'ava';
 import pg from 'pg';
-import { startOtlpReceiver, type ReceivedSpan } from '../../../core/shared/telemetry/testing/otlp-receiver.js';
-import { startTracing } from '../../../core/shared/telemetry/tracing.js';
+import { startOtlpReceiver, type ReceivedSpan } from '../../../core/serving/telemetry/testing/otlp-receiver.js';
+import { startTracing } from '../../../core/serving/telemetry/tracing.js';
 import { PASSWORD_A, startTestEndpoint, USER_A } from './test-endpoint.js';
 
 test.serial('statements are spans with their DuckDB work as children, at an OTLP receiver', async (t) => {

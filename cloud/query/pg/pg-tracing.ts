@@ -7,7 +7,7 @@
 // one async context, so parents are passed explicitly. A failed statement is an ERROR span carrying its
 // SQLSTATE (`db.response.status_code`).
 import type { Span } from '@opentelemetry/api';
-import { childSpanOf, rootSpan } from '../../../core/shared/telemetry/tracing.js';
+import { childSpanOf, rootSpan } from '../../../core/serving/telemetry/tracing.js';
 import { errorParts } from './session-model.js';
 
 const SPAN_KIND_SERVER = 1;

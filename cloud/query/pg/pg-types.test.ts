@@ -1,7 +1,7 @@
 // Text and binary encodings of result values and decoding of Bind parameters, against PostgreSQL's own forms.
 import test from 'ava';
 import { DuckDBInstance, listValue, type DuckDBValue, type DuckDBType } from '@duckdb/node-api';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import { Oid, oidOf } from './pg-types.js';
 import { decodeParameter } from './parameter-decoding.js';
 import { binaryOf, textOf } from './value-formats.js';

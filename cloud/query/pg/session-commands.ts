@@ -1,7 +1,7 @@
 // Session statements, answered by the endpoint and never sent to DuckDB: SET/RESET/SHOW, transaction
 // control around the read-only work, cursors (DECLARE/FETCH/MOVE/CLOSE, as psycopg2's named cursors use
 // them), DEALLOCATE and DISCARD ALL. session-statements.ts parses them; this runs them on the session.
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { Oid } from './pg-types.js';
 import type { SessionStatement } from './session-statements.js';
 import { destroyStatement, PgError, type Portal, type Statement } from './session-model.js';

@@ -4,7 +4,7 @@
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBPreparedStatement, DuckDBResult, DuckDBType } from '@duckdb/node-api';
 import { DuckDBMaterializedResult } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import type { Tree } from '../sql/statement-inspector.js';
 import { toStatusError } from '../sql/limited-run.js';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';

@@ -1,6 +1,6 @@
 // Session statements drivers send, the settings they may change, and the PostgreSQL spellings rewritten for DuckDB.
 import test from 'ava';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import { normalizeDialect, toCatalogSchemas } from './pg-dialect.js';
 import { parseSessionStatement, SessionSettings } from './session-statements.js';
 

@@ -2,7 +2,7 @@
 // settings, transaction blocks around read-only work, and cursors (DECLARE/FETCH/CLOSE, which psycopg2's
 // server-side cursors use). They are answered here and never reach DuckDB; every other non-SELECT stays
 // refused by the sandbox. Recognised by their leading keywords after comments are stripped.
-import { permissionDenied, invalidArgument, notFound } from '../../../core/shared/status-error.js';
+import { permissionDenied, invalidArgument, notFound } from '../../../core/serving/status-error.js';
 
 export const SCHEMA = 'public';
 export const SERVER_VERSION = '16.0';

@@ -6,7 +6,7 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBResult } from '@duckdb/node-api';
 import { DuckDBTypeId } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import { inspectStatement } from '../sql/statement-inspector.js';
 import { toStatusError } from '../sql/limited-run.js';
 import { interruptOn, overMemoryMessage, type StopReason } from '../interrupt.js';

@@ -9,7 +9,7 @@ import {
   type DataPipelinesServiceServer,
 } from '../../../gen/platform/app/data/v1/data_pipelines.js';
 import { TabularDataSourceType } from '../../../gen/platform/app/data/v1/data.js';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import type { Authorizer } from '../../auth/authorizer.js';
 import { unary } from '../../kit/handlers.js';
 import type { DataPipeline, PipelineSourceType, PipelineStore } from './pipeline-store.js';

@@ -2,7 +2,7 @@
 // and the pipeline's progress are written in one transaction, so a crash never half-writes a window.
 import { randomUUID } from 'node:crypto';
 import { EJSON } from 'bson';
-import { alreadyExists, invalidArgument, notFound } from '../../../core/shared/status-error.js';
+import { alreadyExists, invalidArgument, notFound } from '../../../core/serving/status-error.js';
 import type { Store } from '../../store/store.js';
 import { checkStages, type Stage } from '../mql/stages.js';
 import { checkOrganizationId } from '../sql/readings-view.js';

@@ -5,7 +5,7 @@ import { MingoPool } from '../mql/mingo-pool.js';
 import { MqlRunner } from '../mql/mql-runner.js';
 import { PipelineStore } from './pipeline-store.js';
 import { PipelineScheduler } from './pipeline-scheduler.js';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 
 let fx: TabularFixture;
 let pool: MingoPool;

@@ -1,7 +1,7 @@
 // Data pipeline schedules: standard 5-field cron expressions, evaluated in UTC. Each run covers the data
 // received between the previous scheduled time and its own, so consecutive runs never overlap or leave gaps.
 import { CronExpressionParser } from 'cron-parser';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 
 export function checkSchedule(schedule: unknown): string {
   if (typeof schedule !== 'string' || schedule.trim() === '') throw invalidArgument('schedule: is required (a 5-field cron expression such as "0 * * * *")');

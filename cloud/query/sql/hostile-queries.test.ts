@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { status } from '@grpc/grpc-js';
 import { SqlSandbox } from './sql-sandbox.js';
 import { createTabularFixture, type TabularFixture } from '../testing/tabular-fixture.js';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 
 let fx: TabularFixture;
 let sandbox: SqlSandbox;

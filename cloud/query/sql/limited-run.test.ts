@@ -2,7 +2,7 @@ import test from 'ava';
 import { status } from '@grpc/grpc-js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StatusError } from '../../../core/shared/status-error.js';
+import { StatusError } from '../../../core/serving/status-error.js';
 import { interruptible } from './limited-run.js';
 
 /**

@@ -1,7 +1,7 @@
 // Runs one statement on a dedicated connection under a statement timeout and result row/byte limits.
 // The timeout interrupts DuckDB itself (not just the wait), so a runaway query stops using the CPU.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/shared/status-error.js';
+import { deadlineExceeded, invalidArgument, permissionDenied, resourceExhausted, StatusError } from '../../../core/serving/status-error.js';
 import { documentSize, resultTooLarge } from '../result-size.js';
 import { chunkToDocuments, resultColumns } from './document-values.js';
 import type { QueryLimits } from './limits.js';

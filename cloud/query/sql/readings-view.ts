@@ -1,7 +1,7 @@
 // The user-facing `readings` relation: the columns FACTS.md lists for the reference's SQL table, read from
 // the shared `tabular_data` table and scoped to one organisation. It is created as a TEMP view on the
 // query's own connection, so it is invisible to every other connection and gone when the query ends.
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 
 export const READINGS_COLUMNS = [
   'organization_id',

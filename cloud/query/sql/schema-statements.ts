@@ -2,7 +2,7 @@
 // sandbox refuses every other statement. They are recognised here as whole texts (never parsed further or
 // passed on) and answered by fixed, read-only statements over the organisation's own `readings` view, so
 // they show exactly what a query can read: one table and its columns.
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import { READINGS } from './statement-inspector.js';
 
 const SHOW_TABLES = /^(?:show\s+(?:all\s+)?tables|show\s+databases)$/i;

@@ -3,14 +3,14 @@
 // limits live here: text size first, then admission (a turn among the running queries), then one time
 // limit over inspection, planning and execution together.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { invalidArgument } from '../../../core/shared/status-error.js';
+import { invalidArgument } from '../../../core/serving/status-error.js';
 import type { QueryAdmission } from '../admission.js';
 import { schemaStatement } from './schema-statements.js';
 import { inspectStatement } from './statement-inspector.js';
 import { createReadingsView } from './readings-view.js';
 import { interruptible, readLimited, type LimitedResult } from './limited-run.js';
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
-import { inSpan } from '../../../core/shared/telemetry/tracing.js';
+import { inSpan } from '../../../core/serving/telemetry/tracing.js';
 
 /** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
 export type ConnectionSource = () => Promise<DuckDBConnection>;

@@ -2,7 +2,7 @@
 // against the sandbox rules. Using the real parser, not regexes, means that what is checked is exactly
 // what DuckDB will run: comments, quoting and odd spacing cannot hide a table or a function.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { invalidArgument, permissionDenied } from '../../../core/shared/status-error.js';
+import { invalidArgument, permissionDenied } from '../../../core/serving/status-error.js';
 import { allowedFunctions, allowedTableFunctions, refusalReason } from './function-allowlist.js';
 
 /** The one relation that sandboxed SQL may read. */

@@ -3,7 +3,7 @@
 // disable_captive_portal_redirect only names ending in `.setup` (so phones keep using mobile data).
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { writeFileDurable } from '../../shared/durable-file.js';
+import { writeFileDurable } from '../../serving/durable-file.js';
 
 export const DNSMASQ_SHARED_FILE = '/etc/NetworkManager/dnsmasq-shared.d/90-platform-captive-portal.conf';
 export const HOTSPOT_ADDRESS = '10.42.0.1';

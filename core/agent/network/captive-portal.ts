@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { Logger } from '../agent-log.js';
 import { credentialsFileContent, machineSourceOf } from '../credentials.js';
 import { CredentialsError } from '../errors.js';
-import { writeFileDurable } from '../../shared/durable-file.js';
+import { writeFileDurable } from '../../serving/durable-file.js';
 import type { VisibleNetwork } from './backend.js';
 import { NetworkInputError, userProfileOf } from './profiles.js';
 

@@ -3,7 +3,7 @@
 // disable_network_configuration.
 import test from 'ava';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig, type AgentConfigInput } from '../../shared/agent-config.js';
+import { parseAgentConfig, type AgentConfigInput } from '../../config/agent-config.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeNetworkBackend } from '../testing/fake-network.js';
 import { FakeRunner } from '../testing/fake-runner.js';

@@ -5,7 +5,7 @@
 // the configured networks are tried one per check from the highest priority to the lowest (SPEC.md
 // "Network selection during provisioning"); only when all have been tried does the hotspot start.
 import type { Logger } from '../agent-log.js';
-import type { AgentConfig } from '../../shared/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
 import type { CommandRunner } from '../system/command-runner.js';
 import type { ClientProfile, Connectivity, NetworkBackend, Profile } from './backend.js';
 import type { Clock } from './clock.js';

@@ -3,7 +3,7 @@
 // manual addresses, the scan, connectivity, activation and deactivation.
 import test from 'ava';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig } from '../../shared/agent-config.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeRunner } from '../testing/fake-runner.js';
 import { startNmMock } from '../testing/nm-mock.js';

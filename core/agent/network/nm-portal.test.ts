@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig } from '../../shared/agent-config.js';
-import { launchChromium } from '../../shared/testing/chromium.js';
-import { eventually } from '../../shared/testing/eventually.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
+import { launchChromium } from '../../serving/testing/chromium.js';
+import { eventually } from '../../serving/testing/eventually.js';
 import {
   ProvisioningServiceClient,
   type GetNetworkListResponse,

@@ -3,11 +3,11 @@
 // wifi_power_save goes into the managed Wi-Fi profiles' settings.
 import test from 'ava';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig } from '../../shared/agent-config.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeRunner } from '../testing/fake-runner.js';
 import { startNmMock, type NmMock } from '../testing/nm-mock.js';
-import { eventually } from '../../shared/testing/eventually.js';
+import { eventually } from '../../serving/testing/eventually.js';
 import { NetworkSupervisor, type NetworkState } from './network-supervisor.js';
 import { NetworkManagerBackend } from './nm-backend.js';
 

@@ -6,7 +6,7 @@
 // agent would run, and the machine is not rebooted.
 import test from 'ava';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig, type AgentConfigInput } from '../../shared/agent-config.js';
+import { parseAgentConfig, type AgentConfigInput } from '../../config/agent-config.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeRunner } from '../testing/fake-runner.js';
 import { startNmMock, type NmMock } from '../testing/nm-mock.js';

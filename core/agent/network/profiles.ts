@@ -2,7 +2,7 @@
 // profiles with their priority, and the hotspot profile is derived from network_configuration and the
 // hostname. Wi-Fi limits are checked here with errors that name the field (the config schema checks
 // them too; a network submitted through provisioning comes here directly).
-import type { AgentConfig } from '../../shared/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
 import type { ClientProfile, HotspotProfile, Profile } from './backend.js';
 
 export const PROFILE_PREFIX = 'platform-';

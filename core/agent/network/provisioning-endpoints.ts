@@ -2,7 +2,7 @@
 // 80) and the provisioning gRPC service (default port 4772). They run exactly while provisioning; one
 // that cannot listen is logged and provisioning goes on with the other.
 import type { Logger } from '../agent-log.js';
-import type { AgentConfig } from '../../shared/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
 import type { NetworkBackend } from './backend.js';
 import { CaptivePortal } from './captive-portal.js';
 import type { NetworkSupervisor } from './network-supervisor.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig } from '../../shared/agent-config.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
 import { ProvisioningServiceClient } from '../../../gen/platform/provisioning/v1/provisioning.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeNetworkBackend } from '../testing/fake-network.js';

@@ -4,12 +4,12 @@
 // stored with mode 0600 (never over an offline config) and make the agent restart online.
 import { existsSync } from 'node:fs';
 import { Server, ServerCredentials, status, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
-import { withBoundedStatus } from '../../shared/bounded-status.js';
-import { writeFileDurable } from '../../shared/durable-file.js';
+import { withBoundedStatus } from '../../serving/bounded-status.js';
+import { writeFileDurable } from '../../serving/durable-file.js';
 import type { Logger } from '../agent-log.js';
 import { AGENT_VERSION } from '../agent-version.js';
 import { ProvisioningServiceService, type NetworkInfo } from '../../../gen/platform/provisioning/v1/provisioning.js';
-import type { AgentConfig } from '../../shared/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
 import type { NetworkBackend } from './backend.js';
 import { PortalInputError, credentialsContent, holdsOfflineConfig } from './captive-portal.js';
 import type { NetworkSupervisor } from './network-supervisor.js';

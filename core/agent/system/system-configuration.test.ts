@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Logger } from '../agent-log.js';
-import { parseAgentConfig } from '../../shared/agent-config.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
 import { FakeRunner } from '../testing/fake-runner.js';
 import { JOURNALD_DROP_IN, journaldDropIn } from './journald.js';
 import { LogForwarder, parseForwardFilter, parseJournalLine, selectRecord } from './log-forwarding.js';

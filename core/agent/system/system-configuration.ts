@@ -6,8 +6,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../agent-log.js';
-import type { AgentConfig } from '../../shared/agent-config.js';
-import { writeFileDurable } from '../../shared/durable-file.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import { writeFileDurable } from '../../serving/durable-file.js';
 import { runChecked, type CommandRunner } from './command-runner.js';
 import { JOURNALD_DROP_IN, journaldDropIn } from './journald.js';
 import { LogForwarder } from './log-forwarding.js';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { parseMachineConfig } from '../../shared/machine-config.js';
+import { parseMachineConfig } from '../../config/machine-config.js';
 import { parseEndpoint, planNetworkChecks } from './plan.js';
 
 const describe = (config: unknown) => {

@@ -1,6 +1,6 @@
 // Which checks -network-check runs for a machine config: what this runtime needs from the network, and
 // nothing it does not use. Checks that do not apply are listed as skipped with the reason.
-import type { MachineConfig } from '../../shared/machine-config.js';
+import type { MachineConfig } from '../../config/machine-config.js';
 import { probeBind, probeDns, probeTcp, withTimeout } from './probes.js';
 
 export interface NetworkCheck {

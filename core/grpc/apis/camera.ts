@@ -1,6 +1,6 @@
 import { CAMERA_API, PCD_MIME } from '../../../plugins/apis/camera.js';
 import * as pb from '../../../gen/platform/component/camera/v1/camera.js';
-import { invalidArgument } from '../../shared/status-error.js';
+import { invalidArgument } from '../../serving/status-error.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';

@@ -1,7 +1,7 @@
 import { ENCODER_API, type PositionType } from '../../../plugins/apis/encoder.js';
 import * as pb from '../../../gen/platform/component/encoder/v1/encoder.js';
 import { requireName, type ApiAdapter, type ResourceAccess } from '../api-adapter.js';
-import { invalidArgument } from '../../shared/status-error.js';
+import { invalidArgument } from '../../serving/status-error.js';
 import { unary } from '../unary.js';
 import { doCommand } from './do-command.js';
 

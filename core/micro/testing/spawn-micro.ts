@@ -2,7 +2,7 @@
 // beside it, the real platform-server, each with the -config file given, waiting for their serving lines.
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { spawnServing, type ServingProgram } from '../../shared/testing/spawn-serving.js';
+import { spawnServing, type ServingProgram } from '../../serving/testing/spawn-serving.js';
 
 const MICRO_MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 const SERVER_MAIN = fileURLToPath(new URL('../../server/main.ts', import.meta.url));

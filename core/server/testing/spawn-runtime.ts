@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { spawnServing } from '../../shared/testing/spawn-serving.js';
+import { spawnServing } from '../../serving/testing/spawn-serving.js';
 
 // One polling helper for every test; re-exported here, where the runtime's tests have always found it.
-export { eventually } from '../../shared/testing/eventually.js';
+export { eventually } from '../../serving/testing/eventually.js';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 

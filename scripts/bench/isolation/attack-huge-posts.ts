@@ -6,7 +6,7 @@ import { AuthenticateRequest } from '../../../gen/platform/rpc/v1/auth.js';
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { grpcWebCall } from '../../../core/shared/testing/web-attacks.js';
+import { grpcWebCall } from '../../../core/serving/testing/web-attacks.js';
 import type { Attack } from './harness.js';
 
 const LOOPS = Number(process.env.BENCH_HUGE_POSTS ?? 4);

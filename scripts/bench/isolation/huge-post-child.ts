@@ -2,7 +2,7 @@
 // own event loop then measures the quiet organization without also pumping the attacker's bytes.
 // Started by attack-huge-posts.ts with argv: <webUrl> <loops>; on the message 'stop' it finishes its
 // requests, sends its summary and exits.
-import { hostilePost } from '../../../core/shared/testing/web-attacks.js';
+import { hostilePost } from '../../../core/serving/testing/web-attacks.js';
 
 const MiB = 1024 * 1024;
 const [webUrl, loopsArg] = process.argv.slice(2);

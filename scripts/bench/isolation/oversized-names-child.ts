@@ -4,7 +4,7 @@
 // finishes its calls, sends the count of each outcome and exits.
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { AuthenticateRequest, AuthServiceClient } from '../../../gen/platform/rpc/v1/auth.js';
-import { grpcWebCall } from '../../../core/shared/testing/web-attacks.js';
+import { grpcWebCall } from '../../../core/serving/testing/web-attacks.js';
 
 const [webUrl, address, loopsArg] = process.argv.slice(2);
 const entity = 'e'.repeat(128 * 1024);

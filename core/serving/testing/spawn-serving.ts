@@ -1,7 +1,7 @@
 // Test and benchmark helper: spawns one of the platform's programs and resolves once it prints its
 // `serving` line (DESIGN.md: "Once it serves, it prints one line containing `serving` and its address").
 // platform-server, platform-cloud, the agent's fake runtimes and the benchmarks' anchors all print it,
-// so this one helper starts each of them. It lives in core/shared/ because the cloud's tests use it too.
+// so this one helper starts each of them. It lives in core/serving/ because the cloud's tests use it too.
 import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface ServingProgram {

@@ -3,7 +3,7 @@
 // error of the resource it touches; the other resources are unaffected.
 import { validateAttributes } from '../../plugins/contract.js';
 import { ConfigError } from '../../plugins/validation.js';
-import type { ResourceEntry } from './resource-entry.js';
+import type { ResourceEntry } from '../config/resource-entry.js';
 import { analyzeGraph } from './resource-graph.js';
 import type { ModelRegistry, RegisteredModel } from './model-registry.js';
 import type { TypedDependency } from '../../plugins/api.js';

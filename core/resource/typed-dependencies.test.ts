@@ -7,7 +7,7 @@ import { BOARD_API } from '../../plugins/apis/board.js';
 import { CAMERA_API } from '../../plugins/apis/camera.js';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { defineModel } from '../../plugins/contract.js';
-import { parseResourceEntries } from './resource-entry.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
 import { ModelRegistry } from './model-registry.js';
 import { resolveResources } from './resolve-resources.js';
 

@@ -2,7 +2,7 @@
 // syncs them to the cloud. Its driver runs in its own worker like any resource's, and reaches the captured
 // resources' workers through the ordinary dependency channels, so capture never runs on the main thread.
 import { defineModel } from '../../plugins/contract.js';
-import { DATA_MANAGER_API, DATA_MANAGER_MODEL, dataManagerAttributes } from './data-manager-attributes.js';
+import { DATA_MANAGER_API, DATA_MANAGER_MODEL, dataManagerAttributes } from '../config/data-manager-attributes.js';
 
 export const dataManagerModel = defineModel({
   api: DATA_MANAGER_API,

@@ -1,4 +1,4 @@
-// The `tracing` section of the machine config: OpenTelemetry spans of the runtime (core/shared/telemetry/).
+// The `tracing` section of the machine config: OpenTelemetry spans of the runtime (core/serving/telemetry/).
 // Read when platform-server starts; a change takes effect at the next start. `enabled` false (the
 // default) loads no OpenTelemetry module at all.
 import { z } from 'zod';

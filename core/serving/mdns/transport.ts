@@ -1,6 +1,6 @@
 // One mDNS socket on one IPv4 interface (RFC 6762: UDP 5353, group 224.0.0.251), behind a narrow
 // interface so that the runtime's advertiser and the client's discovery do not depend on multicast-dns
-// directly. It lives in core/shared/ because the TypeScript client (cloud/client) uses it too.
+// directly. It lives in core/serving/ because the TypeScript client (cloud/client) uses it too.
 import type { RemoteInfo } from 'node:dgram';
 import multicastDns from 'multicast-dns';
 import type { Answer, Question } from 'dns-packet';

@@ -5,10 +5,10 @@
 import { homedir } from 'node:os';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
 import type { CloudLinkSettings } from '../cloud-link/link-settings.js';
-import type { ResourceEntry } from './resource-entry.js';
-import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from './service-configs.js';
+import type { ResourceEntry } from '../config/resource-entry.js';
+import { captureMethodsOf, DATA_MANAGER_SERVICE_TYPE } from '../config/service-configs.js';
 import type { ModelRegistry } from './model-registry.js';
-import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type DataManagerAttributes } from './data-manager-attributes.js';
+import { DATA_MANAGER_API, dataManagerUserAttributes, type CaptureTargetConfig, type DataManagerAttributes } from '../config/data-manager-attributes.js';
 import { builtinCaptureMethods } from './capture-methods.js';
 
 /** The capture methods a resource's api and model offer, by name: built-in kind, or the model's declaration. */

@@ -116,7 +116,7 @@ export const machineConfigSchema = z.strictObject({
   /** Packages to install (core/packages/README.md); attributes refer to them as ${packages.NAME}. */
   packages: packagesSection,
   session: sessionConfigSchema.default({ heartbeat_window: DEFAULT_HEARTBEAT_WINDOW }),
-  /** OpenTelemetry spans (core/shared/tracing-config.ts); read at start. */
+  /** OpenTelemetry spans (core/config/tracing-config.ts); read at start. */
   tracing: tracingConfigSchema.optional(),
 });
 

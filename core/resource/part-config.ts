@@ -5,11 +5,11 @@
 // which modules are installed is known only there.
 import { ConfigError } from '../../plugins/validation.js';
 import { assembleDataManager } from './data-manager-assemble.js';
-import { InvalidConfigError, parseMachineConfig, type MachineConfig } from './machine-config.js';
+import { InvalidConfigError, parseMachineConfig, type MachineConfig } from '../config/machine-config.js';
 import type { ModelRegistry } from './model-registry.js';
 import { resolveResources } from './resolve-resources.js';
-import { referencedPackages } from './package-config.js';
-import { parseResourceEntries } from './resource-entry.js';
+import { referencedPackages } from '../config/package-config.js';
+import { parseResourceEntries } from '../config/resource-entry.js';
 
 /** A modular model (`<namespace>:<module>:<model>`) is resolved on the machine, where its module lives. */
 const isModularModel = (model: string): boolean => model.split(':').length === 3;

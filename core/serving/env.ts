@@ -1,4 +1,4 @@
-// Numbers from the environment, the two ways the programs read them. It lives in core/shared/ because
+// Numbers from the environment, the two ways the programs read them. It lives in core/serving/ because
 // the runtime, the agent and the cloud all take settings from environment variables.
 
 /** A positive duration in milliseconds from the environment, or `fallback` when unset or not a positive number. */

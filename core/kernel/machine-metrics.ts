@@ -2,11 +2,11 @@
 // call into the driver's worker), live sessions, the log queue, and the data manager's capture and sync
 // figures. The data manager runs in its own worker, so its figures are read at scrape time through its
 // DoCommand {"status": {}} (the same numbers GetMachineStatus' callers see), not kept twice.
-import { defineApi, type Api } from '../../../plugins/api.js';
-import type { Remote } from '../../../plugins/contract.js';
-import { DATA_MANAGER_API } from '../data-manager-attributes.js';
-import { histogram, Observed, secondsSince, type Labels } from './metrics.js';
-import { activeTracing, childSpan, endSpan } from './tracing.js';
+import { defineApi, type Api } from '../../plugins/api.js';
+import type { Remote } from '../../plugins/contract.js';
+import { DATA_MANAGER_API } from '../config/data-manager-attributes.js';
+import { histogram, Observed, secondsSince, type Labels } from '../serving/telemetry/metrics.js';
+import { activeTracing, childSpan, endSpan } from '../serving/telemetry/tracing.js';
 
 const driverCalls = histogram('platform_driver_call_seconds', "Time of a call into a resource's driver worker, by resource, method and outcome", [
   'resource',
@@ -93,7 +93,8 @@ interface DataManagerStatus {
   capture?: Record<string, { records?: number; errors?: number }>;
 }
 
-/** What is read of the kernel's Machine (structural: core/shared does not import core/kernel). */
+/** What is read of the kernel's Machine (structural, so that the runtime and online
+ * code read the same view of the kernel's Machine). */
 interface MachineView {
   statuses(): readonly { name: string; api: string; state: string }[];
   resource<T>(name: string, api: Api<T>): Remote<T>;

@@ -1,5 +1,5 @@
 // The one polling helper of the tests: wait until a condition holds. The deadline only bounds a broken
-// test; no test asserts a timing. It lives in core/shared/ because the cloud's tests use it too.
+// test; no test asserts a timing. It lives in core/serving/ because the cloud's tests use it too.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface EventuallyOptions {
