@@ -23,13 +23,14 @@ export interface MicroOptions {
   noTls: boolean;
   allowInsecureCreds: boolean;
   revealDiffs: boolean;
-  /** Answer WebRTC offers on the LAN (SignalingService on the gRPC port), as platform-server's -webrtc. */
+  /** Answer WebRTC offers, on the LAN (SignalingService on the gRPC port) and, online, through the cloud: platform-server's -webrtc. */
   webrtc: boolean;
 }
 
 export interface MicroServer {
   machine: Machine;
   runtime: MicroRuntime;
+  sink: LogSink;
   /** Present when the -config file holds only the part's credentials (core/online/README.md). */
   online?: OnlineMachine;
 }
@@ -70,5 +71,5 @@ export async function composeMicro(options: MicroOptions): Promise<MicroServer> 
     revealDiffs: options.revealDiffs,
     webrtc: options.webrtc,
   });
-  return { machine, runtime, online };
+  return { machine, runtime, sink, online };
 }

@@ -7,6 +7,7 @@ import { flag, FlagError, parseFlags, stringFlag, type FlagName, type Flags } fr
 import { platformVersion } from '../version.js';
 import { composeMicro, type MicroServer } from './compose.js';
 import { failOwningDriver } from './in-process-hosting.js';
+import { answerThroughCloud, type CloudAnswerer } from '../webrtc/cloud-answerer.js';
 
 /** The flags of platform-server that the micro-server acts on; the others are accepted and said to do nothing here. */
 const SUPPORTED: readonly FlagName[] = [
@@ -32,7 +33,7 @@ function usage(): string {
     '  -no-tls                            serve without TLS even if certificates are configured',
     '  -allow-insecure-creds              allow the part credentials over plaintext to a remote cloud',
     '  -reveal-sensitive-config-diffs     show values in logged config diffs',
-    '  -webrtc=false                      do not answer WebRTC (SignalingService on the gRPC port; default on)',
+    '  -webrtc=false                      do not answer WebRTC (on the gRPC port, nor through the cloud; default on)',
     '  -version                           print the version and exit',
     '',
   ].join('\n');
@@ -85,8 +86,10 @@ async function main(argv: string[]): Promise<number> {
     revealDiffs: flag(flags, 'reveal-sensitive-config-diffs'),
     webrtc: flag(flags, 'webrtc'),
   });
-  const { runtime, online, machine } = server;
+  const { runtime, online, machine, sink } = server;
+  let cloudAnswerer: CloudAnswerer | undefined;
   const finish = async () => {
+    cloudAnswerer?.stop();
     await runtime.shutdown();
     await online?.close();
   };
@@ -109,6 +112,11 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`platform-micro-server: ${ignored.map((f) => `-${f}`).join(', ')}: not supported here (platform-server only); ignored\n`);
     online?.started(machine, { version: platformVersion(), configProblem: () => runtime.configProblem });
     if (online) runtime.onConfigSettled = () => online.reportSoon();
+    // Online, it also answers offers signaled through the cloud, over the machine's one link (as platform-server).
+    if (!exiting) {
+      const log = sink.logger('platform.webrtc', () => runtime.levelOf('platform.webrtc'));
+      cloudAnswerer = answerThroughCloud(online?.cloudLink, flag(flags, 'webrtc'), () => runtime.webrtcAnswerer, log);
+    }
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-micro-server serving on ${address}\n`);
   } catch (err) {

@@ -14,6 +14,7 @@ import { status } from '@grpc/grpc-js';
 import { StatusError } from '../serving/status-error.js';
 import { InvalidConfigError, type MachineConfig } from '../config/machine-config.js';
 import { startRuntimeServer, type RuntimeServer } from '../grpc/runtime-server.js';
+import type { WebRtcAnswerer } from '../webrtc/answerer.js';
 import type { Machine } from '../kernel/machine.js';
 import { checkMaintenance } from '../kernel/maintenance-check.js';
 import { OwnLogLevels, type LevelName } from '../config/log-rules.js';
@@ -71,6 +72,11 @@ export class MicroRuntime {
 
   levelOf(logger: string): LevelName {
     return this.levels.levelOf(logger);
+  }
+
+  /** The WebRTC answerer of the server now serving (it changes when the runtime rebinds); undefined with -webrtc=false. */
+  get webrtcAnswerer(): WebRtcAnswerer | undefined {
+    return this.server?.answerer;
   }
 
   get configProblem(): string | undefined {

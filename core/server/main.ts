@@ -18,7 +18,7 @@ import { startFtdc } from './ftdc.js';
 import { startTelemetryOutput, type TelemetryOutput } from './telemetry-output.js';
 import { networkCheck } from './network-check.js';
 import { Runtime } from './runtime.js';
-import { CloudAnswerer } from '../webrtc/cloud-answerer.js';
+import { answerThroughCloud, type CloudAnswerer } from '../webrtc/cloud-answerer.js';
 
 /** module_dir of a config file, without validating the rest (a dump must work with a broken config too). */
 function readModuleDir(configPath: string): string | undefined {
@@ -135,11 +135,9 @@ async function main(argv: string[]): Promise<number> {
     online?.started(container.resolve(Machine), { version: platformVersion(), configProblem: () => runtime.configProblem });
     if (online) runtime.onConfigSettled = () => online.reportSoon();
     // -webrtc (default true): an online machine also answers offers signaled through its cloud.
-    const link = online?.cloudLink;
-    if (link && flag(flags, 'webrtc') && !exiting) {
+    if (!exiting) {
       const log = container.resolve(LOG_SINK).logger('platform.webrtc', () => runtime.levelOf('platform.webrtc'));
-      cloudAnswerer = new CloudAnswerer(link, () => runtime.webrtcAnswerer, log);
-      cloudAnswerer.start();
+      cloudAnswerer = answerThroughCloud(online?.cloudLink, flag(flags, 'webrtc'), () => runtime.webrtcAnswerer, log);
     }
     // The agent and scripts wait for this line; a shutdown that began during start-up suppresses it.
     if (!exiting) process.stdout.write(`platform-server serving on ${address}\n${runtime.webUrl ? `platform-server web page on ${runtime.webUrl}\n` : ''}`);

@@ -145,3 +145,20 @@ export class CloudAnswerer {
     this.calls.clear();
   }
 }
+
+/**
+ * What both programs do once online (core/server/main.ts, core/micro/main.ts): with -webrtc (the default)
+ * an online machine also answers offers signaled through its cloud, over its one CloudLink. Returns the
+ * answerer to stop on shutdown, or undefined when there is no link or -webrtc=false.
+ */
+export function answerThroughCloud(
+  link: CloudLink | undefined,
+  webrtc: boolean,
+  answerer: () => WebRtcAnswerer | undefined,
+  log: CloudAnswererLog,
+): CloudAnswerer | undefined {
+  if (!link || !webrtc) return undefined;
+  const cloudAnswerer = new CloudAnswerer(link, answerer, log);
+  cloudAnswerer.start();
+  return cloudAnswerer;
+}
