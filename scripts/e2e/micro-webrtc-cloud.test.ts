@@ -16,7 +16,7 @@ import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } 
 import { call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
 import { call } from '../../core/server/testing/grpc.js';
 import { spawnMicro } from '../../core/micro/testing/spawn-micro.js';
-import type { ServingProgram } from '../../core/shared/testing/spawn-serving.js';
+import type { ServingProgram } from '../../core/serving/testing/spawn-serving.js';
 import { buildMicro } from '../build-micro.mjs';
 import { credentialsOf, sensor, until, type Machine } from './testing/online-helpers.js';
 
