@@ -4,8 +4,7 @@
 // second for tokens already handed out.
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { TabularStore } from '../store/tabular.js';
 
 export interface KeyListing {
   id: string;
@@ -25,7 +24,7 @@ function requireId(value: unknown, field: string): string {
   return value;
 }
 
-export async function listKeys(store: Store, args: { org?: unknown }): Promise<KeyListing[]> {
+export async function listKeys(store: TabularStore, args: { org?: unknown }): Promise<KeyListing[]> {
   const org = requireId(args.org, 'org');
   const rows = await store.query(
     'SELECT id, organization_id, scope_type, scope_id, role, time_created, revoked_at, rotated_at FROM api_keys WHERE organization_id = ? ORDER BY time_created, id',
@@ -43,24 +42,24 @@ export async function listKeys(store: Store, args: { org?: unknown }): Promise<K
   }));
 }
 
-async function activeKey(store: Store, id: string): Promise<void> {
+async function activeKey(store: TabularStore, id: string): Promise<void> {
   const rows = await store.query('SELECT revoked_at FROM api_keys WHERE id = ?', [id]);
   if (rows.length === 0) throw notFound(`API key ${id} does not exist`);
   if (rows[0].revoked_at != null) throw invalidArgument(`API key ${id} is already revoked`);
 }
 
-export async function revokeKey(store: Store, args: { id?: unknown }): Promise<{ id: string; revoked: true }> {
+export async function revokeKey(store: TabularStore, args: { id?: unknown }): Promise<{ id: string; revoked: true }> {
   const id = requireId(args.id, 'id');
   await activeKey(store, id);
-  await store.execute('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [timestampValue(), id]);
+  await store.execute('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [new Date(), id]);
   return { id, revoked: true };
 }
 
 /** Replaces the key's secret; the new one is returned once and stored only as a hash. */
-export async function rotateKey(store: Store, args: { id?: unknown }): Promise<{ id: string; key: string }> {
+export async function rotateKey(store: TabularStore, args: { id?: unknown }): Promise<{ id: string; key: string }> {
   const id = requireId(args.id, 'id');
   await activeKey(store, id);
   const key = newSecret();
-  await store.execute('UPDATE api_keys SET key_hash = ?, rotated_at = ? WHERE id = ?', [await hashSecret(key), timestampValue(), id]);
+  await store.execute('UPDATE api_keys SET key_hash = ?, rotated_at = ? WHERE id = ?', [await hashSecret(key), new Date(), id]);
   return { id, key };
 }

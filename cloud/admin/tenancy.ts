@@ -5,31 +5,30 @@ import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
 import type { Role, ScopeType } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { TabularStore } from '../store/tabular.js';
 
-const now = () => timestampValue();
+const now = () => new Date();
 
 function requireText(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') throw invalidArgument(`${field} is required and must be a non-empty string`);
   return value;
 }
 
-async function requireRow(store: Store, table: string, id: string, what: string, orgId?: string): Promise<Record<string, unknown>> {
+async function requireRow(store: TabularStore, table: string, id: string, what: string, orgId?: string): Promise<Record<string, unknown>> {
   const rows = await store.query(`SELECT * FROM ${table} WHERE id = ?`, [id]);
   if (rows.length === 0) throw notFound(`${what} ${id} does not exist`);
   if (orgId !== undefined && rows[0].organization_id !== orgId) throw invalidArgument(`${what} ${id} does not belong to organization ${orgId}`);
   return rows[0];
 }
 
-export async function createOrganization(store: Store, args: { name?: unknown }): Promise<{ id: string }> {
+export async function createOrganization(store: TabularStore, args: { name?: unknown }): Promise<{ id: string }> {
   const name = requireText(args.name, 'name');
   const id = randomUUID();
   await store.execute('INSERT INTO organizations VALUES (?, ?, ?)', [id, name, now()]);
   return { id };
 }
 
-export async function createLocation(store: Store, args: { org?: unknown; name?: unknown }): Promise<{ id: string }> {
+export async function createLocation(store: TabularStore, args: { org?: unknown; name?: unknown }): Promise<{ id: string }> {
   const org = requireText(args.org, 'org');
   const name = requireText(args.name, 'name');
   await requireRow(store, 'organizations', org, 'organization');
@@ -39,7 +38,7 @@ export async function createLocation(store: Store, args: { org?: unknown; name?:
 }
 
 /** A machine lives in a location; without --location it goes to the org's first one ("Default", created on demand). */
-async function locationFor(store: Store, org: string, location: unknown): Promise<string> {
+async function locationFor(store: TabularStore, org: string, location: unknown): Promise<string> {
   if (location !== undefined && location !== null && location !== '') {
     const id = requireText(location, 'location');
     await requireRow(store, 'locations', id, 'location', org);
@@ -51,7 +50,7 @@ async function locationFor(store: Store, org: string, location: unknown): Promis
 }
 
 export async function createMachine(
-  store: Store,
+  store: TabularStore,
   args: { org?: unknown; name?: unknown; location?: unknown },
 ): Promise<{ machine_id: string; part_id: string; part_secret: string; location_id: string }> {
   const org = requireText(args.org, 'org');
@@ -62,15 +61,15 @@ export async function createMachine(
   const partId = randomUUID();
   const partSecret = newSecret();
   const secretHash = await hashSecret(partSecret);
-  await store.transaction(async (conn) => {
-    await conn.run('INSERT INTO machines VALUES (?, ?, ?, ?, ?)', [machineId, org, locationId, name, now()]);
-    await conn.run('INSERT INTO machine_parts VALUES (?, ?, ?, ?, ?, true, ?, ?)', [partId, machineId, org, locationId, `${name}-main`, secretHash, now()]);
+  await store.transact(async (tx) => {
+    await tx.execute('INSERT INTO machines VALUES (?, ?, ?, ?, ?)', [machineId, org, locationId, name, now()]);
+    await tx.execute('INSERT INTO machine_parts VALUES (?, ?, ?, ?, ?, true, ?, ?)', [partId, machineId, org, locationId, `${name}-main`, secretHash, now()]);
   });
   return { machine_id: machineId, part_id: partId, part_secret: partSecret, location_id: locationId };
 }
 
 export async function createKey(
-  store: Store,
+  store: TabularStore,
   args: { org?: unknown; location?: unknown; machine?: unknown; role?: unknown },
 ): Promise<{ id: string; key: string }> {
   const org = requireText(args.org, 'org');
@@ -104,7 +103,7 @@ export async function createKey(
   return { id, key };
 }
 
-export async function listOrganizations(store: Store): Promise<{ id: string; name: string }[]> {
+export async function listOrganizations(store: TabularStore): Promise<{ id: string; name: string }[]> {
   const rows = await store.query('SELECT id, name FROM organizations ORDER BY time_created, id');
   return rows.map((r) => ({ id: String(r.id), name: String(r.name) }));
 }

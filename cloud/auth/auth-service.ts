@@ -7,7 +7,7 @@ import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, t
 import type { Server, ServiceError } from '@grpc/grpc-js';
 import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/serving/status-error.js';
 import { callerAddress } from '../../core/serving/web/forwarded-for.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { LoginBackoff, peerAddress, type LoginGate } from './login-backoff.js';
 import { verifySecret } from './secret-hash.js';
 import type { TokenSigner } from './token.js';
@@ -52,7 +52,7 @@ export class HashSlots {
 }
 
 export interface AuthDeps {
-  store: Store;
+  store: TabularStore;
   tokens: TokenSigner;
   gate: LoginGate;
   hashes: HashSlots;
@@ -91,7 +91,7 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
   return { accessToken: deps.tokens.sign(entity, kind), expiresInSeconds: deps.tokens.ttlSeconds };
 }
 
-export function addAuthService(server: Server, store: Store, tokens: TokenSigner, gate: LoginGate = LoginBackoff.fromEnv()): void {
+export function addAuthService(server: Server, store: TabularStore, tokens: TokenSigner, gate: LoginGate = LoginBackoff.fromEnv()): void {
   const deps: AuthDeps = { store, tokens, gate, hashes: new HashSlots() };
   const impl: AuthServiceServer = {
     authenticate: (call, callback) => {

@@ -6,7 +6,7 @@
 // organization-level key. Machine parts may only upload data for themselves.
 import type { Metadata } from '@grpc/grpc-js';
 import { permissionDenied, unauthenticated } from '../../core/serving/status-error.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { describePrincipal, type KeyPrincipal, type PartPrincipal, type Place, type Principal, type Role, type ScopeType } from './principal.js';
 import { TokenError, type TokenSigner } from './token.js';
 
@@ -34,7 +34,7 @@ export class Authorizer {
   private readonly partReads = new Map<string, Promise<PartPrincipal | undefined>>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: TabularStore,
     readonly tokens: TokenSigner,
   ) {}
 

@@ -2,7 +2,7 @@
 // names that capture metadata carries. Parts never move, so lookups are cached.
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { PartPrincipal } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 
 export interface PartInfo extends PartPrincipal {
   partName: string;
@@ -12,7 +12,7 @@ export interface PartInfo extends PartPrincipal {
 export class PartDirectory {
   private readonly cache = new Map<string, PartInfo>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: TabularStore) {}
 
   /** The part, or INVALID_ARGUMENT (empty id) / NOT_FOUND (unknown id) naming `field`. */
   async require(partId: string, field = 'part_id'): Promise<PartInfo> {

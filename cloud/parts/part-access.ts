@@ -8,13 +8,13 @@ import type { Metadata } from '@grpc/grpc-js';
 import { permissionDenied } from '../../core/serving/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal, type Principal } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { findPart, type PartRow } from './part-configs.js';
 
 const placeOf = (part: PartRow) => ({ organizationId: part.organizationId, locationId: part.locationId, machineId: part.machineId });
 
 export async function authorizeUser(
-  store: Store,
+  store: TabularStore,
   authorizer: Authorizer,
   md: Metadata,
   partId: string,
@@ -31,7 +31,7 @@ export async function authorizeUser(
  * whether the caller may write them, so that only such calls mark the part as seen.
  */
 export async function authorizeMachine(
-  store: Store,
+  store: TabularStore,
   authorizer: Authorizer,
   md: Metadata,
   partId: string,

@@ -6,8 +6,7 @@ import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { dataManagerModel } from '../../core/resource/data-manager-model.js';
 import { ModelRegistry } from '../../core/resource/model-registry.js';
 import { checkPartConfig } from '../../core/resource/part-config.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { TabularStore } from '../store/tabular.js';
 import { partEvents } from './part-events.js';
 
 export const partConfigTables = [
@@ -16,7 +15,9 @@ export const partConfigTables = [
      saved_by VARCHAR NOT NULL, time_saved TIMESTAMPTZ NOT NULL)`,
 ];
 
-export async function ensurePartConfigTables(store: Store): Promise<void> {
+/** On DuckDB the module makes its table; on PostgreSQL the schema's migrations did (cloud/store/pg-schema.ts). */
+export async function ensurePartConfigTables(store: TabularStore): Promise<void> {
+  if (store.dialect !== 'duckdb') return;
   for (const sql of partConfigTables) await store.execute(sql);
 }
 
@@ -37,7 +38,7 @@ export interface PartConfigRevision {
 }
 
 /** The part, or NOT_FOUND naming it. */
-export async function findPart(store: Store, partId: string): Promise<PartRow> {
+export async function findPart(store: TabularStore, partId: string): Promise<PartRow> {
   if (!partId) throw invalidArgument('id is required: the part id');
   const rows = await store.query('SELECT id, name, machine_id, location_id, organization_id, main_part FROM machine_parts WHERE id = ?', [partId]);
   if (rows.length === 0) throw notFound(`machine part ${partId} does not exist`);
@@ -53,7 +54,7 @@ export async function findPart(store: Store, partId: string): Promise<PartRow> {
 }
 
 /** The main part of a machine (the one that `machine create` made), or NOT_FOUND. */
-export async function mainPartOf(store: Store, machineId: string): Promise<PartRow> {
+export async function mainPartOf(store: TabularStore, machineId: string): Promise<PartRow> {
   const rows = await store.query('SELECT id FROM machine_parts WHERE machine_id = ? ORDER BY main_part DESC, time_created LIMIT 1', [machineId]);
   if (rows.length === 0) throw notFound(`machine ${machineId} does not exist`);
   return findPart(store, String(rows[0].id));
@@ -79,17 +80,17 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Validates and saves a new revision; returns it. An invalid config is INVALID_ARGUMENT whose message
  * lists every error, one per line, each with its path and rule; nothing is saved then.
  */
-export async function savePartConfig(store: Store, partId: string, config: unknown, savedBy: string): Promise<PartConfigRevision> {
+export async function savePartConfig(store: TabularStore, partId: string, config: unknown, savedBy: string): Promise<PartConfigRevision> {
   await ensurePartConfigTables(store);
   await findPart(store, partId);
   if (!isObject(config)) throw invalidArgument('robot_config must be a JSON object (a machine config without "cloud")');
   const check = checkPartConfig(config, builtinRegistry());
   if (!check.ok) throw invalidArgument(`robot_config is invalid:\n${check.errors.map((e) => `  ${e}`).join('\n')}`);
   const time = new Date();
-  const revision = await store.transaction(async (conn) => {
-    const reader = await conn.runAndReadAll('SELECT coalesce(max(revision), 0) AS r FROM part_configs WHERE part_id = ?', [partId]);
-    const next = Number(reader.getRowObjects()[0].r) + 1;
-    await conn.run('INSERT INTO part_configs VALUES (?, ?, ?, ?, ?)', [partId, next, JSON.stringify(config), savedBy, timestampValue(time)]);
+  const revision = await store.transact(async (tx) => {
+    const [row] = await tx.query('SELECT coalesce(max(revision), 0) AS r FROM part_configs WHERE part_id = ?', [partId]);
+    const next = Number(row.r) + 1;
+    await tx.execute('INSERT INTO part_configs VALUES (?, ?, ?, ?, ?)', [partId, next, JSON.stringify(config), savedBy, time]);
     return next;
   });
   partEvents(store).emit('config', partId, revision);
@@ -104,14 +105,14 @@ const revisionOf = (r: Record<string, unknown>): PartConfigRevision => ({
 });
 
 /** The newest revision, or undefined before the first save. */
-export async function latestPartConfig(store: Store, partId: string): Promise<PartConfigRevision | undefined> {
+export async function latestPartConfig(store: TabularStore, partId: string): Promise<PartConfigRevision | undefined> {
   await ensurePartConfigTables(store);
   const rows = await store.query('SELECT revision, time_saved, saved_by, config FROM part_configs WHERE part_id = ? ORDER BY revision DESC LIMIT 1', [partId]);
   return rows.length ? revisionOf(rows[0]) : undefined;
 }
 
 /** Every revision, newest first. */
-export async function partConfigHistory(store: Store, partId: string): Promise<PartConfigRevision[]> {
+export async function partConfigHistory(store: TabularStore, partId: string): Promise<PartConfigRevision[]> {
   await ensurePartConfigTables(store);
   const rows = await store.query('SELECT revision, time_saved, saved_by, config FROM part_configs WHERE part_id = ? ORDER BY revision DESC', [partId]);
   return rows.map(revisionOf);

@@ -2,7 +2,7 @@
 // One emitter per store: admin commands run inside the serving process with the same Store (admin
 // channel), so a `part config set` reaches the machines that watch.
 import { EventEmitter } from 'node:events';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import type { StoredLogEntry } from './log-entry.js';
 
 export interface PartEventMap {
@@ -10,9 +10,9 @@ export interface PartEventMap {
   logs: [partId: string, entries: StoredLogEntry[]];
 }
 
-const emitters = new WeakMap<Store, EventEmitter<PartEventMap>>();
+const emitters = new WeakMap<TabularStore, EventEmitter<PartEventMap>>();
 
-export function partEvents(store: Store): EventEmitter<PartEventMap> {
+export function partEvents(store: TabularStore): EventEmitter<PartEventMap> {
   let emitter = emitters.get(store);
   if (!emitter) {
     emitter = new EventEmitter<PartEventMap>();

@@ -6,7 +6,7 @@ import type { Location, Machine, Organization, PartSummary } from '../../gen/pla
 import { invalidArgument, permissionDenied } from '../../core/serving/status-error.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import type { PartStatusBook } from './part-status.js';
 
 async function keyOf(authorizer: Authorizer, md: Metadata): Promise<KeyPrincipal> {
@@ -15,13 +15,13 @@ async function keyOf(authorizer: Authorizer, md: Metadata): Promise<KeyPrincipal
   return principal;
 }
 
-export async function listOrganizations(store: Store, authorizer: Authorizer, md: Metadata): Promise<Organization[]> {
+export async function listOrganizations(store: TabularStore, authorizer: Authorizer, md: Metadata): Promise<Organization[]> {
   const key = await keyOf(authorizer, md);
   const rows = await store.query('SELECT id, name FROM organizations WHERE id = ?', [key.organizationId]);
   return rows.map((r) => ({ id: String(r.id), name: String(r.name) }));
 }
 
-export async function listLocations(store: Store, authorizer: Authorizer, md: Metadata, organizationId: string): Promise<Location[]> {
+export async function listLocations(store: TabularStore, authorizer: Authorizer, md: Metadata, organizationId: string): Promise<Location[]> {
   if (!organizationId) throw invalidArgument('organization_id is required');
   const key = authorizer.checkOrg(await keyOf(authorizer, md), organizationId);
   const rows = await store.query('SELECT id, name FROM locations WHERE organization_id = ? ORDER BY name, id', [organizationId]);
@@ -37,7 +37,7 @@ export async function listLocations(store: Store, authorizer: Authorizer, md: Me
 }
 
 export async function listMachines(
-  store: Store,
+  store: TabularStore,
   authorizer: Authorizer,
   status: PartStatusBook,
   md: Metadata,

@@ -14,8 +14,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FileBlobStore, type BlobStore } from './blob-store.js';
 import { duckdbConfig, duckdbResourceSettings, type DuckDBResourceSettings } from './duckdb-settings.js';
 import { schemaStatements } from './schema.js';
+import type { SqlSession, TabularStore } from './tabular.js';
+import { timestampValue } from './timestamp.js';
 
-export type Params = DuckDBValue[] | Record<string, DuckDBValue>;
+/** Statement parameters: DuckDB values, or a Date for a TIMESTAMPTZ (the form TabularStore modules pass). */
+export type Params = readonly (DuckDBValue | Date)[] | Record<string, DuckDBValue>;
 export type ParamTypes = DuckDBType[] | Record<string, DuckDBType | undefined>;
 export type Row = Record<string, JS>;
 
@@ -56,6 +59,26 @@ export function rowObjectsOf(reader: DuckDBResultReader): Row[] {
   return rows;
 }
 
+/** The parameters as DuckDB takes them: each Date as a TIMESTAMPTZ value (no copy when there is none). */
+function duckParams(params: Params | undefined): DuckDBValue[] | Record<string, DuckDBValue> | undefined {
+  if (params === undefined || !Array.isArray(params)) return params as Record<string, DuckDBValue> | undefined;
+  const list = params as readonly (DuckDBValue | Date)[];
+  let out: DuckDBValue[] | undefined;
+  for (let i = 0; i < list.length; i++) {
+    const value = list[i];
+    if (value instanceof Date) (out ??= list.slice() as DuckDBValue[])[i] = timestampValue(value);
+  }
+  return out ?? (list as DuckDBValue[]);
+}
+
+/** A TabularStore session over one connection (the writer inside transact). */
+function sessionOn(conn: DuckDBConnection): SqlSession {
+  return {
+    query: async (sql, params) => rowObjectsOf(await conn.runAndReadAll(sql, duckParams(params))),
+    execute: async (sql, params) => Number((await conn.run(sql, duckParams(params))).rowsChanged),
+  };
+}
+
 /** Runs fn inside BEGIN/COMMIT on conn; rolls back when fn (or the commit) throws. */
 export async function inTransaction<T>(conn: DuckDBConnection, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   await conn.run('BEGIN TRANSACTION');
@@ -79,7 +102,8 @@ export class StoreLockedError extends Error {
   }
 }
 
-export class Store {
+export class Store implements TabularStore {
+  readonly dialect = 'duckdb' as const;
   private writeChain: Promise<unknown> = Promise.resolve();
   private readonly idleReaders: DuckDBConnection[];
   private readonly readerWaiters: ((c: DuckDBConnection) => void)[] = [];
@@ -194,16 +218,21 @@ export class Store {
     return this.write((conn) => inTransaction(conn, fn));
   }
 
+  /** TabularStore's transaction: the same as transaction(), with the backend-neutral session. */
+  transact<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
+    return this.transaction((conn) => fn(sessionOn(conn)));
+  }
+
   /** A read query whose rows come back as JS values (BIGINT as bigint, TIMESTAMPTZ as Date, lists as arrays). */
   query(sql: string, params?: Params, types?: ParamTypes): Promise<Row[]> {
     return this.read(async (conn) => {
-      return rowObjectsOf(await conn.runAndReadAll(sql, params, types));
+      return rowObjectsOf(await conn.runAndReadAll(sql, duckParams(params), types));
     });
   }
 
   /** A write statement; returns the number of rows it changed. */
   execute(sql: string, params?: Params, types?: ParamTypes): Promise<number> {
-    return this.write(async (conn) => Number((await conn.run(sql, params, types)).rowsChanged));
+    return this.write(async (conn) => Number((await conn.run(sql, duckParams(params), types)).rowsChanged));
   }
 
   /**

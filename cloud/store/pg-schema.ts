@@ -1,0 +1,111 @@
+// The PostgreSQL schema of the scale-out mode: the tables of schema.ts (and of the modules that run on
+// PostgreSQL) in PostgreSQL's dialect, applied at start as numbered migrations. Every process applies
+// them when it opens the store; a transaction-scoped advisory lock makes the others wait while one
+// applies them, and schema_migrations records each one applied, so a migration runs once per database.
+// Add a migration at the end; never edit one that has shipped.
+//
+// Table and column names, column order and value types are the same as in schema.ts (a test compares
+// them): modules' statements and INSERT ... VALUES without column lists must mean the same on both.
+// Differences on purpose:
+// - Primary keys on ids and indexes on the columns lookups filter by. DuckDB has none (its single
+//   writer keeps ids unique; indexes slowed its appender); here several processes write at once.
+// - tabular_data is partitioned by time_synced (the cloud's own clock when the upload arrived), one
+//   partition per UTC day (pg-readings.ts), so that a day, once past, is closed and can be sealed
+//   into a Parquet object and detached whole. Rows outside every day partition land in the default one.
+// - JSON columns are `json`, not `jsonb`: the text comes back exactly as it was stored, as on DuckDB.
+import type { SqlSession } from './tabular.js';
+
+export interface Migration {
+  /** Unique and in order: NNNN-what. */
+  id: string;
+  statements: readonly string[];
+}
+
+export const pgMigrations: readonly Migration[] = [
+  {
+    id: '0001-tenancy-and-data',
+    statements: [
+      `CREATE TABLE organizations (id text PRIMARY KEY, name text NOT NULL, time_created timestamptz NOT NULL)`,
+      `CREATE TABLE locations (id text PRIMARY KEY, organization_id text NOT NULL, name text NOT NULL, time_created timestamptz NOT NULL)`,
+      `CREATE INDEX locations_organization ON locations (organization_id)`,
+      `CREATE TABLE machines (
+         id text PRIMARY KEY, organization_id text NOT NULL, location_id text NOT NULL, name text NOT NULL,
+         time_created timestamptz NOT NULL)`,
+      `CREATE INDEX machines_organization ON machines (organization_id)`,
+      `CREATE TABLE machine_parts (
+         id text PRIMARY KEY, machine_id text NOT NULL, organization_id text NOT NULL, location_id text NOT NULL,
+         name text NOT NULL, main_part boolean NOT NULL, secret_hash text NOT NULL, time_created timestamptz NOT NULL)`,
+      `CREATE INDEX machine_parts_machine ON machine_parts (machine_id)`,
+      `CREATE INDEX machine_parts_organization ON machine_parts (organization_id)`,
+      `CREATE TABLE api_keys (
+         id text PRIMARY KEY, organization_id text NOT NULL, scope_type text NOT NULL, scope_id text NOT NULL,
+         role text NOT NULL, key_hash text NOT NULL, time_created timestamptz NOT NULL,
+         revoked_at timestamptz, rotated_at timestamptz)`,
+      `CREATE INDEX api_keys_organization ON api_keys (organization_id)`,
+      `CREATE TABLE tabular_data (
+         seq bigint NOT NULL, upload_id text NOT NULL,
+         organization_id text, location_id text, robot_id text, robot_name text, part_id text,
+         part_name text, component_type text, component_name text, method_name text,
+         method_parameters json, tags text[], time_requested timestamptz, time_received timestamptz,
+         time_synced timestamptz, data json, internal boolean NOT NULL DEFAULT false, size_bytes integer NOT NULL DEFAULT 0)
+       PARTITION BY RANGE (time_synced)`,
+      `CREATE TABLE tabular_data_default PARTITION OF tabular_data DEFAULT`,
+      `CREATE INDEX tabular_data_org_time ON tabular_data (organization_id, time_requested, seq)`,
+      `CREATE INDEX tabular_data_upload ON tabular_data (upload_id)`,
+      `CREATE TABLE binary_data (
+         seq bigint NOT NULL, binary_data_id text PRIMARY KEY,
+         organization_id text, location_id text, robot_id text, robot_name text, part_id text,
+         part_name text, component_type text, component_name text, method_name text,
+         method_parameters json, file_name text, file_ext text, mime_type text, tags text[],
+         dataset_ids text[], time_requested timestamptz, time_received timestamptz, time_synced timestamptz,
+         file_size_bytes bigint, uri text, blob_key text NOT NULL, internal boolean NOT NULL DEFAULT false)`,
+      `CREATE INDEX binary_data_org_time ON binary_data (organization_id, time_requested, seq)`,
+      `CREATE INDEX binary_data_blob ON binary_data (blob_key)`,
+      `CREATE TABLE bounding_boxes (
+         id text PRIMARY KEY, binary_data_id text NOT NULL, label text NOT NULL,
+         x_min_normalized double precision NOT NULL, y_min_normalized double precision NOT NULL,
+         x_max_normalized double precision NOT NULL, y_max_normalized double precision NOT NULL, confidence double precision)`,
+      `CREATE INDEX bounding_boxes_binary ON bounding_boxes (binary_data_id)`,
+      `CREATE TABLE datasets (id text PRIMARY KEY, name text NOT NULL, organization_id text NOT NULL, time_created timestamptz NOT NULL)`,
+      `CREATE INDEX datasets_organization ON datasets (organization_id)`,
+      `CREATE TABLE dataset_versions (
+         dataset_id text NOT NULL, version integer NOT NULL, organization_id text NOT NULL, time_created timestamptz NOT NULL,
+         split_train double precision NOT NULL, split_valid double precision NOT NULL, split_test double precision NOT NULL,
+         split_seed bigint NOT NULL, image_count integer NOT NULL, train_count integer NOT NULL, valid_count integer NOT NULL,
+         test_count integer NOT NULL, labels text[] NOT NULL, PRIMARY KEY (dataset_id, version))`,
+      `CREATE TABLE dataset_version_members (
+         dataset_id text NOT NULL, version integer NOT NULL, position integer NOT NULL, binary_data_id text NOT NULL,
+         split text NOT NULL, tags text[] NOT NULL, boxes json NOT NULL, width integer NOT NULL, height integer NOT NULL,
+         file_ext text NOT NULL, mime_type text NOT NULL, blob_key text NOT NULL, file_size_bytes bigint NOT NULL,
+         part_id text, component_name text, time_requested timestamptz, PRIMARY KEY (dataset_id, version, position))`,
+      `CREATE INDEX dataset_version_members_binary ON dataset_version_members (binary_data_id)`,
+      `CREATE INDEX dataset_version_members_blob ON dataset_version_members (blob_key)`,
+      // cloud/parts/part-configs.ts
+      `CREATE TABLE part_configs (
+         part_id text NOT NULL, revision bigint NOT NULL, config text NOT NULL,
+         saved_by text NOT NULL, time_saved timestamptz NOT NULL, PRIMARY KEY (part_id, revision))`,
+    ],
+  },
+];
+
+/** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
+const MIGRATION_LOCK = 0x706c_6174_666f_726dn; // 'platform' in ASCII
+
+/**
+ * Applies the migrations not yet applied, in order, in one transaction; returns the ids it applied.
+ * tx must be READ COMMITTED (not SERIALIZABLE): each statement then sees what was committed before it
+ * began, so a process that waited for the lock sees the migrations that the lock's holder applied.
+ */
+export async function applyMigrations(tx: SqlSession, migrations: readonly Migration[] = pgMigrations): Promise<string[]> {
+  await tx.execute('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+  await tx.execute('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, time_applied timestamptz NOT NULL)');
+  const done = new Set((await tx.query('SELECT id FROM schema_migrations')).map((r) => String(r.id)));
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    if (done.has(migration.id)) continue;
+    for (const sql of migration.statements) await tx.execute(sql);
+    await tx.execute('INSERT INTO schema_migrations VALUES ($1, now())', [migration.id]);
+    applied.push(migration.id);
+  }
+  return applied;
+}
