@@ -260,6 +260,8 @@ async function startWorkerTracing(settings: NonNullable<DataManagerAttributes['_
       console: settings.console ? process.stderr : undefined,
       diskDir: settings.disk_dir,
       sampleRatio: settings.sample_ratio,
+      // Parents are passed by hand here (capture-tracing.ts, part-cloud.ts): no async hook on every promise.
+      asyncContext: false,
     });
   } catch (err) {
     logger.error('tracing of the sync uploads could not start; they go untraced', { error: (err as Error).message });

@@ -30,13 +30,14 @@ export function connectPartCloud(settings: CloudLinkSettings): PartCloud {
   return {
     partId: link.partId,
     // With tracing on (in this worker, see driver.ts) each upload is a span whose context travels as
-    // `traceparent`, so that the cloud's span of the call is its child.
+    // `traceparent`, so that the cloud's span of the call is its child. The context is passed by hand:
+    // the worker keeps no async trace context (core/serving/telemetry/tracing.ts, asyncContext).
     dataCaptureUpload: (body) =>
-      inSpan('sync DataCaptureUpload', { 'rpc.method': 'DataCaptureUpload' }, () =>
+      inSpan('sync DataCaptureUpload', { 'rpc.method': 'DataCaptureUpload' }, (trace) =>
         link.call(
           (md, options) =>
             new Promise<void>((resolve, reject) => {
-              injectTraceContext(md);
+              injectTraceContext(md, trace);
               link.client(Client).makeUnaryRequest(
                 UPLOAD_PATH,
                 (b: Buffer) => b,
@@ -50,11 +51,11 @@ export function connectPartCloud(settings: CloudLinkSettings): PartCloud {
         ),
       ),
     fileUpload: (metadata, data) =>
-      inSpan('sync FileUpload', { 'rpc.method': 'FileUpload' }, () =>
+      inSpan('sync FileUpload', { 'rpc.method': 'FileUpload' }, (trace) =>
         link.call(
           (md, options) =>
             new Promise<void>((resolve, reject) => {
-              injectTraceContext(md);
+              injectTraceContext(md, trace);
               const stream = link.client(Client).makeClientStreamRequest(
                 FILE_UPLOAD_PATH,
                 (m: FileUploadRequest) => Buffer.from(FileUploadRequest.encode(m).finish()),

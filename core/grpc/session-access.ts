@@ -1,10 +1,11 @@
 // The resource access that the API adapters use, seen through sessions: a call carrying `platform-sid`
 // refreshes its session (an expired one is refused), and a command to an actuator records which
-// session (or none) commanded it last, so that the session's expiry knows what to stop.
+// session (or none) commanded it last, so that the session's expiry knows what to stop. The call's span
+// (tracing) is handed to the resource, so that its driver calls' spans are the call span's children.
 import type { Api } from '../../plugins/api.js';
 import type { Remote } from '../../plugins/contract.js';
 import { actuationOf } from '../session/actuators.js';
-import { callSession } from '../session/context.js';
+import { callContext } from '../session/context.js';
 import type { Sessions } from '../session/sessions.js';
 import type { ResourceAccess } from './api-adapter.js';
 
@@ -12,9 +13,10 @@ export function sessionAccess(inner: ResourceAccess, sessions: Sessions): Resour
   return {
     statuses: () => inner.statuses(),
     resource<T>(name: string, api: Api<T>): Remote<T> {
-      const session = callSession.getStore();
+      const call = callContext.getStore();
+      const session = call?.session;
       if (session) sessions.touch(session);
-      const remote = inner.resource(name, api);
+      const remote = inner.resource(name, api, call?.trace);
       const actuation = actuationOf(api);
       if (!actuation) return remote;
       return new Proxy(remote, {

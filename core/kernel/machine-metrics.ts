@@ -2,6 +2,7 @@
 // call into the driver's worker), live sessions, the log queue, and the data manager's capture and sync
 // figures. The data manager runs in its own worker, so its figures are read at scrape time through its
 // DoCommand {"status": {}} (the same numbers GetMachineStatus' callers see), not kept twice.
+import type { Context } from '@opentelemetry/api';
 import { defineApi, type Api } from '../../plugins/api.js';
 import type { Remote } from '../../plugins/contract.js';
 import { DATA_MANAGER_API } from '../config/data-manager-attributes.js';
@@ -32,15 +33,16 @@ function driverSpanOf(resource: string, method: string) {
 }
 
 /**
- * Times one driver call (and traces it, when tracing is on: a child of the gRPC call's span); the promise
- * is passed through unchanged. The call runs in the driver's worker, so its span is not made active here.
+ * Times one driver call (and traces it, when tracing is on: a child of `trace`, the gRPC call's span
+ * context, given explicitly; a root span without one); the promise is passed through unchanged. The call
+ * runs in the driver's worker, so its span is not made active here.
  */
-export function timeDriverCall<T>(resource: string, method: string, call: () => Promise<T>): Promise<T> {
+export function timeDriverCall<T>(resource: string, method: string, call: () => Promise<T>, trace?: Context): Promise<T> {
   const started = process.hrtime.bigint();
   let span: ReturnType<typeof childSpan>;
   if (activeTracing()) {
     const named = driverSpanOf(resource, method);
-    span = childSpan(named.name, named.attributes);
+    span = childSpan(named.name, named.attributes, trace);
   }
   let calling: Promise<T>;
   try {

@@ -4,6 +4,7 @@
 // crash and a shutdown never interleave.
 import 'reflect-metadata';
 import { EventEmitter } from 'node:events';
+import type { Context } from '@opentelemetry/api';
 import { inject, injectable } from 'tsyringe';
 import type { Remote } from '../../plugins/contract.js';
 import { DriverError } from '../../plugins/errors.js';
@@ -134,7 +135,7 @@ export class Machine extends EventEmitter<MachineEvents> {
    * The worker of a ready resource, for the API layer. Errors name why the resource cannot be used:
    * NOT_FOUND when no such resource of that api exists, UNAVAILABLE when it exists but is not ready.
    */
-  resource<T>(name: string, api: Api<T>): Remote<T> {
+  resource<T>(name: string, api: Api<T>, trace?: Context): Remote<T> {
     const node = this.nodes.get(name);
     if (!node) throw new DriverError('NOT_FOUND', `no resource named ${JSON.stringify(echo(name))}`, name);
     if (node.spec.entry.api !== api) {
@@ -144,7 +145,7 @@ export class Machine extends EventEmitter<MachineEvents> {
       throw new DriverError('UNAVAILABLE', `resource ${JSON.stringify(name)} is not ready (${node.state}${node.error ? `: ${node.error}` : ''})`, name);
     }
     const worker = node.worker;
-    return createRemote<T>((method, args) => timeDriverCall(name, method, () => worker.call(method, args)));
+    return createRemote<T>((method, args) => timeDriverCall(name, method, () => worker.call(method, args), trace));
   }
 
   private enqueue<T>(operation: () => Promise<T>): Promise<T> {

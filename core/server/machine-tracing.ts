@@ -39,6 +39,10 @@ export async function startMachineTracing(
     console: config.console || outputTelemetry ? process.stderr : undefined,
     diskDir: config.disk ? traceDir(env) : undefined,
     sampleRatio: config.sample_ratio,
+    // No AsyncLocalStorage context manager: on Node 20 its async hook costs every promise of the runtime
+    // (most of tracing's cost on a GetReadings call, bench:telemetry). The gRPC call's span reaches the
+    // driver call explicitly (grpc-tracing.ts callTraceContext, core/session/context.ts).
+    asyncContext: false,
   });
   const unobserve = observeTracing(tracing);
   return {

@@ -3,6 +3,12 @@
 // on (a CLIENT span, its context put into the call's metadata). Both record the status code
 // (rpc.grpc.status_code; ERROR status for anything but OK). While tracing is off (activeTracing() unset)
 // they pass calls through untouched and load nothing.
+//
+// The server span reaches the handler explicitly: the interceptor files the span's context under the
+// call's metadata object (the one grpc-js gives the handler as `call.metadata`), and `callTraceContext`
+// reads it back; core/grpc/unary.ts puts it into the call's own context beside its session, from where the
+// driver call takes its parent. Where tracing keeps an async context (the cloud), the handler's events also
+// run inside the span's context, so that spans deep in the handler's work (`sql query`) are children too.
 import {
   InterceptingCall,
   Metadata,
@@ -46,14 +52,23 @@ const getter = {
 };
 const setter = { set: (md: Metadata, key: string, value: string) => md.set(key, value) };
 
+/** Each traced call's span context, by the call's metadata object (weak: gone with the call). */
+const contextsByMetadata = new WeakMap<Metadata, Context>();
+
+/** The server span's context of the call whose metadata this is, undefined when the call is not traced. */
+export function callTraceContext(metadata: Metadata | undefined): Context | undefined {
+  return metadata && contextsByMetadata.get(metadata);
+}
+
 export const callTracing: ServerInterceptor = (method, call) => {
   const tracing = activeTracing();
   if (!tracing) return new ServerInterceptingCall(call);
   let span: Span | undefined;
   let context: Context | undefined;
   let ended = false;
-  // The handler runs from these events: inside the span's context, its own spans (the driver call) are children.
-  const within = (fn: () => void) => (context ? tracing.api.context.with(context, fn) : fn());
+  // The handler runs from these events: inside the span's context (where there is an async context), its
+  // own spans are children. Without one, entering it would do nothing: the handler gets it explicitly.
+  const within = tracing.asyncContext ? (fn: () => void) => (context ? tracing.api.context.with(context, fn) : fn()) : (fn: () => void) => fn();
   const end = (code: number, details?: string) => {
     if (!span || ended) return;
     ended = true;
@@ -68,6 +83,7 @@ export const callTracing: ServerInterceptor = (method, call) => {
             const rpc = rpcSpanOf(method.path);
             span = tracing.tracer.startSpan(rpc.name, { kind: SPAN_KIND_SERVER, attributes: rpc.attributes }, parent);
             context = tracing.api.trace.setSpan(parent, span);
+            contextsByMetadata.set(metadata, context);
             nextMetadata(metadata);
           })
           // A unary handler runs at half-close, after its one message: entering the context for the message
@@ -89,7 +105,10 @@ export function withCallTracing(options: ServerOptions): ServerOptions {
   return { ...options, interceptors: [callTracing, ...(options.interceptors ?? [])] };
 }
 
-/** A CLIENT span around each call, child of the active context, its context sent as `traceparent`. */
+/**
+ * A CLIENT span around each call, child of the active context, its context sent as `traceparent`. (No
+ * client of platform-server's main thread uses it: there is no async context there to find a parent in.)
+ */
 export function tracingClientInterceptor(tracing: Tracing | undefined = activeTracing()): Interceptor {
   return (options, nextCall) => {
     if (!tracing) return new InterceptingCall(nextCall(options));
@@ -111,8 +130,11 @@ export function tracingClientInterceptor(tracing: Tracing | undefined = activeTr
   };
 }
 
-/** Puts the active span's context into `metadata` as `traceparent` (nothing while tracing is off). */
-export function injectTraceContext(metadata: Metadata): void {
+/**
+ * Puts a span's context into `metadata` as `traceparent`: `context` when given (passed explicitly, see
+ * inSpan), else the active one. Nothing while tracing is off.
+ */
+export function injectTraceContext(metadata: Metadata, context?: Context): void {
   const tracing = activeTracing();
-  if (tracing) tracing.api.propagation.inject(tracing.api.context.active(), metadata, setter);
+  if (tracing) tracing.api.propagation.inject(context ?? tracing.api.context.active(), metadata, setter);
 }

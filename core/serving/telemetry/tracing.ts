@@ -35,11 +35,21 @@ export interface TracingOptions {
   sampleRatio?: number;
   /** The OTLP and file queues' sizes and timing (span-batcher.ts's defaults otherwise). */
   batch?: Partial<BatchOptions>;
+  /**
+   * Whether the active span follows the async work (OpenTelemetry's AsyncLocalStorage context manager;
+   * default true). platform-server turns it off: on Node 20 it costs every promise of the process an
+   * async hook (bench:telemetry: most of tracing's cost on a GetReadings call), so there each parent is
+   * passed explicitly (the call's span rides the gRPC call's own context, core/session/context.ts) and
+   * `context.active()` is always the root context.
+   */
+  asyncContext?: boolean;
 }
 
 export interface Tracing {
   api: typeof Api;
   tracer: Api.Tracer;
+  /** Whether `api.context.active()` follows the async work (see TracingOptions.asyncContext). */
+  asyncContext: boolean;
   /** Spans exported, dropped (a full queue) and failed, summed over the destinations. */
   counts(): SpanCounts;
   /** Sends every queued span now. */
@@ -98,9 +108,10 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   if (active) throw new Error('tracing is already started in this process');
   const otlpUrl = options.otlpEndpoint === undefined ? undefined : tracesUrl(options.otlpEndpoint);
   const sampled = parentBasedRatio(options.sampleRatio ?? 1);
+  const asyncContext = options.asyncContext ?? true;
   const [api, hooks, core, resources] = await Promise.all([
     import('@opentelemetry/api'),
-    import('@opentelemetry/context-async-hooks'),
+    asyncContext ? import('@opentelemetry/context-async-hooks') : undefined,
     import('@opentelemetry/core'),
     import('@opentelemetry/resources'),
   ]);
@@ -120,11 +131,12 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
     },
   };
   const tracer = new LeanTracer(api, owner, sampled);
-  api.context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
+  if (hooks) api.context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   api.propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
   const tracing: Tracing = {
     api,
     tracer,
+    asyncContext,
     counts: () => {
       const total: SpanCounts = { exported: 0, dropped: 0, failed: 0 };
       for (const { counts } of sinks) {
@@ -149,15 +161,21 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
 }
 
 /**
- * Runs `fn` inside an INTERNAL span (a child of the active span) when tracing is on; otherwise just
- * runs it. A rejection marks the span as an ERROR with its message.
+ * Runs `fn` inside an INTERNAL span when tracing is on; otherwise just runs it. The span is a child of
+ * `parent` when given, else of the active span (where there is no async context, a root). `fn` gets the
+ * span's context, to pass on explicitly (as `traceparent`: injectTraceContext(md, context)); it is also
+ * made active for the async context, where there is one. A rejection marks the span as an ERROR with its message.
  */
-export function inSpan<T>(name: string, attributes: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+export function inSpan<T>(name: string, attributes: Record<string, string>, fn: (context?: Api.Context) => Promise<T>, parent?: Api.Context): Promise<T> {
   const tracing = active;
   if (!tracing) return fn();
-  return tracing.tracer.startActiveSpan(name, { attributes }, async (span) => {
+  const { api } = tracing;
+  const parentContext = parent ?? api.context.active();
+  const span = tracing.tracer.startSpan(name, { attributes }, parentContext);
+  const context = api.trace.setSpan(parentContext, span);
+  return api.context.with(context, async () => {
     try {
-      return await fn();
+      return await fn(context);
     } catch (err) {
       span.setStatus({ code: 2, message: (err as Error).message });
       throw err;
@@ -168,12 +186,13 @@ export function inSpan<T>(name: string, attributes: Record<string, string>, fn: 
 }
 
 /**
- * A span that is a child of the active span and is NOT made active itself: for work that leaves this
- * thread (a call into a driver's worker), where nothing on this thread runs inside it, so the cost of
- * entering a context is saved. Undefined while tracing is off. End it with `endSpan`.
+ * A span that is a child of `parent` (a gRPC call's span context, passed explicitly) or else of the active
+ * span, and is NOT made active itself: for work that leaves this thread (a call into a driver's worker),
+ * where nothing on this thread runs inside it, so the cost of entering a context is saved. Undefined while
+ * tracing is off. End it with `endSpan`.
  */
-export function childSpan(name: string, attributes: Readonly<Api.Attributes>): Api.Span | undefined {
-  return active?.tracer.startSpan(name, { attributes });
+export function childSpan(name: string, attributes: Readonly<Api.Attributes>, parent?: Api.Context): Api.Span | undefined {
+  return active?.tracer.startSpan(name, { attributes }, parent);
 }
 
 /** Ends a span from `childSpan`, an ERROR with the error's message when `error` is given. */
