@@ -79,7 +79,7 @@ async function logs(store: Store, authorizer: Authorizer, principal: KeyPrincipa
   let rows;
   try {
     rows = await store.query(
-      `SELECT part_id, time, level, logger_name, message FROM part_logs WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
+      `SELECT part_id, time, level, logger_name, message FROM logs.part_logs WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
       [...params, ...(start ? [timestampParam(start)] : []), ...(end ? [timestampParam(end)] : [])],
     );
   } catch (err) {

@@ -72,3 +72,13 @@ test('a Struct key "__proto__" is kept as data on both sides, and nothing gains 
   }
   t.is(({} as { polluted?: unknown }).polluted, undefined, 'Object.prototype is untouched');
 });
+
+test('a request over the point cap is refused from its framing, before any of its points is decoded (issue 27)', (t) => {
+  // Three items; the first holds a Struct that cannot be decoded (wire type 7), the others are empty.
+  const bytes = Buffer.from([0x12, 0x03, 0x12, 0x01, 0x0f, 0x12, 0x00, 0x12, 0x00]);
+  const capped = t.throws(() => decodeDataCaptureUploadRequest(bytes, { maxPoints: 2, maxValues: 1000 }));
+  t.regex(capped.message, /sensor_contents: more than 2 items in one request \(PLATFORM_UPLOAD_MAX_POINTS\)/);
+  // Within the cap, the first item is decoded and its error is the decoder's.
+  const decoded = t.throws(() => decodeDataCaptureUploadRequest(bytes, { maxPoints: 3, maxValues: 1000 }));
+  t.notRegex(decoded.message, /PLATFORM_UPLOAD_MAX_POINTS/);
+});

@@ -90,7 +90,28 @@ export function decodeDataCaptureUploadRequest(bytes: Uint8Array, limits: Decode
   }
 }
 
+const tooManyPoints = (maxPoints: number) =>
+  invalidArgument(`sensor_contents: more than ${maxPoints} items in one request (PLATFORM_UPLOAD_MAX_POINTS); split it into several requests`);
+
+/**
+ * Counts the items of sensor_contents by their framing alone, before any is decoded: a request over the
+ * cap (16M empty points in 61 MiB) is refused in about a millisecond, where decoding its first 100,000
+ * points took 20 to 50 ms of the thread and left as many objects to collect, while every other
+ * organization's calls waited.
+ */
+function checkPointCount(bytes: Uint8Array, maxPoints: number): void {
+  if (maxPoints === Infinity) return;
+  const r = new BinaryReader(bytes);
+  let points = 0;
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (tag === 18 && ++points > maxPoints) throw tooManyPoints(maxPoints);
+    r.skip(tag & 7);
+  }
+}
+
 function decodeRequest(bytes: Uint8Array, maxPoints: number): DataCaptureUploadRequest {
+  checkPointCount(bytes, maxPoints);
   const r = new BinaryReader(bytes);
   const request: DataCaptureUploadRequest = { metadata: undefined, sensorContents: [] };
   while (r.pos < r.len) {
@@ -99,9 +120,7 @@ function decodeRequest(bytes: Uint8Array, maxPoints: number): DataCaptureUploadR
     if (field === 1 && (tag & 7) === WireType.LengthDelimited) {
       request.metadata = UploadMetadata.decode(r, r.uint32());
     } else if (field === 2 && (tag & 7) === WireType.LengthDelimited) {
-      if (request.sensorContents.length >= maxPoints) {
-        throw invalidArgument(`sensor_contents: more than ${maxPoints} items in one request (PLATFORM_UPLOAD_MAX_POINTS); split it into several requests`);
-      }
+      if (request.sensorContents.length >= maxPoints) throw tooManyPoints(maxPoints);
       valuesPoint = request.sensorContents.length;
       const end = r.uint32() + r.pos;
       const item: SensorData = { metadata: undefined, struct: undefined, binary: undefined };

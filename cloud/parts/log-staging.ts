@@ -3,9 +3,9 @@
 // An appender on part_logs itself commits in flushSync: the write-ahead log and, every 16 MB of it,
 // DuckDB's automatic checkpoint, all on the JavaScript thread. A machine sending 10,000-entry batches in
 // a loop blocked every other organization's calls for 650 ms at each checkpoint. Here the entries go as
-// data chunks into a temporary staging table of the lane's connection (never logged: an in-memory
-// copy), and one INSERT ... SELECT, which DuckDB runs on a worker thread, moves them into part_logs and
-// commits. The same pattern as tabular ingest (`cloud/datasync/tabular-ingest.ts`).
+// data chunks into a temporary staging table of the logs' connection (never logged: an in-memory
+// copy), and one INSERT ... SELECT, which DuckDB runs on a worker thread, moves them into part_logs (in
+// the logs' own database file, log-database.ts) and commits. The same pattern as tabular ingest (`cloud/datasync/tabular-ingest.ts`).
 import {
   BIGINT,
   DuckDBDataChunk,
@@ -17,17 +17,19 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { timestampValue } from '../store/timestamp.js';
+import { PART_LOGS } from './log-database.js';
 import type { StoredLogEntry } from './log-entry.js';
 
 const stagingTable = 'part_logs_staging';
 const createStaging = `CREATE OR REPLACE TEMP TABLE ${stagingTable} (
   time TIMESTAMPTZ NOT NULL, seq BIGINT NOT NULL, level VARCHAR NOT NULL, logger_name VARCHAR NOT NULL, message VARCHAR NOT NULL, fields VARCHAR NOT NULL)`;
 const stagingTypes: DuckDBType[] = [TIMESTAMPTZ, BIGINT, VARCHAR, VARCHAR, VARCHAR, VARCHAR];
-const insertFromStaging = `INSERT INTO part_logs (part_id, time, seq, level, logger_name, message, fields)
+const insertFromStaging = `INSERT INTO ${PART_LOGS} (part_id, time, seq, level, logger_name, message, fields)
   SELECT $part, time, seq, level, logger_name, message, fields FROM ${stagingTable} WHERE seq BETWEEN $first AND $last`;
 /** Staged rows a connection keeps before it replaces its staging table (a few MB of entries). */
 const stagingRowsKept = 50_000;
-const chunkRows = 2048; // DuckDB's vector size: a data chunk holds at most this many rows.
+/** Rows per data chunk (at most 2048, DuckDB's vector size): 2048 log lines took 15 to 60 ms of the thread on a loaded machine. */
+const chunkRows = 512;
 
 interface LaneState {
   stagedRows: number;
@@ -37,8 +39,8 @@ interface LaneState {
 const lanes = new WeakMap<DuckDBConnection, LaneState>();
 
 /**
- * The entries as data chunks of up to 2048 rows, one chunk per turn of the event loop: a chunk takes a
- * few milliseconds of the JavaScript thread (each string crosses N-API on its own), and other callers'
+ * The entries as data chunks of up to chunkRows rows, one chunk per turn of the event loop: a chunk takes
+ * a few milliseconds of the JavaScript thread (each string crosses N-API on its own), and other callers'
  * requests are served between them rather than after a whole 10,000-entry batch.
  */
 async function* chunksOf(entries: readonly StoredLogEntry[], firstSeq: bigint): AsyncGenerator<DuckDBDataChunk> {
@@ -79,8 +81,12 @@ export async function insertLogEntries(conn: DuckDBConnection, partId: string, e
     const insert = (lane.insert ??= await conn.prepare(insertFromStaging));
     const appender = await conn.createAppender(stagingTable, null, 'temp');
     try {
-      for await (const chunk of chunksOf(entries, firstSeq)) appender.appendDataChunk(chunk);
-      appender.flushSync(); // a temporary table: an in-memory copy, no log, no checkpoint
+      for await (const chunk of chunksOf(entries, firstSeq)) {
+        appender.appendDataChunk(chunk);
+        // Chunk by chunk, so the copy is spread over the turns too. A temporary table: an in-memory copy,
+        // no log, no checkpoint.
+        appender.flushSync();
+      }
     } finally {
       appender.closeSync();
     }

@@ -27,7 +27,7 @@ test('entries older than 30 days are refused at upload, hidden from queries once
       ['recent'],
     );
     t.is(await logs.sweep(), 1);
-    const rows = await store.query('SELECT message FROM part_logs ORDER BY time');
+    const rows = await store.query('SELECT message FROM logs.part_logs ORDER BY time');
     t.deepEqual(
       rows.map((r) => r.message),
       ['recent'],
@@ -48,7 +48,7 @@ test('the service sweeps expired entries when it starts and then on its interval
     await store.close();
     removeDataDir(dir);
   });
-  const count = async () => Number((await store.query('SELECT count(*) AS n FROM part_logs'))[0].n);
+  const count = async () => Number((await store.query('SELECT count(*) AS n FROM logs.part_logs'))[0].n);
   const eventually = async (what: string, fn: () => Promise<boolean>) => {
     const deadline = Date.now() + 30_000;
     while (!(await fn())) {

@@ -1,10 +1,13 @@
 // The log entries that machines upload, per part. Entries are kept 30 days (SPEC.md "Limits"): older
 // ones are never returned, are refused at upload, and are deleted by a sweep (at start and hourly).
 // There is no other way to delete logs. The clock is injected so that retention can be tested.
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../core/serving/status-error.js';
 import { LEVEL_NAMES } from '../../core/config/log-levels.js';
+import { FairTurns } from '../kit/fair-turns.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
+import { LOG_WRITER, openLogDatabase, PART_LOGS } from './log-database.js';
 import type { StoredLogEntry } from './log-entry.js';
 import { insertLogEntries } from './log-staging.js';
 import { partEvents } from './part-events.js';
@@ -14,13 +17,6 @@ export type { StoredLogEntry } from './log-entry.js';
 export const LOG_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const DEFAULT_LOG_PAGE = 100;
 export const MAX_LOG_PAGE = 10_000;
-
-export const partLogTables = [
-  // seq orders entries of the same time, so that pages never skip or repeat one.
-  `CREATE TABLE IF NOT EXISTS part_logs (
-     part_id VARCHAR NOT NULL, time TIMESTAMPTZ NOT NULL, seq BIGINT NOT NULL, level VARCHAR NOT NULL,
-     logger_name VARCHAR NOT NULL, message VARCHAR NOT NULL, fields VARCHAR NOT NULL)`,
-];
 
 export interface LogQuery {
   levels?: string[];
@@ -70,18 +66,27 @@ function decodeCursor(token: string): Cursor {
   throw invalidArgument('page_token: must be the next_page_token of a previous page');
 }
 
+/** The writes of all PartLogs of one store, taken in turn between organizations (one batch at a time). */
+const writeTurns = new WeakMap<Store, FairTurns>();
+
 export class PartLogs {
   private seq?: bigint;
   private sweeper?: NodeJS.Timeout;
+  private readonly turns: FairTurns;
 
   constructor(
     private readonly store: Store,
     /** Milliseconds since the epoch; tests move it forward. */
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    let turns = writeTurns.get(store);
+    if (!turns) writeTurns.set(store, (turns = new FairTurns()));
+    this.turns = turns;
+  }
 
+  /** Opens the logs' own database file (log-database.ts) on the store's instance. */
   static async open(store: Store, now?: () => number): Promise<PartLogs> {
-    for (const sql of partLogTables) await store.execute(sql);
+    await openLogDatabase(store);
     return new PartLogs(store, now);
   }
 
@@ -102,29 +107,35 @@ export class PartLogs {
 
   /** Deletes the entries older than 30 days; returns how many. */
   sweep(): Promise<number> {
-    return this.store.execute('DELETE FROM part_logs WHERE time < ?', [timestampValue(this.cutoff())]);
+    return this.store.dedicatedWrite(LOG_WRITER, async (conn) =>
+      Number((await conn.run(`DELETE FROM ${PART_LOGS} WHERE time < ?`, [timestampValue(this.cutoff())])).rowsChanged),
+    );
   }
 
   /**
    * Stores a batch durably (staged, then one INSERT committed off the main thread: log-staging.ts);
-   * entries already past retention are dropped. Returns how many were stored.
+   * entries already past retention are dropped. Returns how many were stored. Batches are written one at
+   * a time on the logs' own connection, in turn between organizations (`org`; FairTurns): one
+   * organization's flood of batches waits behind itself, not in front of another organization's batch.
    */
-  async append(partId: string, entries: readonly StoredLogEntry[]): Promise<number> {
+  async append(partId: string, entries: readonly StoredLogEntry[], org = ''): Promise<number> {
     const cutoff = this.cutoff().getTime();
     const kept = entries.filter((e) => e.time.getTime() >= cutoff);
     if (kept.length === 0) return 0;
-    await this.store.insertWrite(async (conn) => {
-      if (this.seq === undefined) {
-        const reader = await conn.runAndReadAll('SELECT coalesce(max(seq), 0) AS m FROM part_logs');
-        this.seq ??= BigInt(reader.getRowObjects()[0].m as bigint);
-      }
-      // Reserved before any await, so that two lanes never take the same seqs.
-      const first = this.seq + 1n;
-      this.seq += BigInt(kept.length);
-      await insertLogEntries(conn, partId, kept, first);
-    });
+    await this.turns.run(org, () => this.store.dedicatedWrite(LOG_WRITER, (conn) => this.insert(conn, partId, kept)));
     partEvents(this.store).emit('logs', partId, kept);
     return kept.length;
+  }
+
+  private async insert(conn: DuckDBConnection, partId: string, kept: readonly StoredLogEntry[]): Promise<void> {
+    if (this.seq === undefined) {
+      const reader = await conn.runAndReadAll(`SELECT coalesce(max(seq), 0) AS m FROM ${PART_LOGS}`);
+      this.seq ??= BigInt(reader.getRowObjects()[0].m as bigint);
+    }
+    // Reserved before any await, so that two writers never take the same seqs.
+    const first = this.seq + 1n;
+    this.seq += BigInt(kept.length);
+    await insertLogEntries(conn, partId, kept, first);
   }
 
   /** A page of entries, newest first, by level, time window and text. */
@@ -157,7 +168,7 @@ export class PartLogs {
       params.push(BigInt(c.t), BigInt(c.t), BigInt(c.s));
     }
     const rows = await this.store.query(
-      `SELECT epoch_us(time) AS us, seq, level, logger_name, message, fields FROM part_logs WHERE ${where.join(' AND ')} ORDER BY time DESC, seq DESC LIMIT ${limit + 1}`,
+      `SELECT epoch_us(time) AS us, seq, level, logger_name, message, fields FROM ${PART_LOGS} WHERE ${where.join(' AND ')} ORDER BY time DESC, seq DESC LIMIT ${limit + 1}`,
       params,
     );
     const page = rows.slice(0, limit);

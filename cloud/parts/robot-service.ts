@@ -2,8 +2,8 @@
 // new revisions, uploads its log lines and reports its status here.
 import { Metadata as GrpcMetadata, type Metadata, type Server } from '@grpc/grpc-js';
 import {
-  LogRequest,
   RobotServiceService,
+  type LogRequest,
   type ConfigRequest,
   type ConfigResponse,
   type ReportStatusRequest,
@@ -15,6 +15,7 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';
 import type { Store } from '../store/store.js';
 import { LogRate } from './log-rate.js';
+import { decodeLogRequest } from './log-request.js';
 import { latestPartConfig } from './part-configs.js';
 import { authorizeMachine } from './part-access.js';
 import { partEvents } from './part-events.js';
@@ -117,7 +118,7 @@ export function addRobotService(
       rate.charge(await authorizer.authenticate(md), raw.bytes.byteLength);
       let req: LogRequest;
       try {
-        req = LogRequest.decode(raw.bytes);
+        req = await decodeLogRequest(raw.bytes);
       } catch (err) {
         throw invalidArgument(`request: cannot be decoded (${(err as Error).message})`);
       }
@@ -129,7 +130,7 @@ export function addRobotService(
         if (!LEVELS.includes(level)) throw invalidArgument(`logs[${i}].level "${e.level}": must be one of ${LEVEL_NAMES.join(', ')}`);
         return { time: e.time, level, loggerName: e.loggerName, message: e.message, fields: e.fields ?? {} };
       });
-      await logs.append(part.id, entries);
+      await logs.append(part.id, entries, part.organizationId);
       return {};
     }),
     reportStatus: unary(async (req: ReportStatusRequest, md: Metadata) => {

@@ -109,6 +109,7 @@ export class Store implements TabularStore {
   private readonly readerWaiters: ((c: DuckDBConnection) => void)[] = [];
   private readonly seqs = new Map<string, bigint>();
   private readonly committedSeqs = new Map<string, bigint>();
+  private readonly dedicated = new Map<string, { conn: Promise<DuckDBConnection>; chain: Promise<unknown> }>();
   private closed = false;
 
   private constructor(
@@ -213,6 +214,26 @@ export class Store implements TabularStore {
     return result;
   }
 
+  /**
+   * Runs fn on a writer connection reserved for `name` (made on first use), after the earlier writes of
+   * that name. For writes into a database file of their own, attached to this instance (the logs,
+   * `cloud/parts/log-database.ts`): they never queue on the writer or the insert lanes that every
+   * organization's calls share. close() waits for them and closes the connection.
+   */
+  dedicatedWrite<T>(name: string, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    let lane = this.dedicated.get(name);
+    if (!lane) {
+      const conn = this.instance.connect();
+      lane = { conn, chain: conn.catch(() => undefined) };
+      this.dedicated.set(name, lane);
+    }
+    const { conn } = lane;
+    const result = lane.chain.then(async () => fn(await conn));
+    lane.chain = result.catch(() => undefined);
+    return result;
+  }
+
   /** Runs fn inside BEGIN/COMMIT on the writer; rolls back when fn throws. */
   transaction<T>(fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     return this.write((conn) => inTransaction(conn, fn));
@@ -262,10 +283,12 @@ export class Store implements TabularStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await Promise.all([this.writeChain, ...this.lanes.map((l) => l.chain)]);
+    const dedicated = [...this.dedicated.values()];
+    await Promise.all([this.writeChain, ...this.lanes.map((l) => l.chain), ...dedicated.map((l) => l.chain)]);
     this.closed = true;
     await this.writer.run('CHECKPOINT').catch(() => undefined);
-    for (const conn of [this.writer, ...this.lanes.map((l) => l.conn), ...this.idleReaders]) conn.closeSync();
+    const own = await Promise.all(dedicated.map((l) => l.conn.catch(() => undefined)));
+    for (const conn of [this.writer, ...this.lanes.map((l) => l.conn), ...this.idleReaders, ...own]) conn?.closeSync();
     this.instance.closeSync();
   }
 }

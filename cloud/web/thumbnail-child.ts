@@ -1,8 +1,11 @@
 // The entry point of the thumbnail child process (see thumbnail-process.ts): decodes and scales one image
 // per message. Decoding a tenant's image is the cloud's most memory-hungry JavaScript outside queries; here
 // a huge or hostile image ends only this process, and the cloud's main thread never blocks on it.
+import { lowerOwnPriority, THUMBNAIL_NICENESS } from './thumbnail-priority.js';
 import { ThumbnailError } from './thumbnail-error.js';
 import { thumbnailOf } from './thumbnails.js';
+
+lowerOwnPriority(THUMBNAIL_NICENESS);
 
 process.on('message', (message: { id: number; bytes: Uint8Array; mimeType: string; size: number }) => {
   let reply: { id: number; thumbnail?: Uint8Array; error?: string; httpStatus?: number };

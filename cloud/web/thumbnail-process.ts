@@ -48,6 +48,11 @@ export class ThumbnailProcess {
     });
   }
 
+  /** The process id of the child while it runs (to see its priority, thumbnail-priority.ts). */
+  get childPid(): number | undefined {
+    return this.child?.pid;
+  }
+
   close(): void {
     this.closed = true;
     for (const job of this.queue.drain()) job.reject(new ThumbnailError(503, 'the cloud is stopping'));
