@@ -6,7 +6,7 @@
 // that receives the validated attributes and proxies to its dependencies. The driver module must not
 // import the model module at runtime (only its types), and imports the driver side of this contract
 // from plugins/driver.js, so that workers start without loading zod.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { TypedDependency } from './api.js';
 import { checkModelName, parseApi } from './names.js';
 import { ConfigError, parseConfig } from './validation.js';

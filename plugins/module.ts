@@ -7,7 +7,7 @@
 //   export default ({ defineModule, defineModel, z }) => defineModule({ models: [defineModel({...})] });
 //
 // Code inside this package (tests, bundled examples) may also export the ModuleDefinition directly.
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineDriver, defineModel, type ModelDefinition } from './contract.js';
 import * as errors from './errors.js';
 import { ConfigError } from './validation.js';

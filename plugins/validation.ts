@@ -1,7 +1,7 @@
 // Config validation helpers shared by the machine config, built-in models and module plugins.
 // Every error names the path of the offending value and the rule it broke, e.g.
 //   components[1].attributes.max_power_pct 1.5: must be at most 1
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A config error: `path` is a JSON-path-like string such as `components[1].attributes.pins`. */
 export class ConfigError extends Error {

@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
+import { descriptorSubset, protosLinked } from './micro-descriptors.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -49,7 +50,7 @@ const embeddedProtos = {
 };
 
 /** Replaces the modules whose code reads files beside the sources, and the metrics (no /metrics here). */
-const embedded = {
+const embedded = (linkedProtos) => ({
   name: 'embedded-files',
   setup(b) {
     // prom-client is loaded with require() at run time; the micro-server has no web port to serve it on.
@@ -61,18 +62,66 @@ const embedded = {
       return { contents: `export function platformVersion() { return ${JSON.stringify(version)}; }`, loader: 'ts' };
     });
     b.onLoad({ filter: /core[\\/]serving[\\/]descriptors\.ts$/ }, () => {
-      const packed = gzipSync(readFileSync(join(root, 'gen/descriptors.binpb')), { level: 9 }).toString('base64');
+      const all = readFileSync(join(root, 'gen/descriptors.binpb'));
+      const set = linkedProtos ? descriptorSubset(all, linkedProtos) : all;
+      const packed = gzipSync(set, { level: 9 }).toString('base64');
       return {
         contents: `import { gunzipSync } from 'node:zlib';\nexport function platformDescriptors() { return gunzipSync(Buffer.from(${JSON.stringify(packed)}, 'base64')); }`,
         loader: 'ts',
       };
     });
   },
+});
+
+/**
+ * What the bundle leaves out because Node 20 has it built in (core/micro/README.md, "The bundle"): werift's
+ * certificate, key and curve packages are replaced by small modules on Node's crypto
+ * (core/micro/webrtc-deps/, each tested against the package it replaces), and zod's error messages in
+ * 49 languages other than English, which nothing here selects (z.config is never given a locale).
+ */
+const nodeBuiltIns = {
+  name: 'node-built-ins',
+  setup(b) {
+    const deps = join(root, 'core/micro/webrtc-deps');
+    const replaced = {
+      '@peculiar/x509': join(deps, 'self-signed.ts'),
+      '@fidm/x509': join(deps, 'pem-keys.ts'),
+      tweetnacl: join(deps, 'key-exchange.ts'),
+      '@noble/curves/p256': join(deps, 'key-exchange.ts'),
+    };
+    b.onResolve({ filter: /^(@peculiar\/x509|@fidm\/x509|tweetnacl|@noble\/curves\/p256)$/ }, (args) =>
+      /[\\/]werift[\\/]/.test(args.importer) ? { path: replaced[args.path] } : undefined,
+    );
+    // werift takes P-256's premaster secret (the shared point's x) by dropping the first byte of @noble's
+    // compressed point; Node's ECDH gives x itself.
+    b.onLoad({ filter: /[\\/]werift[\\/]lib[\\/]index\.mjs$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const call = 'const res = p256.getSharedSecret(privateKey, publicKey);\n  const secret = Buffer.from(res).subarray(1);';
+      if (!source.includes(call)) throw new Error(`${args.path}: the P-256 shared secret to replace was not found (werift changed)`);
+      return { contents: source.replace(call, 'const secret = p256.sharedSecretX(privateKey, publicKey);'), loader: 'js' };
+    });
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/index.js'), namespace: 'zod-english' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(args.path), 'en.js'))};`,
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
 };
 
 /** Builds the bundle to `outfile`; returns esbuild's metafile (which inputs went in, and their sizes). */
 export async function buildMicro(outfile = join(root, 'dist/platform-micro-server.mjs')) {
-  const result = await build({
+  // Reflection's descriptors: the protos whose code the bundle links, found by a first build that writes nothing.
+  const first = await build(options(outfile, undefined, false));
+  const result = await build(options(outfile, protosLinked(first.metafile), true));
+  return result.metafile;
+}
+
+function options(outfile, linkedProtos, write) {
+  return {
+    write,
     entryPoints: [join(root, 'core/micro/main.ts')],
     outfile,
     bundle: true,
@@ -92,11 +141,10 @@ export async function buildMicro(outfile = join(root, 'dist/platform-micro-serve
         "const __dirname = __platformPath(new URL('.', import.meta.url));",
       ].join(' '),
     },
-    plugins: [embedded, embeddedProtos],
+    plugins: [embedded(linkedProtos), embeddedProtos, nodeBuiltIns],
     metafile: true,
     logLevel: 'warning',
-  });
-  return result.metafile;
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildMicro(process.argv[2]);

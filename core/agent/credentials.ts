@@ -6,7 +6,7 @@
 //                "api_key": { "id": "<API key id>", "key": "<API key>" } } }
 // or, with the part's own secret instead of an API key: { "cloud": { ..., "secret": "<part secret>" } }
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { CredentialsError } from './errors.js';
 import { configErrorsFromZod } from '../../plugins/validation.js';
 

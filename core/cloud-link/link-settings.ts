@@ -2,7 +2,7 @@
 // plaintext to a remote host is allowed (-allow-insecure-creds). It is serialisable on purpose: a worker
 // (the data manager's sync runs in the data manager's driver worker) receives these settings in its
 // attributes and builds the same CloudLink there, with the same plaintext rule.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const cloudLinkSettings = z.object({
   partId: z.string(),

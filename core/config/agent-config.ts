@@ -1,6 +1,6 @@
 // The `agent` object of the machine configuration (SPEC.md "Agent configuration"), with every default
 // and range of the spec. Unknown keys are rejected so that a typo does not silently fall back to a default.
-import { z } from 'zod';
+import * as z from 'zod';
 import { isIPv4 } from 'node:net';
 import { parseConfig } from '../../plugins/validation.js';
 import { parseVersionSpec, VersionSpecError } from './version-spec.js';

@@ -1,7 +1,7 @@
 // The data manager's attributes (its entry in `services`), with their defaults and ranges, and the
 // internal attributes the runtime adds from the rest of the config (what to capture, the cloud to sync
 // to). The internal ones start with `_`: a user config that sets them is rejected (see assemble.ts).
-import { z } from 'zod';
+import * as z from 'zod';
 import { cloudLinkSettings } from '../cloud-link/link-settings.js';
 
 export const DATA_MANAGER_API = 'core:service:data_manager';

@@ -1,8 +1,8 @@
 // The machine configuration (SPEC.md "Machine configuration (top level)"). Top-level errors reject the
 // whole config; resource entries are kept raw here and validated one by one (config/resource-entry.ts),
 // so that one bad resource does not stop the others.
-import semver from 'semver';
-import { z } from 'zod';
+import validRange from 'semver/ranges/valid.js';
+import * as z from 'zod';
 import { configErrorsFromZod, ConfigError } from '../../plugins/validation.js';
 import { compileLogPattern, LEVEL_NAMES } from './log-rules.js';
 import { agentConfigSchema } from './agent-config.js';
@@ -37,7 +37,7 @@ const moduleEntry = z.strictObject({
   version: z
     .string({ error: 'must be a string' })
     .min(1, 'must not be empty')
-    .refine((v) => semver.validRange(v) !== null, 'must be a semantic version such as 1.2.0 or a range such as ^1.2'),
+    .refine((v) => validRange(v) !== null, 'must be a semantic version such as 1.2.0 or a range such as ^1.2'),
   log_level: levelName.optional(),
 });
 

@@ -1,5 +1,5 @@
 // The `packages` section of a machine config: what to install and under which name attributes refer to it.
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const packageEntry = z.strictObject({
   /** How attributes refer to it: ${packages.NAME}. */

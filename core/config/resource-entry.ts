@@ -1,6 +1,6 @@
 // One component or service entry of the machine config (SPEC.md "Resource configuration envelope").
 // Entries are validated one at a time: an invalid entry becomes an error of that resource only.
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkModelName, parseApi } from '../../plugins/names.js';
 import { ConfigError, configErrorsFromZod } from '../../plugins/validation.js';
 import { LEVEL_NAMES, type LevelName } from './log-levels.js';

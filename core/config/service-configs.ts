@@ -1,6 +1,6 @@
 // The `service_configs` of a resource entry: per-resource settings that a service reads, such as which of
 // the resource's methods the data manager captures. Validated with the entry, so a mistake names its path.
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAPTURE_METHOD_NAME } from '../../plugins/capture.js';
 
 export const captureMethodSchema = z.strictObject({

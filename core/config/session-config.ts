@@ -1,7 +1,7 @@
 // The `session` section of the machine config: how long a session may go without a heartbeat before
 // the runtime stops what it commanded. Bounded so that a typo can neither make every client time out
 // on a busy network (below 30 ms) nor leave a runaway motor for minutes (above 1 minute).
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDurationMs } from './duration.js';
 
 export const DEFAULT_HEARTBEAT_WINDOW = '2s';

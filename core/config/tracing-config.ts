@@ -1,7 +1,7 @@
 // The `tracing` section of the machine config: OpenTelemetry spans of the runtime (core/serving/telemetry/).
 // Read when platform-server starts; a change takes effect at the next start. `enabled` false (the
 // default) loads no OpenTelemetry module at all.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const endpoint = z.string({ error: 'must be a URL such as "http://collector:4318"' }).refine(
   (text) => {

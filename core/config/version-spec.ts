@@ -1,7 +1,8 @@
 // What a `version_control` value asks for. SPEC.md (Versioning item 1): `stable`, `dev`, a semantic
 // version, or a URL (`http(s)://...` or `file:///...`, Windows paths included). Semver ranges are also
 // accepted ("pinned range allows" in SPEC.md's agent behaviour): the newest release in the range wins.
-import semver from 'semver';
+import validVersion from 'semver/functions/valid.js';
+import validRange from 'semver/ranges/valid.js';
 
 export type VersionSpec =
   | { kind: 'channel'; channel: 'stable' | 'dev' }
@@ -37,9 +38,9 @@ export function parseVersionSpec(value: string): VersionSpec {
     return { kind: 'url', url: url.toString() };
   }
   if (/^file:/i.test(text)) return { kind: 'file', ...filePathOf(value, text) };
-  const exact = semver.valid(text);
+  const exact = validVersion(text);
   if (exact) return { kind: 'semver', version: exact };
-  if (text !== '' && semver.validRange(text)) return { kind: 'range', range: text };
+  if (text !== '' && validRange(text)) return { kind: 'range', range: text };
   throw new VersionSpecError(value, VERSION_RULE);
 }
 

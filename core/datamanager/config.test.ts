@@ -2,7 +2,7 @@
 // it captures, each error naming its path and rule.
 import test from 'ava';
 import { homedir } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';
 import { defineModel } from '../../plugins/contract.js';
 import { parseResourceEntries } from '../config/resource-entry.js';

@@ -4,7 +4,7 @@ import test from 'ava';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineApi } from '../../plugins/api.js';
 import { defineModel } from '../../plugins/contract.js';
 import { SensorData } from '../../gen/platform/app/datasync/v1/data_sync.js';

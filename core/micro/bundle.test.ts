@@ -6,8 +6,10 @@ import test from 'ava';
 import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import type { Metafile } from 'esbuild';
 import { buildMicro } from '../../scripts/build-micro.mjs';
+import { descriptorFiles } from '../../scripts/micro-descriptors.mjs';
 import { ResourceState, RobotServiceClient } from '../../gen/platform/robot/v1/robot.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 import { call, insecure } from '../server/testing/grpc.js';
@@ -52,6 +54,38 @@ test('the bundle holds no worker pool, database, ONNX runtime or native code', (
   t.true(inputs.some((i) => i.endsWith('drivers/motor/gpio/driver.ts')));
   t.true(statSync(bundle).size > 0);
   t.regex(readFileSync(bundle, 'utf8').slice(0, 40), /^#!\/usr\/bin\/env node/);
+});
+
+test('the bundle leaves out what Node has built in and what nothing here calls (scripts/build-micro.mjs)', (t) => {
+  const inputs = Object.keys(metafile.inputs);
+  // werift's certificate, key and curve packages: core/micro/webrtc-deps/ does it with Node's crypto.
+  for (const replaced of ['node_modules/@peculiar/', 'node_modules/@fidm/', 'node_modules/@noble/', 'node_modules/tweetnacl/', 'node_modules/asn1js/']) {
+    t.deepEqual(
+      inputs.filter((i) => i.includes(replaced)),
+      [],
+      replaced,
+    );
+  }
+  t.true(inputs.some((i) => i.endsWith('core/micro/webrtc-deps/self-signed.ts')));
+  // zod is imported as a namespace (import * as z), so that the bundle keeps only the parts called: English
+  // messages only, no z.compile, no JSON Schema reader.
+  // (Of what esbuild read, what it kept: an input tree-shaken away adds no bytes.)
+  const kept = Object.entries(Object.values(metafile.outputs)[0].inputs)
+    .filter(([, input]) => input.bytesInOutput > 0)
+    .map(([path]) => path);
+  const zod = kept.filter((i) => i.includes('node_modules/zod/'));
+  t.true(zod.length > 0);
+  t.deepEqual(
+    zod.filter((i) => /locales[\\/](?!en\.js|index\.js)/.test(i) || /compile\.js$|from-json-schema\.js$/.test(i)),
+    [],
+  );
+  // Reflection's descriptors: the protos linked (served or called), not the cloud's own.
+  const descriptors = Buffer.from(/Buffer\.from\("([A-Za-z0-9+/=]+)","base64"\)/.exec(readFileSync(bundle, 'utf8'))![1], 'base64');
+  const names = descriptorFiles(gunzipSync(descriptors)).map((f) => f.name);
+  t.true(names.includes('platform/component/motor/v1/motor.proto'));
+  t.true(names.includes('platform/rpc/webrtc/v1/signaling.proto'));
+  t.false(names.includes('platform/app/mltraining/v1/ml_training.proto'));
+  t.log(`bundle ${(statSync(bundle).size / 2 ** 20).toFixed(3)} MiB`);
 });
 
 function config(resources: number): Record<string, unknown> {

@@ -2,7 +2,7 @@
 // a resource of that API, or the config is an error of the dependent resource that names the field and
 // the rule; a bare (untyped) dependency accepts any API.
 import test from 'ava';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BOARD_API } from '../../plugins/apis/board.js';
 import { CAMERA_API } from '../../plugins/apis/camera.js';
 import { SENSOR_API } from '../../plugins/apis/sensor.js';

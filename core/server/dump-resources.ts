@@ -2,7 +2,7 @@
 // sorted JSON array of {api, model, attribute_schema}.
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import { loadModuleDefinition } from '../../plugins/host/entrypoint.js';
 import { pluginsFolder, scanPluginsFolder, type PluginsFolderSource } from '../../plugins/host/plugins-folder.js';
 import { probeEntrypoint } from '../../plugins/host/probe.js';

@@ -1,6 +1,6 @@
 // A module's validator or implicitDependencies that throws becomes a ConfigError of that resource.
 import test from 'ava';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineModel, validateAttributes } from '../contract.js';
 import { guardModel } from './guarded-model.js';
 

@@ -1,7 +1,7 @@
 // A module's attribute schema and implicitDependencies run on the main thread each time the config is
 // resolved. If they throw (a bug in the module), that must become a config error of the resource, not
 // an exception that stops the whole reconfiguration.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelDefinition } from '../contract.js';
 import { ConfigError } from '../validation.js';
 

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import semver from 'semver';
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkModelName, parseApi } from '../names.js';
 import { ConfigError, parseConfig } from '../validation.js';
 

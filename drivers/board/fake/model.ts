@@ -2,7 +2,7 @@
 // digital interrupts and I2C devices live in memory, optionally with simulated motors whose encoders tick
 // its interrupts. It is a product feature (develop and test without hardware), documented in
 // the README (Motors, encoders and boards), not a stand-in for the real `pi` driver.
-import { z } from 'zod';
+import * as z from 'zod';
 import { BOARD_API } from '../../../plugins/apis/board.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { describePins, WIRING_RULE, wiringOf } from '../../motor/gpio/wiring.js';

@@ -1,7 +1,7 @@
 // The `pi` board: a Raspberry Pi's GPIO, hardware-timed PWM and edge interrupts through the pigpio C
 // library (optional package pigpio; the runtime must run as root on the Pi), and its I2C buses through
 // i2c-bus (optional). Pins are BCM GPIO numbers as strings ("12").
-import { z } from 'zod';
+import * as z from 'zod';
 import { BOARD_API } from '../../../plugins/apis/board.js';
 import { defineModel } from '../../../plugins/contract.js';
 

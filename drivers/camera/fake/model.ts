@@ -1,7 +1,7 @@
 // The `fake` camera: a depth camera that renders a synthetic scene (a floor seen from a pitched and rolled
 // camera, boxes standing on it, depth noise and dropouts) with pinhole intrinsics. A simulated device for
 // developing and testing segmentation without hardware, documented as such in the README.
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAMERA_API } from '../../../plugins/apis/camera.js';
 import { defineModel } from '../../../plugins/contract.js';
 

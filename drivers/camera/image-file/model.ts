@@ -1,6 +1,6 @@
 // The image_file camera: serves a colour image from a PNG or JPEG file, or cycles through the images of a
 // folder, one per GetImage. Useful to run classifiers and detectors on recorded images.
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAMERA_API } from '../../../plugins/apis/camera.js';
 import { defineModel } from '../../../plugins/contract.js';
 

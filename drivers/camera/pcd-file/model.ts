@@ -1,5 +1,5 @@
 // The `pcd_file` camera: replays a PCD file (ascii, binary or binary_compressed; organized or not).
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAMERA_API } from '../../../plugins/apis/camera.js';
 import { defineModel } from '../../../plugins/contract.js';
 

@@ -1,6 +1,6 @@
 // The `fake` encoder: a simulated shaft whose position advances at a speed, set with DoCommand or, when a
 // motor names it, following that motor's power (power x max_rpm). For developing without hardware.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ENCODER_API } from '../../../plugins/apis/encoder.js';
 import { defineModel } from '../../../plugins/contract.js';
 

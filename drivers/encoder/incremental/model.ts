@@ -1,6 +1,6 @@
 // The `incremental` encoder: a quadrature encoder whose two channels are wired to two digital interrupts
 // of a board; it counts every edge of both (four counts per cycle) and knows the direction itself.
-import { z } from 'zod';
+import * as z from 'zod';
 import { ENCODER_API } from '../../../plugins/apis/encoder.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { BOARD_API } from '../../../plugins/apis/board.js';

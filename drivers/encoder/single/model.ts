@@ -1,6 +1,6 @@
 // The `single` encoder: one channel on one digital interrupt of a board. It cannot sense direction, so it
 // takes the sign of each count from the motor that names it (the motor reports its power to its encoder).
-import { z } from 'zod';
+import * as z from 'zod';
 import { ENCODER_API } from '../../../plugins/apis/encoder.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { BOARD_API } from '../../../plugins/apis/board.js';

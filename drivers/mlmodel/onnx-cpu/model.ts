@@ -1,6 +1,6 @@
 // The onnx_cpu ML model service: runs an ONNX model with onnxruntime-web (WASM, CPU) in the service's own
 // worker, one inference session per model.
-import { z } from 'zod';
+import * as z from 'zod';
 import { MLMODEL_API } from '../../../plugins/apis/mlmodel.js';
 import { defineModel } from '../../../plugins/contract.js';
 

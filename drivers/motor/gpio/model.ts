@@ -1,6 +1,6 @@
 // The `gpio` motor: a brushed or brushless DC motor behind a motor driver chip wired to a board's pins
 // (SPEC.md "Motor model gpio"). Optional encoder for closed-loop GoFor/GoTo/SetRPM and position.
-import { z } from 'zod';
+import * as z from 'zod';
 import { MOTOR_API } from '../../../plugins/apis/motor.js';
 import { defineModel } from '../../../plugins/contract.js';
 import { DEFAULT_PWM_FREQ, describePins, WIRING_RULE, wiringOf } from './wiring.js';

@@ -1,6 +1,6 @@
 // The `fake` sensor: returns the readings it was configured with, optionally varying, so the runtime has
 // something real to serve on a laptop. A simulated device, documented as such in the README.
-import { z } from 'zod';
+import * as z from 'zod';
 import { SENSOR_API } from '../../../plugins/apis/sensor.js';
 import { defineModel } from '../../../plugins/contract.js';
 

@@ -1,7 +1,7 @@
 // The mlmodel vision service: classifies images or detects objects in them with an ML model service,
 // on images given in the request or taken from a camera. Its mlmodel_name (and camera_name) are implicit
 // dependencies.
-import { z } from 'zod';
+import * as z from 'zod';
 import { VISION_API } from '../../../plugins/apis/vision.js';
 import { defineModel } from '../../../plugins/contract.js';
 

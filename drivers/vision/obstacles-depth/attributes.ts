@@ -1,5 +1,5 @@
 // Attributes of the obstacles_depth vision service (SPEC "Vision service model obstacles_depth").
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseConfig } from '../../../plugins/validation.js';
 
 export const MAX_CLUSTERING_RADIUS = 16;
