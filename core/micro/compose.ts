@@ -15,6 +15,8 @@ import { OnlineMachine } from '../online/online-machine.js';
 import { explainMissingModel, microDriver, microRegistry } from './micro-models.js';
 import { InProcessHosting } from './in-process-hosting.js';
 import { MicroRuntime } from './micro-runtime.js';
+import { ConfigReloader, configPreparation } from '../server/config-reloader.js';
+import { machineSessions } from '../session/machine-sessions.js';
 
 export interface MicroOptions {
   configPath: string;
@@ -65,11 +67,14 @@ export async function composeMicro(options: MicroOptions): Promise<MicroServer> 
     extensions,
     new InProcessHosting(microDriver, callTimeoutMs()),
   );
-  const runtime = new MicroRuntime(machine, sink, source, {
-    debug: options.debug,
-    noTls: options.noTls,
-    revealDiffs: options.revealDiffs,
-    webrtc: options.webrtc,
-  });
+  const reloader = new ConfigReloader(source, machine, sink, extensions, { debug: options.debug, revealDiffs: options.revealDiffs });
+  const sessions = machineSessions(
+    machine,
+    () => reloader.loaded?.config.session,
+    sink.logger('platform.session', () => reloader.levelOf('platform.session')),
+  );
+  const runtime = new MicroRuntime(machine, sink, reloader, sessions, { noTls: options.noTls, webrtc: options.webrtc });
+  // A config change: what this server leaves out of it is said, and a moved bind_address served, first.
+  extensions.provide(configPreparation, (next, previous) => runtime.followChange(next, previous));
   return { machine, runtime, sink, online };
 }
