@@ -1,32 +1,9 @@
-// The signed-in key: its id, key, token and organization, kept only in this tab's sessionStorage (gone
-// when the tab closes; never localStorage, never a cookie).
-import { authenticateApiKey, organizationOfKey } from './api/auth.js';
+// Signing in to the cloud's page. The session itself (sessionStorage, renewal) is in
+// web/shared/cloud-session.ts, which the control page the cloud serves for a machine reads too.
+import { authenticateApiKey, saveSession, type Session } from '../shared/cloud-session.js';
+import { organizationOfKey } from './api/auth.js';
 
-export interface Session {
-  keyId: string;
-  key: string;
-  token: string;
-  orgId: string;
-}
-
-const STORAGE_KEY = 'platform-cloud.session';
-
-export function loadSession(): Session | undefined {
-  try {
-    const text = sessionStorage.getItem(STORAGE_KEY);
-    return text ? (JSON.parse(text) as Session) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-export function saveSession(session: Session): void {
-  sessionStorage.setItem(STORAGE_KEY, JSON.stringify(session));
-}
-
-export function clearSession(): void {
-  sessionStorage.removeItem(STORAGE_KEY);
-}
+export { clearSession, loadSession, renewSession, type Session } from '../shared/cloud-session.js';
 
 /**
  * Authenticates the key (AuthService/Authenticate), finds its organization (a key belongs to exactly one,
@@ -37,12 +14,4 @@ export async function signIn(keyId: string, key: string): Promise<Session> {
   const session = { keyId, key, token: reply.accessToken, orgId: await organizationOfKey(reply.accessToken) };
   saveSession(session);
   return session;
-}
-
-/** A new token for the stored key (its previous one expired); the organization stays. */
-export async function renewSession(session: Session): Promise<Session> {
-  const reply = await authenticateApiKey(session.keyId, session.key);
-  const renewed = { ...session, token: reply.accessToken };
-  saveSession(renewed);
-  return renewed;
 }

@@ -1,6 +1,9 @@
 // The runtime control page: the machine's state and resources (polled, since the runtime has no status
 // stream), a control panel per API, DoCommand for every resource, and a StopAll button that never scrolls
 // away. The page holds a session, so what it commanded stops when the tab closes and heartbeats cease.
+// Served by the machine, it calls the machine's web port (gRPC-Web); served by the cloud for a machine part
+// (/control/?part=<id>, from the Machines view), it first connects to the machine over WebRTC through the
+// cloud's signaling and makes every call on that data channel (through-cloud.ts, loaded only then).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ResourceName } from '../../gen/platform/robot/v1/common.js';
@@ -121,7 +124,7 @@ function useHeldSession(): { id: string; error: string } {
   return held;
 }
 
-function App() {
+function App({ via }: { via?: string }) {
   const session = useHeldSession();
   const status = usePoll((signal) => robotApi.getMachineStatus({}, signal), []);
   const [version, setVersion] = useState<GetVersionResponse>();
@@ -144,6 +147,7 @@ function App() {
     <>
       <header>
         <strong>platform-server</strong>
+        {via ? <span data-testid="transport">{via}</span> : null}
         <span data-testid="machine-state">{machine ? label(machine.state, MachineState, 'MACHINE_STATE_') : 'connecting…'}</span>
         <span>{version ? `${version.platform} ${version.version} (API ${version.apiVersion})` : ''}</span>
         <span title="the page's session: closing the tab stops what it commanded">{session.id ? `session ${session.id.slice(0, 8)}` : session.error}</span>
@@ -207,4 +211,42 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+/** The page reached through the cloud: connects first, and offers to connect again when the channel closes. */
+function ThroughCloud({ partId }: { partId: string }) {
+  const [attempt, setAttempt] = useState(0);
+  const [link, setLink] = useState<{ open: boolean; ever: boolean; error: string }>({ open: false, ever: false, error: '' });
+  useEffect(() => {
+    let live = true;
+    let close: (() => void) | undefined;
+    setLink((l) => ({ ...l, error: '' }));
+    import('./through-cloud.js')
+      .then((m) => m.connectThroughCloud(partId))
+      .then(
+        (connection) => {
+          close = connection.close;
+          if (!live) return connection.close();
+          setLink({ open: true, ever: true, error: '' });
+          connection.transport.onClose(() => live && setLink((l) => ({ ...l, open: false, error: 'the connection to the machine through the cloud closed' })));
+        },
+        (err: Error) => live && setLink((l) => ({ ...l, error: `cannot reach machine part ${partId} through the cloud: ${err.message}` })),
+      );
+    return () => {
+      live = false;
+      close?.();
+    };
+  }, [attempt]);
+  return (
+    <>
+      {link.error ? (
+        <p class="error" role="alert">
+          {link.error} <button onClick={() => setAttempt((n) => n + 1)}>Reconnect</button>
+        </p>
+      ) : null}
+      {!link.open && !link.error ? <p data-testid="connecting">connecting to machine part {partId} through the cloud (WebRTC)…</p> : null}
+      {link.ever ? <App via="WebRTC through the cloud" /> : null}
+    </>
+  );
+}
+
+const partId = new URLSearchParams(location.search).get('part');
+render(partId ? <ThroughCloud partId={partId} /> : <App />, document.getElementById('app')!);

@@ -1,5 +1,8 @@
 // A small gRPC-Web client over fetch: the page's calls go to the same RPCs gRPC clients use, with the
-// generated message codecs. Every call carries the page's session id (metadata platform-sid).
+// generated message codecs. Every call carries the page's session id (metadata platform-sid). `unary` and
+// `serverStream` go through the page's transport: gRPC-Web to the page's own origin by default, or a
+// WebRTC data channel (webrtc/channel-transport.ts) when the control page reached its machine through
+// the cloud; `grpcWeb` is always gRPC-Web (the cloud's signaling itself).
 export interface Codec<T> {
   encode(message: T): { finish(): Uint8Array };
   decode(input: Uint8Array): T;
@@ -21,6 +24,31 @@ let sessionId = '';
 export function useSession(id: string): void {
   sessionId = id;
 }
+
+/** How a call travels. Both kinds honour `signal` as gRPC-Web does: aborting rejects with its reason. */
+export interface Transport {
+  unary<Req, Res>(path: string, req: Codec<Req>, res: Codec<Res>, message: object, headers: Record<string, string>, signal?: AbortSignal): Promise<Res>;
+  serverStream<Req, Res>(
+    path: string,
+    req: Codec<Req>,
+    res: Codec<Res>,
+    message: object,
+    onMessage: (reply: Res) => void,
+    signal: AbortSignal | undefined,
+    headers: Record<string, string>,
+  ): Promise<void>;
+}
+
+/** gRPC-Web over fetch to the page's own origin, whatever the page's transport. */
+export const grpcWeb: Transport = { unary: unaryCall, serverStream: grpcWebServerStream };
+let transport: Transport = grpcWeb;
+
+/** The page's calls from now on travel by `next` (the control page's data channel, say). */
+export function useTransport(next: Transport): void {
+  transport = next;
+}
+
+const withSession = (headers: Record<string, string>) => (sessionId ? { ...headers, 'platform-sid': sessionId } : headers);
 
 function frames(bytes: Uint8Array): { flag: number; payload: Uint8Array }[] {
   const out = [];
@@ -82,7 +110,6 @@ function post<Req>(path: string, req: Codec<Req>, message: object, signal?: Abor
   new DataView(framed.buffer).setUint32(1, body.length);
   framed.set(body, 5);
   const headers: Record<string, string> = { ...extraHeaders, 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1' };
-  if (sessionId) headers['platform-sid'] = sessionId;
   return fetch(path, { method: 'POST', headers, body: framed, signal });
 }
 
@@ -99,7 +126,7 @@ export async function unary<Req, Res>(
   signal?: AbortSignal,
 ): Promise<Res> {
   try {
-    return await unaryCall(path, req, res, message, extraHeaders, signal);
+    return await transport.unary(path, req, res, message, withSession(extraHeaders), signal);
   } catch (err) {
     if (signal?.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError') {
       throw new RpcError(4, path, `no answer before the page's deadline (${(signal.reason as Error).message})`);
@@ -133,7 +160,7 @@ async function unaryCall<Req, Res>(
  * ends with status OK; rejects with an RpcError otherwise (a dropped connection is UNAVAILABLE, 14).
  * Aborting `signal` cancels the call, on the server too, and rejects with the AbortError itself.
  */
-export async function serverStream<Req, Res>(
+export function serverStream<Req, Res>(
   path: string,
   req: Codec<Req>,
   res: Codec<Res>,
@@ -141,6 +168,18 @@ export async function serverStream<Req, Res>(
   onMessage: (reply: Res) => void,
   signal?: AbortSignal,
   extraHeaders: Record<string, string> = {},
+): Promise<void> {
+  return transport.serverStream(path, req, res, message, onMessage, signal, withSession(extraHeaders));
+}
+
+async function grpcWebServerStream<Req, Res>(
+  path: string,
+  req: Codec<Req>,
+  res: Codec<Res>,
+  message: object,
+  onMessage: (reply: Res) => void,
+  signal: AbortSignal | undefined,
+  extraHeaders: Record<string, string>,
 ): Promise<void> {
   let response: Response;
   try {

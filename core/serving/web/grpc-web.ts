@@ -44,8 +44,12 @@ function trailers(code: number, message: string, metadata?: Metadata): Buffer {
   return frame(0x80, Buffer.from(text));
 }
 
-/** Request headers that carry gRPC metadata through to the runtime (the session id above all). */
-const FORWARDED_HEADERS = ['platform-sid', 'authorization'];
+/**
+ * Request headers that carry gRPC metadata through to the program's gRPC server: the control page's
+ * session id, the cloud page's bearer token, and rpc-host, which names the machine a browser signals to
+ * through the cloud's SignalingService (Call, CallUpdate, OptionalWebRTCConfig).
+ */
+const FORWARDED_HEADERS = ['platform-sid', 'authorization', 'rpc-host'];
 
 const identity = (b: Buffer) => b;
 

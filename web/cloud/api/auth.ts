@@ -1,14 +1,6 @@
-// platform.rpc.v1.AuthService: an API key id and key for an access token.
+// The signed-in key's organization (AuthService/Authenticate itself is in web/shared/cloud-session.ts).
 import * as app from '../../../gen/platform/app/v1/robot_part.js';
-import * as auth from '../../../gen/platform/rpc/v1/auth.js';
 import { unary } from '../../shared/grpc-web-client.js';
-
-export async function authenticateApiKey(keyId: string, key: string): Promise<auth.AuthenticateResponse> {
-  return unary('/platform.rpc.v1.AuthService/Authenticate', auth.AuthenticateRequest, auth.AuthenticateResponse, {
-    entity: keyId,
-    credentials: { type: 'api-key', payload: key },
-  });
-}
 
 /** The organization of a key (a key belongs to exactly one), from AppService/ListOrganizations with its token. */
 export async function organizationOfKey(token: string): Promise<string> {

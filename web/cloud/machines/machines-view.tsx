@@ -13,6 +13,25 @@ function Online(props: { online: boolean }) {
   return <span class={props.online ? 'online' : 'offline'}>{props.online ? '● online' : '○ offline'}</span>;
 }
 
+/**
+ * The part's control page, served by the cloud (/control/?part=<id>) and connected to the machine over
+ * WebRTC through the cloud's signaling, so it works wherever the machine is. A new tab with this one as
+ * its opener, so that it starts with a copy of this tab's sessionStorage: the signed-in key it signals with.
+ */
+function ControlPageLink(props: { partId: string; name: string }) {
+  return (
+    <a
+      href={`control/?part=${encodeURIComponent(props.partId)}`}
+      target="_blank"
+      rel="opener"
+      aria-label={`control page of ${props.name}`}
+      data-control={props.partId}
+    >
+      control page
+    </a>
+  );
+}
+
 function PartDetail(props: ViewProps & { partId: string }) {
   const [part, setPart] = useState<RobotPart | undefined>();
   const [tab, setTab] = useState<'config' | 'logs'>('config');
@@ -115,10 +134,13 @@ export function MachinesView(props: ViewProps) {
               <td>{locationName(m.locationId)}</td>
               <td>
                 {m.parts.map((p) => (
-                  <button key={p.id} type="button" class={p.id === partId ? 'selected' : ''} onClick={() => setPartId(p.id)} data-part={p.id}>
-                    {p.name} <Online online={p.online} />
-                    {p.runtimeVersion && ` ${p.runtimeVersion}`}
-                  </button>
+                  <span key={p.id} class="part">
+                    <button type="button" class={p.id === partId ? 'selected' : ''} onClick={() => setPartId(p.id)} data-part={p.id}>
+                      {p.name} <Online online={p.online} />
+                      {p.runtimeVersion && ` ${p.runtimeVersion}`}
+                    </button>{' '}
+                    <ControlPageLink partId={p.id} name={`${m.name} ${p.name}`} />
+                  </span>
                 ))}
               </td>
             </tr>
