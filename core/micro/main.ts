@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // platform-micro-server: the lightweight machine runtime for small Linux boards, in one thread
 // (core/micro/README.md). Same config file, same credentials file and same gRPC APIs as platform-server.
+import './v8-heap.js';
 import 'reflect-metadata';
 import { InvalidConfigError } from '../config/machine-config.js';
 import { flag, FlagError, parseFlags, stringFlag, type FlagName, type Flags } from '../server/flags.js';

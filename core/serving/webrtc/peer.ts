@@ -2,7 +2,10 @@
 // description to send, the remote one and candidates to take, its own candidates as they are found, and
 // the data channel gRPC runs on. The channel is pre-negotiated (id 0, ordered, reliable) so that neither
 // end waits for the other to announce it. Descriptions travel JSON-encoded ({"type","sdp"}).
-import { RTCPeerConnection, type RTCDataChannel } from 'werift';
+// werift is loaded on the first peer connection, not with this module: a runtime that never sees an offer
+// does not evaluate it (in platform-micro-server's single-file bundle esbuild keeps the dynamic import
+// inside the file, run on first use: 5.5 MB less resident at start, core/micro/README.md).
+import type { RTCPeerConnection, RTCDataChannel } from 'werift';
 import type { FrameChannel } from './frame-channel.js';
 
 export interface IceServer {
@@ -85,7 +88,8 @@ export function checkSdp(sdp: string): void {
   }
 }
 
-function connection(options: PeerOptions): RTCPeerConnection {
+async function connection(options: PeerOptions): Promise<RTCPeerConnection> {
+  const { RTCPeerConnection } = await import('./werift-loader.js');
   return new RTCPeerConnection({
     iceServers: (options.iceServers ?? []).map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
     iceTransportPolicy: options.relayOnly ? 'relay' : 'all',
@@ -194,7 +198,7 @@ function wrap(pc: RTCPeerConnection, description: SessionDescription): Peer {
 
 /** The caller's side: makes an offer; `accept` takes the answer. */
 export async function createCaller(options: PeerOptions = {}): Promise<CallerPeer> {
-  const pc = connection(options);
+  const pc = await connection(options);
   // The channel must exist before the offer so that the offer carries the data-channel section.
   const peer = wrap(pc, { type: 'offer', sdp: '' });
   await pc.setLocalDescription(await pc.createOffer());
@@ -211,7 +215,7 @@ export async function createCaller(options: PeerOptions = {}): Promise<CallerPee
 /** The machine's side: takes an offer and makes the answer. A malformed offer rejects (and closes the peer). */
 export async function answerOffer(offer: SessionDescription, options: PeerOptions = {}): Promise<Peer> {
   checkSdp(offer.sdp);
-  const pc = connection(options);
+  const pc = await connection(options);
   const peer = wrap(pc, { type: 'answer', sdp: '' });
   try {
     await pc.setRemoteDescription({ type: 'offer', sdp: offer.sdp });
