@@ -6,7 +6,8 @@ import { loadSync } from '@grpc/proto-loader';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { SensorServiceService } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { addStandardServices } from './standard-services.js';
+import { ReflectionService } from '@grpc/reflection';
+import { addStandardServices, capture, REFLECTION_SERVICES } from './standard-services.js';
 
 const protoRoot = join(dirname(createRequire(import.meta.url).resolve('@grpc/reflection')), '..', 'proto');
 
@@ -67,4 +68,17 @@ test('reflection lists the services and serves their files, in v1 and v1alpha', 
     t.is(unknown.errorResponse?.errorCode, 5, 'NOT_FOUND for a symbol that does not exist');
     client.close();
   }
+});
+
+test("the reflection services added before first use are the package's: same paths and streaming", (t) => {
+  const added: { definition: Record<string, { path: string; requestStream: boolean; responseStream: boolean }> }[] = [];
+  const recorder = { addService: (definition: never) => added.push({ definition }) } as unknown as Server;
+  addStandardServices(recorder);
+  const real = capture(new ReflectionService({}));
+  const shape = (d: Record<string, { path: string; requestStream: boolean; responseStream: boolean }>) =>
+    Object.entries(d).map(([name, m]) => [name, m.path, m.requestStream, m.responseStream]);
+  t.deepEqual(
+    added.slice(0, REFLECTION_SERVICES.length).map((a) => shape(a.definition)),
+    real.map((r) => shape(r.definition as never)),
+  );
 });

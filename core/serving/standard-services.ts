@@ -1,6 +1,6 @@
 // Every gRPC server of the platform (runtime, cloud) offers server reflection and the standard health
 // service, so that grpcurl and load balancers work against it without extra setup.
-import type { Server, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { MethodDefinition, Server, ServiceDefinition, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { loadFileDescriptorSetFromBuffer, type PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
 import { HealthImplementation } from 'grpc-health-check';
@@ -11,8 +11,12 @@ interface Registration {
   implementation: UntypedServiceImplementation;
 }
 
+/** The services a ReflectionService adds, in its order (v1, then v1alpha), each with one bidi-streaming method. */
+export const REFLECTION_SERVICES = ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection'] as const;
+const METHOD = 'ServerReflectionInfo';
+
 /** The services a ReflectionService would add, captured instead of added, so that they can be wrapped. */
-function capture(reflection: ReflectionService): Registration[] {
+export function capture(reflection: ReflectionService): Registration[] {
   const added: Registration[] = [];
   reflection.addToServer({
     addService: (definition: ServiceDefinition, implementation: UntypedServiceImplementation) => added.push({ definition, implementation }),
@@ -52,14 +56,28 @@ export class LazyReflection {
   }
 
   addToServer(server: Server): void {
-    // An empty package gives the same service definitions (v1 and v1alpha) without indexing anything.
-    capture(new ReflectionService({})).forEach(({ definition, implementation }, i) => {
-      const lazy: UntypedServiceImplementation = {};
-      for (const method of Object.keys(implementation)) {
-        lazy[method] = ((call: unknown, callback: unknown) =>
-          (this.real()[i].implementation[method] as (c: unknown, cb: unknown) => void)(call, callback)) as never;
-      }
-      server.addService(definition, lazy);
+    // Nothing of reflection is built until its first call, not even its own messages' codecs: the
+    // package parses reflection.proto (v1 and v1alpha) with protobufjs to make them, about 1 MB of the
+    // heap that a runtime nobody asks would carry for ever (core/micro/README.md). The definitions added
+    // here name the same methods (REFLECTION_SERVICES, checked against the package's in the test) and
+    // hand every message to the real ones, made on first use.
+    REFLECTION_SERVICES.forEach((service, i) => {
+      const real = (): MethodDefinition<unknown, unknown> => this.real()[i].definition[METHOD] as MethodDefinition<unknown, unknown>;
+      const definition: ServiceDefinition = {
+        [METHOD]: {
+          path: `/${service}/${METHOD}`,
+          requestStream: true,
+          responseStream: true,
+          requestSerialize: (value: unknown) => real().requestSerialize(value),
+          requestDeserialize: (bytes: Buffer) => real().requestDeserialize(bytes),
+          responseSerialize: (value: unknown) => real().responseSerialize(value),
+          responseDeserialize: (bytes: Buffer) => real().responseDeserialize(bytes),
+        },
+      };
+      const implementation: UntypedServiceImplementation = {
+        [METHOD]: ((call: unknown) => (this.real()[i].implementation[METHOD] as (c: unknown) => void)(call)) as never,
+      };
+      server.addService(definition, implementation);
     });
   }
 }

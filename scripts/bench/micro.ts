@@ -14,7 +14,8 @@
 // Floors, measured in the same run: the same figures for a bare Node process (node -e, an idle timer)
 // and for the least a gRPC machine needs (a grpc-js server bound and listening, no service), so that a
 // target below what Node itself costs here reads as a ratio against that floor.
-// BENCH_COUNTS=0,10 and BENCH_ONLY=memory|start|capture|reconfig narrow the run.
+// BENCH_COUNTS=0,10 and BENCH_ONLY=memory|start|capture|reconfig narrow the run; BENCH_SETTLE_S (default 20,
+// 0 for none) adds a second RSS sample that long after serving, once V8's memory reducer has run.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
@@ -111,11 +112,14 @@ function row(cells: (string | number)[]): void {
   console.log(cells.map((c, i) => String(c).padEnd(i === 0 ? 30 : 16)).join(''));
 }
 
+/** Seconds after serving of the second RSS sample: after V8's memory reducer has run (it starts about 8 s after the last full GC). */
+const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 20);
+
 async function memoryAndThreads(dir: string, floor: Awaited<ReturnType<typeof floors>>): Promise<void> {
-  console.log('\n1-2. RSS 3 s after serving, and threads (one run each):');
+  console.log(`\n1-2. RSS 3 s after serving (and ${SETTLE_S} s after, settled), and threads (one run each):`);
   row(['', 'platform-server', 'micro-server', 'micro/server', 'target']);
   for (const n of COUNTS) {
-    const figures: Record<Program, { rss: number; threads: number }> = {} as never;
+    const figures: Record<Program, { rss: number; threads: number; settled?: number }> = {} as never;
     for (const program of PROGRAMS) {
       const { p } = await start(
         program,
@@ -127,6 +131,10 @@ async function memoryAndThreads(dir: string, floor: Awaited<ReturnType<typeof fl
       );
       await sleep(3000);
       figures[program] = { rss: rssMb(p.child.pid!), threads: threads(p.child.pid!) };
+      if (SETTLE_S > 3) {
+        await sleep((SETTLE_S - 3) * 1000);
+        figures[program].settled = rssMb(p.child.pid!);
+      }
       await p.stop();
     }
     const micro = figures['platform-micro-server'];
@@ -139,6 +147,9 @@ async function memoryAndThreads(dir: string, floor: Awaited<ReturnType<typeof fl
       ratio(micro.rss, server.rss),
       target ? `<= ${target}: ${verdict(micro.rss <= target)}` : '',
     ]);
+    if (micro.settled !== undefined && server.settled !== undefined) {
+      row([`  settled, ${SETTLE_S} s (MB)`, fmt(server.settled), fmt(micro.settled), ratio(micro.settled, server.settled), '']);
+    }
     row([`threads, ${n} resources`, server.threads, micro.threads, ratio(micro.threads, server.threads), `<= 12: ${verdict(micro.threads <= 12)}`]);
     const grpc = floor['grpc-js server'].rss;
     const bare = floor['bare node'].rss;
