@@ -8,8 +8,9 @@
 //                build's platform-server with every call traced (before/after in one run); with
 //                BENCH_CONTROL=1 a second server without tracing (its ratio is the noise). Metrics are
 //                kept in all, as always. Calls rotate between the servers in batches (in a new random
-//                order each round), so that all see the
-//                same load; the whole is repeated BENCH_REPEATS times on the same servers.
+//                order each round), so that all see the same load; the whole is repeated BENCH_REPEATS
+//                times, each time on new processes (started in a random order): two processes of the
+//                same program differed by up to 10 % here.
 //                Besides p50: each server's main-thread CPU per call (Linux schedstat, ns, read around
 //                each of its batches; robust to a loaded machine, where wall time is not) and its process
 //                CPU per call (/metrics' process_cpu_seconds_total, the driver worker included). Each
@@ -32,13 +33,15 @@ import { startOtlpReceiver, type OtlpReceiver } from '../../core/serving/telemet
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 4000);
+/** Calls to each server before the measured ones, so that the JIT has settled. */
+const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000);
 /** Calls to one server before the next one's turn: small, so that all see the same moments of a shared machine's load. */
 const CALL_BATCH = Number(process.env.BENCH_CALL_BATCH ?? 50);
 const POINTS = Number(process.env.BENCH_POINTS ?? 100_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SAMPLE_RATIO = Number(process.env.BENCH_SAMPLE_RATIO ?? 0.1);
-/** Times the GetReadings measurement is repeated (same servers); each figure is the median over the repeats. */
+/** Times the GetReadings measurement is repeated, each time on new processes; each figure is the median over the repeats. */
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 /** Another build's dist/ folder: a fourth server, its platform-server with every call traced (before/after). */
 const BASELINE_DIST = process.env.BENCH_BASELINE_DIST;
@@ -142,6 +145,29 @@ async function readingsRepeat(servers: ServerUnderTest[]): Promise<Repeat> {
   return { p50: times.map(median), cpu, main: mainNs.map((ns, i) => ns / 1000 / times[i].length), load: `${loadBefore} -> ${load()}` };
 }
 
+/** Each repeat on new processes: two processes of the very same program differ by up to 10 % here (JIT, memory, cores). */
+async function startServers(specs: [string, () => Promise<ServingProgram>][]): Promise<ServerUnderTest[]> {
+  const servers: ServerUnderTest[] = [];
+  try {
+    for (const k of shuffled(specs.map((_, i) => i))) {
+      const [label, start] = specs[k];
+      const program = await start();
+      servers[k] = { label, program, client: new SensorServiceClient(program.address, credentials.createInsecure()) };
+    }
+  } catch (err) {
+    await stopServers(servers);
+    throw err;
+  }
+  return servers;
+}
+
+async function stopServers(servers: (ServerUnderTest | undefined)[]): Promise<void> {
+  for (const server of servers) {
+    server?.client.close();
+    await server?.program.stop();
+  }
+}
+
 async function readingsBench(receiver: OtlpReceiver): Promise<{ labels: string[]; repeats: Repeat[] }> {
   const specs: [string, () => Promise<ServingProgram>][] = [
     ['tracing off', () => startServer(undefined)],
@@ -150,31 +176,24 @@ async function readingsBench(receiver: OtlpReceiver): Promise<{ labels: string[]
   ];
   if (CONTROL) specs.push(['tracing off (control)', () => startServer(undefined)]);
   if (BASELINE_DIST) specs.push([`every call traced, ${BASELINE_DIST}`, () => startServer(receiver, 1, join(BASELINE_DIST, 'core/server/main.js'))]);
-  const servers: ServerUnderTest[] = [];
-  try {
-    for (const [label, start] of specs) {
-      const program = await start();
-      servers.push({ label, program, client: new SensorServiceClient(program.address, credentials.createInsecure()) });
-    }
-    for (const { client } of servers) {
-      for (let i = 0; i < 200; i++) {
-        await new Promise<void>((resolve, reject) => client.getReadings({ name: 's', extra: undefined }, (err) => (err ? reject(err) : resolve()))); // warm up
+  const repeats: Repeat[] = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const servers = await startServers(specs);
+    try {
+      for (const { client } of servers) {
+        for (let i = 0; i < WARM_UP; i++) {
+          await new Promise<void>((resolve, reject) => client.getReadings({ name: 's', extra: undefined }, (err) => (err ? reject(err) : resolve())));
+        }
       }
-    }
-    const repeats: Repeat[] = [];
-    for (let r = 0; r < REPEATS; r++) {
       const repeat = await readingsRepeat(servers);
       repeats.push(repeat);
       const cells = servers.slice(1).map((_, j) => `${ratio(repeat.p50[j + 1], repeat.p50[0])}/${ratio(repeat.main[j + 1], repeat.main[0])}`);
       console.log(`repeat ${r + 1}: p50/main-thread ratios ${cells.join('  ')}  (load ${repeat.load})`);
-    }
-    return { labels: servers.map((s) => s.label), repeats };
-  } finally {
-    for (const { client, program } of servers) {
-      client.close();
-      await program.stop();
+    } finally {
+      await stopServers(servers);
     }
   }
+  return { labels: specs.map(([label]) => label), repeats };
 }
 
 interface Cloud {

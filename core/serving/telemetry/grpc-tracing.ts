@@ -46,6 +46,8 @@ function endWith(span: Span, code: number, details?: string): void {
   span.end();
 }
 
+const TRACEPARENT = 'traceparent';
+
 const getter = {
   keys: (md: Metadata) => Object.keys(md.getMap()),
   get: (md: Metadata, key: string) => md.get(key).map(String),
@@ -63,36 +65,38 @@ export function callTraceContext(metadata: Metadata | undefined): Context | unde
 export const callTracing: ServerInterceptor = (method, call) => {
   const tracing = activeTracing();
   if (!tracing) return new ServerInterceptingCall(call);
+  const { api } = tracing;
   let span: Span | undefined;
   let context: Context | undefined;
   let ended = false;
-  // The handler runs from these events: inside the span's context (where there is an async context), its
-  // own spans are children. Without one, entering it would do nothing: the handler gets it explicitly.
-  const within = tracing.asyncContext ? (fn: () => void) => (context ? tracing.api.context.with(context, fn) : fn()) : (fn: () => void) => fn();
   const end = (code: number, details?: string) => {
     if (!span || ended) return;
     ended = true;
     endWith(span, code, details);
   };
+  const listener = new ServerListenerBuilder()
+    .withOnReceiveMetadata((metadata, nextMetadata) => {
+      // Most calls carry no traceparent: the propagator (and its getter's copies) only for those that do.
+      const parent = metadata.get(TRACEPARENT).length > 0 ? api.propagation.extract(api.ROOT_CONTEXT, metadata, getter) : api.ROOT_CONTEXT;
+      const rpc = rpcSpanOf(method.path);
+      span = tracing.tracer.startSpan(rpc.name, { kind: SPAN_KIND_SERVER, attributes: rpc.attributes }, parent);
+      context = api.trace.setSpan(parent, span);
+      contextsByMetadata.set(metadata, context);
+      nextMetadata(metadata);
+    })
+    .withOnCancel(() => end(status.CANCELLED));
+  if (tracing.asyncContext) {
+    // The handler runs from these events: inside the span's context, its own spans are children. A unary
+    // handler runs at half-close, after its one message: entering the context for the message too would
+    // cost an AsyncLocalStorage run per call for nothing. Without an async context (platform-server)
+    // entering it would do nothing: the handler gets it explicitly (callTraceContext).
+    const within = (fn: () => void) => (context ? api.context.with(context, fn) : fn());
+    listener
+      .withOnReceiveMessage((message, nextMessage) => (method.requestStream ? within(() => nextMessage(message)) : nextMessage(message)))
+      .withOnReceiveHalfClose((nextHalfClose) => within(() => nextHalfClose()));
+  }
   return new ServerInterceptingCall(call, {
-    start: (next) =>
-      next(
-        new ServerListenerBuilder()
-          .withOnReceiveMetadata((metadata, nextMetadata) => {
-            const parent = tracing.api.propagation.extract(tracing.api.ROOT_CONTEXT, metadata, getter);
-            const rpc = rpcSpanOf(method.path);
-            span = tracing.tracer.startSpan(rpc.name, { kind: SPAN_KIND_SERVER, attributes: rpc.attributes }, parent);
-            context = tracing.api.trace.setSpan(parent, span);
-            contextsByMetadata.set(metadata, context);
-            nextMetadata(metadata);
-          })
-          // A unary handler runs at half-close, after its one message: entering the context for the message
-          // too would cost an AsyncLocalStorage run per call for nothing.
-          .withOnReceiveMessage((message, nextMessage) => (method.requestStream ? within(() => nextMessage(message)) : nextMessage(message)))
-          .withOnReceiveHalfClose((nextHalfClose) => within(() => nextHalfClose()))
-          .withOnCancel(() => end(status.CANCELLED))
-          .build(),
-      ),
+    start: (next) => next(listener.build()),
     sendStatus: (sent, next) => {
       end(sent.code, sent.details);
       next(sent);

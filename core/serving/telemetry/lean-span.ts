@@ -36,7 +36,7 @@ export class LeanSpan implements Api.Span, ReadableSpan {
   ended = false;
   status: Api.SpanStatus = { code: 0 };
   events: ReadableSpan['events'] = [];
-  readonly links: Api.Link[];
+  links: Api.Link[];
   private attrs: Attributes;
   private ownAttrs = false;
 
@@ -88,7 +88,10 @@ export class LeanSpan implements Api.Span, ReadableSpan {
   }
 
   addLink(link: Api.Link): this {
-    if (!this.ended) this.links.push(link);
+    if (this.ended) return this;
+    // A span started without links shares the frozen empty list: its first link gets a list of its own.
+    if (this.links === NO_LINKS) this.links = [];
+    this.links.push(link);
     return this;
   }
 
