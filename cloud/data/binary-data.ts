@@ -8,6 +8,7 @@ import type { KeyPrincipal } from '../auth/principal.js';
 import { datasetIdsOfTags, missingDatasets } from './dataset-tag.js';
 import { internalTag } from '../store/schema.js';
 import type { Row, Store } from '../store/store.js';
+import type { SqlValue, TabularRow, TabularStore } from '../store/tabular.js';
 import { filterWhere, inList, type Where } from './filter.js';
 import { checkListSize } from './list-limit.js';
 import { readPage } from './page-query.js';
@@ -35,6 +36,24 @@ export function checkTagList(tags: string[]): string[] {
     if (!tag || tag.trim() === '') throw invalidArgument(`tags[${i}] must be a non-empty string`);
   });
   return [...new Set(tags)];
+}
+
+/** PERMISSION_DENIED unless the caller may act with `need` on every row; NOT_FOUND for ids without one unless allowMissing. */
+function checkRows(authorizer: Authorizer, principal: KeyPrincipal, rows: TabularRow[], ids: string[], need: Need, allowMissing: boolean): void {
+  for (const row of rows) {
+    authorizer.check(principal, { organizationId: String(row.organization_id), locationId: String(row.location_id), machineId: String(row.robot_id) }, need);
+  }
+  if (!allowMissing && rows.length < ids.length) {
+    const found = new Set(rows.map((r) => String(r.binary_data_id)));
+    throw notFound(`no binary data with id ${ids.filter((id) => !found.has(id)).join(', ')}`);
+  }
+}
+
+/** Checks the caller against each of the binary data `ids` as rowsForIds does, reading only their places. */
+export async function checkBinaryAccess(store: TabularStore, authorizer: Authorizer, principal: KeyPrincipal, ids: string[], need: Need): Promise<void> {
+  const byId = inList('binary_data_id', ids);
+  const rows = await store.query(`SELECT binary_data_id, organization_id, location_id, robot_id FROM binary_data WHERE ${byId.sql}`, byId.params);
+  checkRows(authorizer, principal, rows, ids, need, false);
 }
 
 export class BinaryDataStore {
@@ -96,17 +115,7 @@ export class BinaryDataStore {
   async rowsForIds(principal: KeyPrincipal, ids: string[], need: Need, allowMissing = false): Promise<Row[]> {
     const byId = inList('binary_data_id', ids);
     const rows = await this.store.query(`SELECT ${binaryColumns} FROM binary_data WHERE ${byId.sql}`, byId.params);
-    for (const row of rows) {
-      this.authorizer.check(
-        principal,
-        { organizationId: String(row.organization_id), locationId: String(row.location_id), machineId: String(row.robot_id) },
-        need,
-      );
-    }
-    if (!allowMissing && rows.length < ids.length) {
-      const found = new Set(rows.map((r) => String(r.binary_data_id)));
-      throw notFound(`no binary data with id ${ids.filter((id) => !found.has(id)).join(', ')}`);
-    }
+    checkRows(this.authorizer, principal, rows, ids, need, allowMissing);
     const order = new Map(ids.map((id, i) => [id, i]));
     return rows.sort((a, b) => order.get(String(a.binary_data_id))! - order.get(String(b.binary_data_id))!);
   }
@@ -116,19 +125,21 @@ export class BinaryDataStore {
   }
 
   private async deleteRows(where: Where): Promise<number> {
-    const { count, blobKeys } = await this.store.transaction(async (conn) => {
-      const keys = (await conn.runAndReadAll(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, where.params)).getRowObjectsJS();
+    // `where` may hold DuckDB values (filterWhere's times): this class runs on the DuckDB Store only, so far.
+    const whereParams = where.params as SqlValue[];
+    const { count, blobKeys } = await this.store.transact(async (tx) => {
+      const keys = await tx.query(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, whereParams);
       if (keys.length === 0) return { count: 0, blobKeys: [] as string[] };
       const byId = inList(
         'binary_data_id',
         keys.map((k) => String(k.binary_data_id)),
       );
-      await conn.run(`DELETE FROM bounding_boxes WHERE ${byId.sql}`, byId.params);
-      const result = await conn.run(`DELETE FROM binary_data WHERE ${byId.sql}`, byId.params);
+      await tx.execute(`DELETE FROM bounding_boxes WHERE ${byId.sql}`, byId.params);
+      const deleted = await tx.execute(`DELETE FROM binary_data WHERE ${byId.sql}`, byId.params);
       // A dataset version that froze a datum keeps its content (cloud/dataset/dataset-versions.ts).
-      const frozen = (await conn.runAndReadAll(`SELECT DISTINCT blob_key FROM dataset_version_members WHERE ${byId.sql}`, byId.params)).getRowObjectsJS();
+      const frozen = await tx.query(`SELECT DISTINCT blob_key FROM dataset_version_members WHERE ${byId.sql}`, byId.params);
       const kept = new Set(frozen.map((k) => String(k.blob_key)));
-      return { count: Number(result.rowsChanged), blobKeys: keys.map((k) => String(k.blob_key)).filter((k) => !kept.has(k)) };
+      return { count: deleted, blobKeys: keys.map((k) => String(k.blob_key)).filter((k) => !kept.has(k)) };
     });
     // Content goes only after the metadata is gone, so no committed row ever points at missing content.
     await Promise.all(blobKeys.map((key) => this.store.blobs.delete(key)));

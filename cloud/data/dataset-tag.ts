@@ -1,7 +1,7 @@
 // Dataset membership is recorded twice on a binary datum: its dataset id in dataset_ids, and the tag
 // PLATFORM_DATASET_{id} (SPEC.md "Data records"). Every path that changes one changes the other.
 import { inList } from './filter.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 
 export const datasetTagPrefix = 'PLATFORM_DATASET_';
 
@@ -13,7 +13,7 @@ export function datasetIdsOfTags(tags: readonly string[]): string[] {
 }
 
 /** The ids among `ids` that are not datasets of the organization: data joins only its own organization's datasets. */
-export async function missingDatasets(store: Store, organizationId: string, ids: readonly string[]): Promise<string[]> {
+export async function missingDatasets(store: TabularStore, organizationId: string, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const byId = inList('id', ids);
   const rows = await store.query(`SELECT id FROM datasets WHERE organization_id = ? AND ${byId.sql}`, [organizationId, ...byId.params]);

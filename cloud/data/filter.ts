@@ -7,13 +7,19 @@ import { invalidArgument, permissionDenied } from '../../core/serving/status-err
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { internalTag } from '../store/schema.js';
+import type { SqlValue } from '../store/tabular.js';
 import { checkListSize } from './list-limit.js';
 
 export type DataKind = 'tabular' | 'binary';
 
 export interface Where {
   sql: string;
-  params: DuckDBValue[];
+  params: (DuckDBValue | SqlValue)[];
+}
+
+/** A WHERE clause whose parameters every TabularStore takes (cloud/store/tabular.ts). */
+export interface NeutralWhere extends Where {
+  params: SqlValue[];
 }
 
 export const micros = (date: Date): bigint => BigInt(date.getTime()) * 1000n;
@@ -21,11 +27,12 @@ export const timestampParam = (date: Date): DuckDBValue => timestampTZValue(micr
 
 /**
  * `column IN (ids)` with a single list parameter. DuckDB binds one list far faster than one
- * placeholder per id (10000 ids: ~6x), and pages of binary data can hold that many.
+ * placeholder per id (10000 ids: ~6x), and pages of binary data can hold that many. The same SQL
+ * serves PostgreSQL, which takes the list as one array parameter.
  */
-export function inList(column: string, ids: readonly string[]): Where {
+export function inList(column: string, ids: readonly string[]): NeutralWhere {
   if (ids.length === 0) return { sql: 'false', params: [] };
-  return { sql: `${column} IN (SELECT unnest(CAST(? AS VARCHAR[])))`, params: [listValue([...ids])] };
+  return { sql: `${column} IN (SELECT unnest(CAST(? AS VARCHAR[])))`, params: [[...ids]] };
 }
 
 /** A list of strings as one parameter: no placeholder (or argument) per item, however many there are. */

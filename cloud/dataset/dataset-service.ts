@@ -8,11 +8,12 @@ import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../.
 import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
-import { BinaryDataStore, idsOf } from '../data/binary-data.js';
+import { checkBinaryAccess, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
 import { clientStream, serverStream, unary } from '../kit/handlers.js';
-import type { Row, Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import { listHas, listWith, listWithout } from '../store/list-sql.js';
+import type { Store } from '../store/store.js';
+import type { TabularRow, TabularStore } from '../store/tabular.js';
 import { datasetTag } from '../data/dataset-tag.js';
 import { DatasetVersions } from './dataset-versions.js';
 import { exportDataset } from './export-handler.js';
@@ -20,8 +21,7 @@ import { importDataset } from './import-handler.js';
 import { PartDirectory } from '../data/parts.js';
 import { VersionOperations, versionHandlers } from './version-handlers.js';
 
-const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-const datasetOf = (row: Row): Dataset => ({
+const datasetOf = (row: TabularRow): Dataset => ({
   id: String(row.id),
   name: String(row.name),
   organizationId: String(row.organization_id),
@@ -29,14 +29,10 @@ const datasetOf = (row: Row): Dataset => ({
 });
 
 export class Datasets {
-  private readonly binary: BinaryDataStore;
-
   constructor(
-    private readonly store: Store,
+    private readonly store: TabularStore,
     private readonly authorizer: Authorizer,
-  ) {
-    this.binary = new BinaryDataStore(store, authorizer);
-  }
+  ) {}
 
   async caller(md: Metadata): Promise<KeyPrincipal> {
     const p = await this.authorizer.authenticate(md);
@@ -62,7 +58,7 @@ export class Datasets {
     this.authorizer.checkOrg(await this.caller(md), organizationId, { role: 'owner' });
     await this.checkName(name, organizationId);
     const id = randomUUID();
-    await this.store.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, name, organizationId, timestampValue()]);
+    await this.store.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, name, organizationId, new Date()]);
     return id;
   }
 
@@ -79,14 +75,15 @@ export class Datasets {
     const p = await this.caller(md);
     const dataset = await this.load(id);
     this.authorizer.checkOrg(p, dataset.organizationId, { role: 'owner', level: 'organization' });
-    await this.store.transaction(async (conn) => {
-      await conn.run(
-        `UPDATE binary_data SET dataset_ids = list_filter(dataset_ids, d -> d <> ?), tags = list_filter(tags, t -> t <> ?)
-         WHERE list_contains(dataset_ids, ?)`,
+    const d = this.store.dialect;
+    await this.store.transact(async (tx) => {
+      await tx.execute(
+        `UPDATE binary_data SET dataset_ids = ${listWithout(d, 'dataset_ids')}, tags = ${listWithout(d, 'tags')}
+         WHERE ${listHas(d, 'dataset_ids')}`,
         [id, datasetTag(id), id],
       );
-      await DatasetVersions.deleteAll(conn, id);
-      await conn.run('DELETE FROM datasets WHERE id = ?', [id]);
+      await DatasetVersions.deleteAll(tx, id);
+      await tx.execute('DELETE FROM datasets WHERE id = ?', [id]);
     });
   }
 
@@ -114,7 +111,7 @@ export class Datasets {
     const dataset = await this.load(datasetId, 'dataset_id');
     this.authorizer.checkOrg(p, dataset.organizationId, { role: 'owner' });
     const ids = idsOf(binaryIds);
-    await this.binary.rowsForIds(p, ids, { role: 'owner' });
+    await checkBinaryAccess(this.store, this.authorizer, p, ids, { role: 'owner' });
     return { dataset, ids };
   }
 
@@ -125,9 +122,9 @@ export class Datasets {
 
   private addMembers(ids: string[], datasetId: string): Promise<number> {
     const byId = inList('binary_data_id', ids);
+    const d = this.store.dialect;
     return this.store.execute(
-      `UPDATE binary_data SET dataset_ids = list_sort(list_distinct(list_append(dataset_ids, ?))),
-         tags = list_sort(list_distinct(list_append(tags, ?)))
+      `UPDATE binary_data SET dataset_ids = ${listWith(d, 'dataset_ids')}, tags = ${listWith(d, 'tags')}
        WHERE ${byId.sql}`,
       [datasetId, datasetTag(datasetId), ...byId.params],
     );
@@ -136,8 +133,9 @@ export class Datasets {
   async removeData(md: Metadata, binaryIds: string[], datasetId: string): Promise<void> {
     const { ids } = await this.membership(md, binaryIds, datasetId);
     const byId = inList('binary_data_id', ids);
+    const d = this.store.dialect;
     await this.store.execute(
-      `UPDATE binary_data SET dataset_ids = list_filter(dataset_ids, d -> d <> ?), tags = list_filter(tags, t -> t <> ?)
+      `UPDATE binary_data SET dataset_ids = ${listWithout(d, 'dataset_ids')}, tags = ${listWithout(d, 'tags')}
        WHERE ${byId.sql}`,
       [datasetId, datasetTag(datasetId), ...byId.params],
     );
@@ -152,8 +150,8 @@ export class Datasets {
     }
     this.authorizer.checkOrg(p, organizationId, { role: 'owner' });
     const rows = await this.store.query(
-      `SELECT binary_data_id, organization_id, location_id, robot_id FROM binary_data WHERE list_has_any(dataset_ids, [${marks(datasetIds.length)}])`,
-      datasetIds,
+      'SELECT binary_data_id, organization_id, location_id, robot_id FROM binary_data WHERE dataset_ids && CAST(? AS VARCHAR[])',
+      [datasetIds],
     );
     // Merging tags every image of the datasets, so each one must be within the caller's scope, as for
     // AddBinaryDataToDatasetByIDs; checked before anything is created.

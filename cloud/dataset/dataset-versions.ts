@@ -2,18 +2,16 @@
 // tags, boxes, sizes and a train/valid/test split, numbered 1, 2, ... per dataset. Its rows are inserted
 // once, in one transaction, and never updated; later tags, boxes, additions, removals or deletions of
 // the live data leave it as it was (its blobs too: see binary-data.ts and blob-orphans.ts).
-import type { DuckDBConnection } from '@duckdb/node-api';
 import { notFound } from '../../core/serving/status-error.js';
 import type { DatasetVersion } from '../../gen/platform/app/dataset/v1/dataset.js';
-import type { Row, Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { SqlSession, StoreWithBlobs, TabularRow } from '../store/tabular.js';
 import { labelsOf, liveMembers, memberOfRow, type Member } from './members.js';
 import type { SplitSpec } from './split.js';
 
 /** Member rows per INSERT statement (16 parameters each). */
 const insertBatch = 200;
 
-const versionOf = (r: Row): DatasetVersion => ({
+const versionOf = (r: TabularRow): DatasetVersion => ({
   datasetId: String(r.dataset_id),
   version: Number(r.version),
   organizationId: String(r.organization_id),
@@ -27,23 +25,21 @@ const versionOf = (r: Row): DatasetVersion => ({
 });
 
 export class DatasetVersions {
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: StoreWithBlobs) {}
 
   /** Freezes the dataset's members now into the next version and returns it. */
   async create(dataset: { id: string; organizationId: string }, spec: SplitSpec): Promise<DatasetVersion> {
     const members = await liveMembers(this.store, dataset.organizationId, dataset.id, spec);
     const count = (split: string) => members.filter((m) => m.split === split).length;
     const created = new Date();
-    const version = await this.store.transaction(async (conn) => {
-      const next = (
-        await conn.runAndReadAll('SELECT coalesce(max(version), 0) + 1 AS next FROM dataset_versions WHERE dataset_id = ?', [dataset.id])
-      ).getRowObjectsJS();
+    const version = await this.store.transact(async (tx) => {
+      const next = await tx.query('SELECT coalesce(max(version), 0) + 1 AS next FROM dataset_versions WHERE dataset_id = ?', [dataset.id]);
       const number = Number(next[0].next);
-      await conn.run(`INSERT INTO dataset_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(CAST(? AS JSON) AS VARCHAR[]))`, [
+      await tx.execute(`INSERT INTO dataset_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS VARCHAR[]))`, [
         dataset.id,
         number,
         dataset.organizationId,
-        timestampValue(created),
+        created,
         spec.train,
         spec.valid,
         spec.test,
@@ -52,12 +48,12 @@ export class DatasetVersions {
         count('train'),
         count('valid'),
         count('test'),
-        JSON.stringify(labelsOf(members)),
+        labelsOf(members),
       ]);
       for (let start = 0; start < members.length; start += insertBatch) {
         const batch = members.slice(start, start + insertBatch);
-        const row = '(?, ?, ?, ?, ?, CAST(CAST(? AS JSON) AS VARCHAR[]), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
-        await conn.run(
+        const row = '(?, ?, ?, ?, ?, CAST(? AS VARCHAR[]), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+        await tx.execute(
           `INSERT INTO dataset_version_members VALUES ${batch.map(() => row).join(', ')}`,
           batch.flatMap((m, i) => [
             dataset.id,
@@ -65,7 +61,7 @@ export class DatasetVersions {
             start + i,
             m.binaryDataId,
             m.split,
-            JSON.stringify(m.tags),
+            m.tags,
             JSON.stringify(m.boxes),
             m.width,
             m.height,
@@ -75,7 +71,7 @@ export class DatasetVersions {
             BigInt(m.fileSizeBytes),
             m.partId,
             m.componentName,
-            m.timeRequested ? timestampValue(m.timeRequested) : null,
+            m.timeRequested ?? null,
           ]),
         );
       }
@@ -106,8 +102,8 @@ export class DatasetVersions {
    * Deletes every version of the dataset (inside the dataset's delete). Blobs that only these versions
    * named are left to the orphan sweep at the next start (cloud/store/blob-orphans.ts).
    */
-  static async deleteAll(conn: DuckDBConnection, datasetId: string): Promise<void> {
-    await conn.run('DELETE FROM dataset_version_members WHERE dataset_id = ?', [datasetId]);
-    await conn.run('DELETE FROM dataset_versions WHERE dataset_id = ?', [datasetId]);
+  static async deleteAll(tx: SqlSession, datasetId: string): Promise<void> {
+    await tx.execute('DELETE FROM dataset_version_members WHERE dataset_id = ?', [datasetId]);
+    await tx.execute('DELETE FROM dataset_versions WHERE dataset_id = ?', [datasetId]);
   }
 }

@@ -2,7 +2,8 @@
 // dataset now) or frozen (the rows of a version). Both come out in the same shape and order (by binary
 // data id), so that one exporter writes either.
 import type { BlobStore } from '../store/blob-store.js';
-import type { Row, Store } from '../store/store.js';
+import { listHas } from '../store/list-sql.js';
+import type { StoreWithBlobs, TabularRow } from '../store/tabular.js';
 import { datasetTagPrefix } from '../data/dataset-tag.js';
 import { imageSize } from './image-size.js';
 import { splitMembers, type SplitName, type SplitSpec } from './split.js';
@@ -68,8 +69,8 @@ async function sizeOf(blobs: BlobStore, key: string): Promise<{ width: number; h
 }
 
 /** The dataset's image members now, with the split that `spec` gives them; sizes come from the image headers. */
-export async function liveMembers(store: Store, organizationId: string, datasetId: string, spec: SplitSpec): Promise<Member[]> {
-  const member = `organization_id = ? AND list_contains(dataset_ids, ?) AND mime_type LIKE 'image/%' AND NOT internal`;
+export async function liveMembers(store: StoreWithBlobs, organizationId: string, datasetId: string, spec: SplitSpec): Promise<Member[]> {
+  const member = `organization_id = ? AND ${listHas(store.dialect, 'dataset_ids')} AND mime_type LIKE 'image/%' AND NOT internal`;
   const rows = await store.query(
     `SELECT binary_data_id, file_ext, mime_type, tags, blob_key, file_size_bytes, part_id, component_name, time_requested
        FROM binary_data WHERE ${member} ORDER BY binary_data_id`,
@@ -118,7 +119,7 @@ export async function liveMembers(store: Store, organizationId: string, datasetI
   return members;
 }
 
-export function memberOfRow(r: Row): Member {
+export function memberOfRow(r: TabularRow): Member {
   return {
     binaryDataId: String(r.binary_data_id),
     split: String(r.split) as SplitName,

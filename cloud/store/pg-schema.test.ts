@@ -18,7 +18,7 @@ async function columns(store: TabularStore, tables: string[]): Promise<string[]>
     [store.dialect === 'duckdb' ? 'main' : 'public'],
   );
   const pgType = (r: Record<string, unknown>) => {
-    if (r.data_type === 'ARRAY') return r.udt_name === '_text' ? 'VARCHAR[]' : `ARRAY ${String(r.udt_name)}`;
+    if (r.data_type === 'ARRAY') return r.udt_name === '_varchar' ? 'VARCHAR[]' : `ARRAY ${String(r.udt_name)}`;
     return ({ text: 'VARCHAR', 'double precision': 'DOUBLE' } as Record<string, string>)[String(r.data_type)] ?? String(r.data_type).toUpperCase();
   };
   return rows

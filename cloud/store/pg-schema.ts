@@ -13,6 +13,8 @@
 //   partition per UTC day (pg-readings.ts), so that a day, once past, is closed and can be sealed
 //   into a Parquet object and detached whole. Rows outside every day partition land in the default one.
 // - JSON columns are `json`, not `jsonb`: the text comes back exactly as it was stored, as on DuckDB.
+// - List columns are varchar[] (not text[]): statements cast list parameters to VARCHAR[] on both
+//   backends, and PostgreSQL has no && or = ANY between text[] and varchar[].
 import type { SqlSession } from './tabular.js';
 
 export interface Migration {
@@ -46,7 +48,7 @@ export const pgMigrations: readonly Migration[] = [
          seq bigint NOT NULL, upload_id text NOT NULL,
          organization_id text, location_id text, robot_id text, robot_name text, part_id text,
          part_name text, component_type text, component_name text, method_name text,
-         method_parameters json, tags text[], time_requested timestamptz, time_received timestamptz,
+         method_parameters json, tags varchar[], time_requested timestamptz, time_received timestamptz,
          time_synced timestamptz, data json, internal boolean NOT NULL DEFAULT false, size_bytes integer NOT NULL DEFAULT 0)
        PARTITION BY RANGE (time_synced)`,
       `CREATE TABLE tabular_data_default PARTITION OF tabular_data DEFAULT`,
@@ -56,8 +58,8 @@ export const pgMigrations: readonly Migration[] = [
          seq bigint NOT NULL, binary_data_id text PRIMARY KEY,
          organization_id text, location_id text, robot_id text, robot_name text, part_id text,
          part_name text, component_type text, component_name text, method_name text,
-         method_parameters json, file_name text, file_ext text, mime_type text, tags text[],
-         dataset_ids text[], time_requested timestamptz, time_received timestamptz, time_synced timestamptz,
+         method_parameters json, file_name text, file_ext text, mime_type text, tags varchar[],
+         dataset_ids varchar[], time_requested timestamptz, time_received timestamptz, time_synced timestamptz,
          file_size_bytes bigint, uri text, blob_key text NOT NULL, internal boolean NOT NULL DEFAULT false)`,
       `CREATE INDEX binary_data_org_time ON binary_data (organization_id, time_requested, seq)`,
       `CREATE INDEX binary_data_blob ON binary_data (blob_key)`,
@@ -72,10 +74,10 @@ export const pgMigrations: readonly Migration[] = [
          dataset_id text NOT NULL, version integer NOT NULL, organization_id text NOT NULL, time_created timestamptz NOT NULL,
          split_train double precision NOT NULL, split_valid double precision NOT NULL, split_test double precision NOT NULL,
          split_seed bigint NOT NULL, image_count integer NOT NULL, train_count integer NOT NULL, valid_count integer NOT NULL,
-         test_count integer NOT NULL, labels text[] NOT NULL, PRIMARY KEY (dataset_id, version))`,
+         test_count integer NOT NULL, labels varchar[] NOT NULL, PRIMARY KEY (dataset_id, version))`,
       `CREATE TABLE dataset_version_members (
          dataset_id text NOT NULL, version integer NOT NULL, position integer NOT NULL, binary_data_id text NOT NULL,
-         split text NOT NULL, tags text[] NOT NULL, boxes json NOT NULL, width integer NOT NULL, height integer NOT NULL,
+         split text NOT NULL, tags varchar[] NOT NULL, boxes json NOT NULL, width integer NOT NULL, height integer NOT NULL,
          file_ext text NOT NULL, mime_type text NOT NULL, blob_key text NOT NULL, file_size_bytes bigint NOT NULL,
          part_id text, component_name text, time_requested timestamptz, PRIMARY KEY (dataset_id, version, position))`,
       `CREATE INDEX dataset_version_members_binary ON dataset_version_members (binary_data_id)`,

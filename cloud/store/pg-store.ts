@@ -12,9 +12,12 @@ import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { duckdbLikeTypes, numberedParameters } from './pg-sql.js';
 import { applyMigrations, pgMigrations, type Migration } from './pg-schema.js';
+import type { BlobStore } from './blob-store.js';
 import type { SqlSession, SqlValue, TabularRow, TabularStore } from './tabular.js';
 
 export interface PgStoreOptions {
+  /** The blob store of the same cloud (S3 in the scale-out mode); see blobs. */
+  blobs?: BlobStore;
   /** Connections in the pool. Default 10. */
   poolSize?: number;
   /** Runs of a transaction that meets a serialization conflict, the first included. Default 30. */
@@ -42,7 +45,14 @@ export class PgStore implements TabularStore {
   private constructor(
     private readonly pool: pg.Pool,
     private readonly maxAttempts: number,
+    private readonly blobStore: BlobStore | undefined,
   ) {}
+
+  /** The BlobStore given to open(), for modules that need both (StoreWithBlobs). */
+  get blobs(): BlobStore {
+    if (!this.blobStore) throw new Error('this PgStore was opened without a BlobStore (PgStoreOptions.blobs)');
+    return this.blobStore;
+  }
 
   /** Connects to url (postgres://...), applies the schema, and returns the store. */
   static async open(url: string, options: PgStoreOptions = {}): Promise<PgStore> {
@@ -52,7 +62,7 @@ export class PgStore implements TabularStore {
     // An idle connection that fails (the server restarted) is dropped by the pool; without a listener
     // its error would end the process.
     pool.on('error', () => undefined);
-    const store = new PgStore(pool, maxAttempts);
+    const store = new PgStore(pool, maxAttempts, options.blobs);
     try {
       await store.transactAt('READ COMMITTED', (tx) => applyMigrations(tx, options.migrations ?? pgMigrations));
     } catch (err) {

@@ -7,7 +7,17 @@
 // afresh: re-executing a kept prepared statement on a reader crashed the process (SIGSEGV copying
 // strings into the result, DuckDB 1.5.6) about once in six runs of the data pipelines test; fresh
 // statements did not in 25 runs under gdb. Parsing and planning cost well under a millisecond.
-import { DuckDBConnection, DuckDBInstance, type DuckDBResultReader, type DuckDBType, type DuckDBValue, type JS } from '@duckdb/node-api';
+import {
+  DuckDBConnection,
+  DuckDBInstance,
+  LIST,
+  listValue,
+  VARCHAR,
+  type DuckDBResultReader,
+  type DuckDBType,
+  type DuckDBValue,
+  type JS,
+} from '@duckdb/node-api';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,8 +27,9 @@ import { schemaStatements } from './schema.js';
 import type { SqlSession, TabularStore } from './tabular.js';
 import { timestampValue } from './timestamp.js';
 
-/** Statement parameters: DuckDB values, or a Date for a TIMESTAMPTZ (the form TabularStore modules pass). */
-export type Params = readonly (DuckDBValue | Date)[] | Record<string, DuckDBValue>;
+/** Statement parameters: DuckDB values, or the values TabularStore modules pass (tabular.ts: a Date, a string[]). */
+export type Params = readonly (DuckDBValue | Date | readonly string[])[] | Record<string, DuckDBValue>;
+const VARCHAR_LIST = LIST(VARCHAR);
 export type ParamTypes = DuckDBType[] | Record<string, DuckDBType | undefined>;
 export type Row = Record<string, JS>;
 
@@ -59,23 +70,32 @@ export function rowObjectsOf(reader: DuckDBResultReader): Row[] {
   return rows;
 }
 
-/** The parameters as DuckDB takes them: each Date as a TIMESTAMPTZ value (no copy when there is none). */
-function duckParams(params: Params | undefined): DuckDBValue[] | Record<string, DuckDBValue> | undefined {
-  if (params === undefined || !Array.isArray(params)) return params as Record<string, DuckDBValue> | undefined;
-  const list = params as readonly (DuckDBValue | Date)[];
+/**
+ * The parameters and their types as DuckDB takes them: each Date as a TIMESTAMPTZ value, each string
+ * array as a VARCHAR[] list (typed, so that an empty one binds too). No copy when there is neither.
+ */
+function duckArgs(params: Params | undefined, types?: ParamTypes): [DuckDBValue[] | Record<string, DuckDBValue> | undefined, ParamTypes | undefined] {
+  if (params === undefined || !Array.isArray(params)) return [params as Record<string, DuckDBValue> | undefined, types];
+  const list = params as readonly (DuckDBValue | Date | readonly string[])[];
   let out: DuckDBValue[] | undefined;
+  let outTypes = types;
   for (let i = 0; i < list.length; i++) {
     const value = list[i];
     if (value instanceof Date) (out ??= list.slice() as DuckDBValue[])[i] = timestampValue(value);
+    else if (Array.isArray(value)) {
+      (out ??= list.slice() as DuckDBValue[])[i] = listValue(value as string[]);
+      if (outTypes === types) outTypes = Array.isArray(types) ? [...types] : [];
+      (outTypes as DuckDBType[])[i] = VARCHAR_LIST;
+    }
   }
-  return out ?? (list as DuckDBValue[]);
+  return [out ?? (list as DuckDBValue[]), outTypes];
 }
 
 /** A TabularStore session over one connection (the writer inside transact). */
 function sessionOn(conn: DuckDBConnection): SqlSession {
   return {
-    query: async (sql, params) => rowObjectsOf(await conn.runAndReadAll(sql, duckParams(params))),
-    execute: async (sql, params) => Number((await conn.run(sql, duckParams(params))).rowsChanged),
+    query: async (sql, params) => rowObjectsOf(await conn.runAndReadAll(sql, ...duckArgs(params))),
+    execute: async (sql, params) => Number((await conn.run(sql, ...duckArgs(params))).rowsChanged),
   };
 }
 
@@ -247,13 +267,13 @@ export class Store implements TabularStore {
   /** A read query whose rows come back as JS values (BIGINT as bigint, TIMESTAMPTZ as Date, lists as arrays). */
   query(sql: string, params?: Params, types?: ParamTypes): Promise<Row[]> {
     return this.read(async (conn) => {
-      return rowObjectsOf(await conn.runAndReadAll(sql, duckParams(params), types));
+      return rowObjectsOf(await conn.runAndReadAll(sql, ...duckArgs(params, types)));
     });
   }
 
   /** A write statement; returns the number of rows it changed. */
   execute(sql: string, params?: Params, types?: ParamTypes): Promise<number> {
-    return this.write(async (conn) => Number((await conn.run(sql, duckParams(params), types)).rowsChanged));
+    return this.write(async (conn) => Number((await conn.run(sql, ...duckArgs(params, types))).rowsChanged));
   }
 
   /**

@@ -3,7 +3,8 @@
 import test from 'ava';
 import { tabularBackends } from '../testing/tabular-backends.js';
 import { ensurePartConfigTables } from '../parts/part-configs.js';
-import { textList, type SqlSession } from './tabular.js';
+import { listHas, listWith, listWithout } from './list-sql.js';
+import type { SqlSession } from './tabular.js';
 
 const backends = tabularBackends(test);
 
@@ -11,7 +12,7 @@ for (const backend of backends) {
   test(`${backend.name}: values go in and come out as the same JS types`, async (t) => {
     const store = await backend.open(t);
     const created = new Date('2026-11-27T01:02:03.456Z');
-    await store.execute(`INSERT INTO dataset_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${textList(store.dialect)})`, [
+    await store.execute('INSERT INTO dataset_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS VARCHAR[]))', [
       'ds',
       3,
       'org',
@@ -24,7 +25,7 @@ for (const backend of backends) {
       7,
       2,
       1,
-      JSON.stringify(['cat', 'dog, "big"', '?']),
+      ['cat', 'dog, "big"', '?', 'back\\slash {x}', 'NULL', ''],
     ]);
     const [v] = await store.query('SELECT * FROM dataset_versions WHERE dataset_id = ?', ['ds']);
     t.deepEqual(v, {
@@ -40,17 +41,45 @@ for (const backend of backends) {
       train_count: 7,
       valid_count: 2,
       test_count: 1,
-      labels: ['cat', 'dog, "big"', '?'],
+      labels: ['cat', 'dog, "big"', '?', 'back\\slash {x}', 'NULL', ''],
     });
     const boxes = '{"b":[1,2.5],"a":null}';
     await store.execute(
-      `INSERT INTO dataset_version_members VALUES (?, 1, 0, 'bin', 'train', ${textList(store.dialect)}, ?, 4, 3, '.png', 'image/png', 'k', 5, NULL, NULL, NULL)`,
-      ['ds', '[]', boxes],
+      "INSERT INTO dataset_version_members VALUES (?, 1, 0, 'bin', 'train', CAST(? AS VARCHAR[]), ?, 4, 3, '.png', 'image/png', 'k', 5, NULL, NULL, NULL)",
+      ['ds', [], boxes],
     );
     const [m] = await store.query('SELECT tags, boxes, time_requested, part_id FROM dataset_version_members');
     t.deepEqual(m, { tags: [], boxes, time_requested: null, part_id: null }, 'JSON comes back as the text stored, an empty list as []');
     const [c] = await store.query('SELECT count(*) AS n, sum(image_count) AS s, max(time_created) AS latest FROM dataset_versions');
     t.deepEqual(c, { n: 1n, s: 10n, latest: created });
+  });
+
+  test(`${backend.name}: list columns: add (each once, sorted by bytes), remove, contains, overlap, IN a list parameter`, async (t) => {
+    const store = await backend.open(t);
+    const d = store.dialect;
+    const insert = (id: string, tags: string[] | null) =>
+      store.execute(
+        "INSERT INTO binary_data (seq, binary_data_id, organization_id, tags, dataset_ids, blob_key) VALUES (1, ?, 'org', CAST(? AS VARCHAR[]), NULL, 'k')",
+        [id, tags === null ? null : tags],
+      );
+    await insert('a', ['b', 'Z', 'a']);
+    await insert('b', null);
+    await insert('c', []);
+    const tagsOf = async () =>
+      Object.fromEntries((await store.query('SELECT binary_data_id, tags FROM binary_data ORDER BY 1')).map((r) => [r.binary_data_id, r.tags]));
+    t.is(await store.execute(`UPDATE binary_data SET tags = ${listWith(d, 'tags')}`, ['b']), 3);
+    t.deepEqual(await tagsOf(), { a: ['Z', 'a', 'b'], b: ['b'], c: ['b'] }, 'an element already there is not doubled; a NULL list gets one');
+    await store.execute(`UPDATE binary_data SET tags = ${listWithout(d, 'tags')} WHERE binary_data_id IN (SELECT unnest(CAST(? AS VARCHAR[])))`, [
+      'b',
+      ['a', 'c'],
+    ]);
+    t.deepEqual(await tagsOf(), { a: ['Z', 'a'], b: ['b'], c: [] });
+    const ids = async (where: string, params: (string | string[])[]) =>
+      (await store.query(`SELECT binary_data_id FROM binary_data WHERE ${where} ORDER BY 1`, params)).map((r) => r.binary_data_id);
+    t.deepEqual(await ids(listHas(d, 'tags'), ['b']), ['b']);
+    t.deepEqual(await ids('tags && CAST(? AS VARCHAR[])', [['Z', 'b']]), ['a', 'b']);
+    t.deepEqual(await ids('binary_data_id IN (SELECT unnest(CAST(? AS VARCHAR[])))', [[]]), [], 'an empty list parameter');
+    t.deepEqual(await ids(listHas(d, 'dataset_ids'), ['x']), [], 'a NULL list holds nothing');
   });
 
   test(`${backend.name}: ? and $n parameters; a ? inside a literal or a comment is text`, async (t) => {

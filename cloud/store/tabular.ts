@@ -6,13 +6,15 @@
 // Statements are plain SQL that both dialects accept. Parameters are written `?` or `$1`, `$2`, ...
 // (not both in one statement); PgStore rewrites `?` to `$n`. Values go in and come out as the same JS
 // types on both backends:
-//   in:  null, boolean, number, bigint, string, Date (a TIMESTAMPTZ)
+//   in:  null, boolean, number, bigint, string, Date (a TIMESTAMPTZ), string[] (a VARCHAR[]; write
+//        CAST(? AS VARCHAR[]) where the statement does not say the type otherwise)
 //   out: BIGINT as bigint, INTEGER and DOUBLE as number, TIMESTAMPTZ as Date, JSON as its text,
 //        VARCHAR[] as string[], BOOLEAN as boolean, NULL as null.
-// Lists and JSON are passed as JSON text and cast in the statement where a module needs them.
+
+import type { BlobStore } from './blob-store.js';
 
 /** A statement parameter, the same on both backends. */
-export type SqlValue = null | boolean | number | bigint | string | Date;
+export type SqlValue = null | boolean | number | bigint | string | Date | readonly string[];
 
 /** One result row: column name to value (see the types above). */
 export type TabularRow = Record<string, unknown>;
@@ -27,6 +29,9 @@ export interface SqlSession {
 
 export type Dialect = 'duckdb' | 'postgres';
 
+/** A TabularStore with the BlobStore of the same cloud, for modules that read or write content too. */
+export type StoreWithBlobs = TabularStore & { readonly blobs: BlobStore };
+
 export interface TabularStore extends SqlSession {
   /**
    * Which SQL the store speaks, for the few statements that must differ (cloud/store/README.md lists
@@ -40,13 +45,4 @@ export interface TabularStore extends SqlSession {
    * must do nothing but statements on tx (no side effects that a second run would repeat).
    */
   transact<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T>;
-}
-
-/**
- * The SQL of a VARCHAR[] value from a parameter that holds a JSON array of strings (the neutral way to
- * pass a list, e.g. tags): `textList(store.dialect)` in place of one `?`, with JSON.stringify(list) as
- * its value. DuckDB casts JSON to a list; PostgreSQL has no such cast and unnests the array instead.
- */
-export function textList(dialect: Dialect, placeholder = '?'): string {
-  return dialect === 'duckdb' ? `CAST(CAST(${placeholder} AS JSON) AS VARCHAR[])` : `ARRAY(SELECT json_array_elements_text(CAST(${placeholder} AS json)))`;
 }

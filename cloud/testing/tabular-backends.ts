@@ -1,7 +1,7 @@
 // Test helper: the same test against both TabularStore backends (cloud/store/tabular.ts), the embedded
 // DuckDB Store in a temp data dir and PgStore on a PostgreSQL server of the test file's own
 // (postgres.ts, started at the first PostgreSQL test and stopped after the file). Each store is fresh:
-// a new data dir, or a new database on the shared server. Nothing is skipped: without the postgresql
+// a new data dir, or a new database on the shared server (with a file BlobStore in a temp dir). Nothing is skipped: without the postgresql
 // package the PostgreSQL tests fail, naming it.
 //
 //   const backends = tabularBackends(test);
@@ -11,14 +11,15 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PgStore, type PgStoreOptions } from '../store/pg-store.js';
 import { Store } from '../store/store.js';
-import type { TabularStore } from '../store/tabular.js';
+import { FileBlobStore } from '../store/blob-store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { startPostgres, type PostgresServer } from './postgres.js';
 import { removeDataDir, tempDataDir } from './spawn-cloud.js';
 
 export interface TabularBackend {
   name: 'duckdb' | 'postgres';
   /** A fresh, empty store, closed (and its files or database removed) when the test ends. */
-  open(t: ExecutionContext, options?: PgStoreOptions): Promise<TabularStore>;
+  open(t: ExecutionContext, options?: PgStoreOptions): Promise<StoreWithBlobs>;
   /** For PostgreSQL: the URL of the database of the store open() returned last (e.g. for a second process). */
   lastUrl?: string;
 }
@@ -55,8 +56,13 @@ export function tabularBackends(test: TestFn): TabularBackend[] {
       }
       const dbUrl = url.replace(/\/postgres$/, `/${database}`);
       postgres.lastUrl = dbUrl;
-      const store = await PgStore.open(dbUrl, { poolSize: 4, ...options });
-      t.teardown(() => store.close());
+      // Blobs in files of a temp dir: the S3 store has its contract tests of its own.
+      const dir = tempDataDir();
+      const store = await PgStore.open(dbUrl, { poolSize: 4, blobs: new FileBlobStore(dir), ...options });
+      t.teardown(async () => {
+        await store.close();
+        removeDataDir(dir);
+      });
       return store;
     },
   };
