@@ -4,6 +4,7 @@
 // client commanded last (core/session/README.md). The heartbeat timer does not keep the process alive.
 import { credentials as grpcCredentials, InterceptingCall, type ChannelCredentials, type ChannelOptions, type Interceptor } from '@grpc/grpc-js';
 import { RobotServiceClient, type StartSessionResponse } from '../../gen/platform/robot/v1/robot.js';
+import type { Route } from '../../core/serving/webrtc/peer.js';
 import { dialWebRtc, type SignalingDialOptions, type WebRtcConnection } from './webrtc-dial.js';
 
 export const SESSION_METADATA = 'platform-sid';
@@ -70,6 +71,11 @@ export class RobotClient {
   /** 'webrtc' when calls run over a WebRTC data channel, 'direct' when over the machine's gRPC port. */
   get transport(): 'webrtc' | 'direct' {
     return this.webrtc ? 'webrtc' : 'direct';
+  }
+
+  /** Over WebRTC, the candidate pair the connection runs on (its ends' types: host, srflx, prflx, relay). */
+  webrtcRoute(): Promise<Route | undefined> {
+    return this.webrtc ? this.webrtc.route() : Promise.resolve(undefined);
   }
 
   /** The id of the running session, if any. */

@@ -5,7 +5,7 @@ import { credentials as grpcCredentials, Metadata, type ChannelCredentials, type
 import { SignalingServiceClient, type CallResponse, type OptionalWebRTCConfigResponse } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
 import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../../core/serving/webrtc/candidates.js';
 import { ChannelClient } from '../../core/serving/webrtc/channel-client.js';
-import { createCaller, parseDescription, type IceCandidate, type IceServer } from '../../core/serving/webrtc/peer.js';
+import { createCaller, parseDescription, type IceCandidate, type IceServer, type Route } from '../../core/serving/webrtc/peer.js';
 import { CloudConnection, type ApiKeyCredentials } from './connection.js';
 
 export interface SignalingDialOptions {
@@ -27,6 +27,8 @@ export interface SignalingDialOptions {
 
 export interface WebRtcConnection {
   channel: ChannelClient;
+  /** The candidate pair ICE selected (a "relay" local end when it runs through TURN). */
+  route(): Promise<Route | undefined>;
   close(): void;
 }
 
@@ -110,6 +112,7 @@ export async function dialWebRtc(options: SignalingDialOptions): Promise<WebRtcC
     closeSignaling();
     return {
       channel,
+      route: () => peer.route(),
       close: () => {
         channel.close();
         peer.close();

@@ -32,6 +32,21 @@ export interface IceCandidate {
   usernameFragment?: string;
 }
 
+/** One end of the candidate pair ICE selected: a relay (TURN), host, srflx or prflx candidate. */
+export interface RouteEnd {
+  type: string;
+  address: string;
+  port: number;
+}
+
+/** The candidate pair the connection runs on, and what went over it. */
+export interface Route {
+  local: RouteEnd;
+  remote: RouteEnd;
+  bytesSent: number;
+  bytesReceived: number;
+}
+
 export interface Peer {
   /** This end's offer (caller) or answer (machine). */
   readonly description: SessionDescription;
@@ -42,6 +57,8 @@ export interface Peer {
   readonly channel: Promise<FrameChannel>;
   /** Called once when the connection fails or closes. */
   onClose(listener: () => void): void;
+  /** The selected candidate pair, from the connection's stats; undefined before ICE has selected one. */
+  route(): Promise<Route | undefined>;
   close(): void;
 }
 
@@ -89,6 +106,11 @@ export function checkSdp(sdp: string): void {
 }
 
 async function connection(options: PeerOptions): Promise<RTCPeerConnection> {
+  // werift gathers relay candidates only when it has a TURN server; without one it would quietly fall back
+  // to host candidates, so relay-only without a relay is refused instead.
+  if (options.relayOnly && !(options.iceServers ?? []).some((s) => s.urls.some((u) => /^turns?:/.test(u)))) {
+    throw new Error('relayOnly: no TURN server to relay through (the signaling service handed out none, and iceServers names none)');
+  }
   const { RTCPeerConnection } = await import('./werift-loader.js');
   return new RTCPeerConnection({
     iceServers: (options.iceServers ?? []).map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
@@ -97,6 +119,26 @@ async function connection(options: PeerOptions): Promise<RTCPeerConnection> {
     iceAdditionalHostAddresses: ['127.0.0.1'],
     iceUseIpv6: false,
   });
+}
+
+type Stat = Record<string, unknown> & { type: string; id: string };
+
+/** The selected pair as the W3C stats describe it: transport.selectedCandidatePairId, then its two candidates. */
+async function selectedRoute(pc: RTCPeerConnection): Promise<Route | undefined> {
+  const stats = (await pc.getStats()) as unknown as Map<string, Stat>;
+  const transport = [...stats.values()].find((s) => s.type === 'transport' && s.selectedCandidatePairId);
+  const pair = transport && stats.get(transport.selectedCandidatePairId as string);
+  if (!pair) return undefined;
+  const end = (id: unknown): RouteEnd => {
+    const c = stats.get(id as string);
+    return { type: String(c?.candidateType), address: String(c?.address), port: Number(c?.port) };
+  };
+  return {
+    local: end(pair.localCandidateId),
+    remote: end(pair.remoteCandidateId),
+    bytesSent: Number(pair.bytesSent ?? 0),
+    bytesReceived: Number(pair.bytesReceived ?? 0),
+  };
 }
 
 function frameChannel(dc: RTCDataChannel): FrameChannel {
@@ -192,6 +234,7 @@ function wrap(pc: RTCPeerConnection, description: SessionDescription): Peer {
     },
     channel,
     onClose: (listener) => (ended ? queueMicrotask(listener) : void closeListeners.push(listener)),
+    route: () => selectedRoute(pc),
     close: shut,
   };
 }
@@ -201,7 +244,13 @@ export async function createCaller(options: PeerOptions = {}): Promise<CallerPee
   const pc = await connection(options);
   // The channel must exist before the offer so that the offer carries the data-channel section.
   const peer = wrap(pc, { type: 'offer', sdp: '' });
+  // werift gathers every candidate before setLocalDescription resolves.
   await pc.setLocalDescription(await pc.createOffer());
+  if (options.relayOnly && !/^a=candidate:.* typ relay/m.test(pc.localDescription!.sdp)) {
+    peer.close();
+    const servers = (options.iceServers ?? []).flatMap((s) => s.urls.filter((u) => /^turns?:/.test(u)));
+    throw new Error(`relayOnly: the TURN server (${servers.join(', ')}) gave no relay: the allocation failed (its address, or the credentials?)`);
+  }
   return {
     ...peer,
     description: { type: 'offer', sdp: pc.localDescription!.sdp },
