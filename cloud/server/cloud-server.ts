@@ -25,6 +25,7 @@ import { ThumbnailRoute } from '../web/thumbnails.js';
 import type { WebServer } from '../../core/serving/web/web-server.js';
 import { registerExtensions, type CloudContext, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
 import { decodeErrorsAsInvalidArgument } from '../kit/handlers.js';
+import { installMessageFill } from '../kit/grpc-message-fill.js';
 
 export interface CloudServerOptions {
   dataDir: string;
@@ -67,6 +68,8 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   }
   // Temp zips of imports that a crash cut short (cloud/dataset/import-handler.ts).
   await rm(join(options.dataDir, 'imports'), { recursive: true, force: true }).catch((err) => logger.error({ err }, 'could not clear the imports folder'));
+  // Large requests are put together as their chunks arrive, not in one copy at the end (grpc-message-fill.ts).
+  installMessageFill();
   const tokens = TokenSigner.forDataDir(options.dataDir, options.tokenTtlSeconds);
   const authorizer = new Authorizer(store, tokens);
   const server = decodeErrorsAsInvalidArgument(
