@@ -47,7 +47,7 @@ test('an interrupted download resumes with a Range request and is verified', asy
   t.teardown(server.close);
   const { cache } = sandbox();
   const source = { subsystem: 'platform-server' as const, version: '1.2.3', location: { kind: 'http' as const, url: `${server.url}/bin` }, sha256: sha(body) };
-  await t.throwsAsync(cache.fetch(source), { instanceOf: DownloadError });
+  t.is((await t.throwsAsync(cache.fetch(source), { instanceOf: DownloadError }))?.errorCode, 'CORE_ERR_AGENT_DOWNLOAD');
   const file = await cache.fetch(source);
   // The resume point is what arrived before the connection broke (at most the 100000 bytes sent).
   t.is(ranges.length, 2);
@@ -71,6 +71,7 @@ test('a sha256 mismatch is refused and nothing is installed', async (t) => {
     sha256: sha('the real one'),
   };
   const err = await t.throwsAsync(cache.fetch(source), { instanceOf: ChecksumMismatchError });
+  t.is(err?.errorCode, 'CORE_ERR_AGENT_CHECKSUM');
   t.is(err!.expected, sha('the real one'));
   t.is(err!.actual, sha('#!/bin/sh\necho tampered\n'));
   t.deepEqual(
@@ -144,5 +145,6 @@ test('a missing file:// binary is a DownloadError naming it', async (t) => {
   const err = await t.throwsAsync(cache.fetch({ subsystem: 'platform-server', version: 'x', location: { kind: 'file', path: '/nonexistent/bin' } }), {
     instanceOf: DownloadError,
   });
+  t.is(err?.errorCode, 'CORE_ERR_AGENT_DOWNLOAD');
   t.regex(err!.message, /file:\/\/\/nonexistent\/bin/);
 });

@@ -83,7 +83,10 @@ test('credentials: file shapes and install-time environment', (t) => {
   t.throws(() => machineSourceOf('/m.json', { cloud: { id: 'p', secret: 's' } }), {
     message: /cloud\.app_address: is required for the agent to reach the cloud/,
   });
-  t.throws(() => machineSourceOf('/m.json', { components: [] }), { instanceOf: CredentialsError, message: /needs a "cloud" object/ });
+  t.is(
+    t.throws(() => machineSourceOf('/m.json', { components: [] }), { instanceOf: CredentialsError, message: /needs a "cloud" object/ })?.errorCode,
+    'CORE_ERR_AGENT_CREDENTIALS',
+  );
   t.throws(() => machineSourceOf('/m.json', { cloud: { app_address: 'x', id: 'p', api_key: { id: 'k' } } }), { message: /cloud\.api_key\.key/ });
   t.deepEqual(credentialsFromEnv({ PLATFORM_API_KEY_ID: 'k', PLATFORM_API_KEY: 's', PLATFORM_PART_ID: 'p', PLATFORM_APP_ADDRESS: 'http://c:1' }), {
     appAddress: 'http://c:1',

@@ -2,15 +2,8 @@
 // `cloud.app_address` and the plaintext rule (SPEC: `-allow-insecure-creds`): every link to the cloud goes
 // through cloud-link.ts, which checks this before any channel exists, so no connection is ever dialled
 // for credentials that would be refused.
-
-export class InsecureCredentialsError extends Error {
-  constructor(readonly host: string) {
-    super(
-      `refusing to send the machine credentials in plaintext to ${host}, which is not a loopback address: use an https:// app_address, or pass -allow-insecure-creds to allow it`,
-    );
-    this.name = 'InsecureCredentialsError';
-  }
-}
+import { InsecureCredentialsError } from '../serving/errors.js';
+export { InsecureCredentialsError };
 
 export interface CloudTarget {
   /** host:port for grpc-js. */

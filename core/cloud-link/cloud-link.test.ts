@@ -101,6 +101,7 @@ test('plaintext is allowed to loopback, to anywhere over TLS, and elsewhere only
     t.notThrows(() => checkCredentialTransport(cloudTarget(address), false), address);
   }
   const refused = t.throws(() => checkCredentialTransport(cloudTarget('http://10.1.2.3:8081'), false), { instanceOf: InsecureCredentialsError });
+  t.is(refused?.errorCode, 'CORE_ERR_INSECURE_CREDENTIALS');
   t.regex(refused.message, /^refusing to send the machine credentials in plaintext to 10\.1\.2\.3, which is not a loopback address: .*-allow-insecure-creds/);
   t.notThrows(() => checkCredentialTransport(cloudTarget('http://10.1.2.3:8081'), true));
 });
@@ -128,6 +129,7 @@ test.serial('a link to a non-loopback plaintext address is refused before anythi
   t.teardown(() => closeListener(listener));
   const address = `http://${ip}:${listener.port}`;
   const error = t.throws(() => new CloudLink(settings(address)), { instanceOf: InsecureCredentialsError });
+  t.is(error?.errorCode, 'CORE_ERR_INSECURE_CREDENTIALS');
   t.regex(error.message, new RegExp(`plaintext to ${ip.replace(/\./g, '\\.')}.*-allow-insecure-creds`));
   // The control: the same address with the flag really dials, so the listener would have seen a refused link.
   const allowed = new CloudLink(settings(address, { allowInsecure: true }), { timeoutMs: 3000 });
@@ -135,7 +137,7 @@ test.serial('a link to a non-loopback plaintext address is refused before anythi
   await t.throwsAsync(allowed.metadata());
   t.true(listener.connections > 0, 'the allowed link dialled the listener');
   const before = listener.connections;
-  t.throws(() => new CloudLink(settings(address)), { instanceOf: InsecureCredentialsError });
+  t.is(t.throws(() => new CloudLink(settings(address)), { instanceOf: InsecureCredentialsError })?.errorCode, 'CORE_ERR_INSECURE_CREDENTIALS');
   t.is(listener.connections, before, 'a refused link dials nothing');
 });
 
@@ -172,6 +174,7 @@ test.serial('a token the cloud refuses is renewed and the call tried once more; 
   const wrong = new CloudLink(settings(cloud.address, { credentials: { type: 'robot-secret', entity: 'part-1', payload: 'wrong' } }));
   t.teardown(() => wrong.close());
   const refused = await t.throwsAsync(wrong.unary(wrong.robot.log, { id: 'part-1', logs: [] }), { instanceOf: CredentialsRefusedError });
+  t.is(refused?.errorCode, 'CORE_ERR_CREDENTIALS_REFUSED');
   t.is(refused.code, status.UNAUTHENTICATED);
   t.regex(refused.message, /^the cloud refused the machine credentials \(wrong part secret or API key\?\): wrong secret \(UNAUTHENTICATED\)$/);
 });

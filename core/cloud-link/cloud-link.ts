@@ -10,19 +10,8 @@ import { AuthServiceClient } from '../../gen/platform/rpc/v1/auth.js';
 import { checkCredentialTransport, cloudTarget } from './address.js';
 import type { CloudLinkSettings } from './link-settings.js';
 import { cloudReachable } from './reachable.js';
-
-/** The cloud refused the credentials themselves (wrong secret or key): worth saying so in the log. */
-export class CredentialsRefusedError extends Error {
-  /** The gRPC status of the refusal, so callers that sort errors by code keep doing so. */
-  readonly code: number;
-  readonly details: string;
-  constructor(cause: ServiceError) {
-    super(`the cloud refused the machine credentials (wrong part secret or API key?): ${cause.details || cause.message} (${status[cause.code]})`, { cause });
-    this.name = 'CredentialsRefusedError';
-    this.code = cause.code;
-    this.details = cause.details;
-  }
-}
+import { CredentialsRefusedError } from '../serving/errors.js';
+export { CredentialsRefusedError };
 
 /** A generated gRPC client class (or grpc-js's own Client), built on the link's target and transport. */
 export type ClientClass<C> = new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>) => C;

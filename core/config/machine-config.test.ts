@@ -89,6 +89,7 @@ test('the agent object is validated with its defaults and ranges', (t) => {
 
 test('invalid JSON names the file and the position', (t) => {
   const err = t.throws(() => parseMachineConfigText('{"components": [', '/etc/platform.json'), { instanceOf: InvalidConfigError });
+  t.is(err?.errorCode, 'CORE_ERR_CONFIG_INVALID');
   t.regex(err!.message, /^\/etc\/platform\.json: is not valid JSON: /);
 });
 

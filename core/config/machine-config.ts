@@ -9,6 +9,8 @@ import { agentConfigSchema } from './agent-config.js';
 import { DEFAULT_HEARTBEAT_WINDOW, sessionConfigSchema } from './session-config.js';
 import { packagesSection } from './package-config.js';
 import { tracingConfigSchema } from './tracing-config.js';
+import { InvalidConfigError } from '../serving/errors.js';
+export { InvalidConfigError };
 
 export const DEFAULT_BIND_ADDRESS = 'localhost:8080';
 
@@ -123,18 +125,6 @@ export const machineConfigSchema = z.strictObject({
 export type MachineConfig = z.output<typeof machineConfigSchema>;
 export type ModuleEntry = z.output<typeof moduleEntry>;
 export type Maintenance = z.output<typeof maintenance>;
-
-export class InvalidConfigError extends Error {
-  constructor(readonly errors: ConfigError[]) {
-    super(errors.map((e) => e.message).join('; '));
-    this.name = 'InvalidConfigError';
-  }
-
-  /** The errors as the programs print them: a heading, then one indented line each. */
-  report(): string {
-    return `invalid config:\n${this.errors.map((e) => `  ${e.message}`).join('\n')}`;
-  }
-}
 
 /** Parses the top level of a machine config. Throws InvalidConfigError listing every top-level error. */
 export function parseMachineConfig(input: unknown): MachineConfig {

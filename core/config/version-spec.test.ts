@@ -11,7 +11,7 @@ test('channels, semver and ranges', (t) => {
 
 test('http(s) URLs', (t) => {
   t.deepEqual(parseVersionSpec('https://example.com/a/b'), { kind: 'url', url: 'https://example.com/a/b' });
-  t.throws(() => parseVersionSpec('http://'), { instanceOf: VersionSpecError });
+  t.is(t.throws(() => parseVersionSpec('http://'), { instanceOf: VersionSpecError })?.errorCode, 'CORE_ERR_VERSION_SPEC');
 });
 
 test('file URLs, POSIX and Windows', (t) => {
@@ -26,12 +26,13 @@ test('file URLs, POSIX and Windows', (t) => {
 
 test('file URLs that name no file are refused', (t) => {
   for (const v of ['file:///', 'file:///C:/', 'file:relative/x', 'file:///opt/dir/']) {
-    t.throws(() => parseVersionSpec(v), { instanceOf: VersionSpecError }, v);
+    t.is(t.throws(() => parseVersionSpec(v), { instanceOf: VersionSpecError }, v)?.errorCode, 'CORE_ERR_VERSION_SPEC');
   }
 });
 
 test('anything else is refused with the accepted forms', (t) => {
   const err = t.throws(() => parseVersionSpec('latest'), { instanceOf: VersionSpecError });
+  t.is(err?.errorCode, 'CORE_ERR_VERSION_SPEC');
   t.regex(err!.message, /"stable", "dev", a semantic version/);
   t.throws(() => parseVersionSpec(''));
   t.throws(() => parseVersionSpec('ftp://x/y'));

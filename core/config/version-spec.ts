@@ -3,6 +3,8 @@
 // accepted ("pinned range allows" in SPEC.md's agent behaviour): the newest release in the range wins.
 import validVersion from 'semver/functions/valid.js';
 import validRange from 'semver/ranges/valid.js';
+import { VersionSpecError } from '../serving/errors.js';
+export { VersionSpecError };
 
 export type VersionSpec =
   | { kind: 'channel'; channel: 'stable' | 'dev' }
@@ -10,16 +12,6 @@ export type VersionSpec =
   | { kind: 'range'; range: string }
   | { kind: 'url'; url: string }
   | { kind: 'file'; path: string; windows: boolean };
-
-export class VersionSpecError extends Error {
-  constructor(
-    readonly value: string,
-    readonly rule: string,
-  ) {
-    super(`version ${JSON.stringify(value)}: ${rule}`);
-    this.name = 'VersionSpecError';
-  }
-}
 
 export const VERSION_RULE = 'must be "stable", "dev", a semantic version (e.g. 0.2.1) or range (e.g. ^0.2.0), an http(s):// URL or a file:// URL';
 

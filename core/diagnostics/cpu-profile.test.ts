@@ -24,15 +24,22 @@ test('stop writes a .cpuprofile with nodes, samples and timeDeltas, and only the
 
 test('a path that cannot be written is an error at start naming the flag', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-cpuprofile-'));
-  await t.throwsAsync(CpuProfile.start(join(dir, 'missing', 'x.cpuprofile')), {
+  const missing = await t.throwsAsync(CpuProfile.start(join(dir, 'missing', 'x.cpuprofile')), {
     instanceOf: CpuProfileError,
     message: /^-cpuprofile .*missing\/x\.cpuprofile: folder .* does not exist$/,
   });
-  await t.throwsAsync(CpuProfile.start(dir), { instanceOf: CpuProfileError, message: /^-cpuprofile .*: is a directory/ });
+  t.is(missing?.errorCode, 'CORE_ERR_CPU_PROFILE');
+  t.is(
+    (await t.throwsAsync(CpuProfile.start(dir), { instanceOf: CpuProfileError, message: /^-cpuprofile .*: is a directory/ }))?.errorCode,
+    'CORE_ERR_CPU_PROFILE',
+  );
   if (process.getuid?.() !== 0) {
     const locked = join(dir, 'locked');
     mkdirSync(locked);
     chmodSync(locked, 0o500);
-    await t.throwsAsync(CpuProfile.start(join(locked, 'x.cpuprofile')), { instanceOf: CpuProfileError, message: /is not writable$/ });
+    t.is(
+      (await t.throwsAsync(CpuProfile.start(join(locked, 'x.cpuprofile')), { instanceOf: CpuProfileError, message: /is not writable$/ }))?.errorCode,
+      'CORE_ERR_CPU_PROFILE',
+    );
   }
 });

@@ -4,13 +4,8 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector';
 import { dirname, resolve } from 'node:path';
 import { writeFileDurable } from '../serving/durable-file.js';
-
-export class CpuProfileError extends Error {
-  constructor(path: string, reason: string) {
-    super(`-cpuprofile ${path}: ${reason}`);
-    this.name = 'CpuProfileError';
-  }
-}
+import { CpuProfileError } from '../serving/errors.js';
+export { CpuProfileError };
 
 function post<T>(session: Session, method: string): Promise<T> {
   return new Promise((resolve, reject) => session.post(method, (err, result) => (err ? reject(err) : resolve(result as T))));

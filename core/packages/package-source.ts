@@ -1,5 +1,7 @@
 // Where packages come from. The runtime sees only this interface; the cloud implementation (download with
 // the part's credentials) plugs in where the online mode is wired, and tests use an in-memory one.
+import { PackageSourceError } from '../serving/errors.js';
+export { PackageSourceError };
 
 export interface PackageFile {
   name: string;
@@ -18,14 +20,4 @@ export interface PackageSource {
   resolve(pkg: string, version: string): Promise<PackageRelease>;
   /** The bytes of one file of a release. */
   download(pkg: string, version: string, file: string): AsyncIterable<Uint8Array>;
-}
-
-export class PackageSourceError extends Error {
-  constructor(
-    /** not-found: the cloud has no such package or version; unreachable or refused: it could not be asked, so what is installed is used. */
-    readonly reason: 'not-found' | 'unreachable' | 'refused',
-    message: string,
-  ) {
-    super(message);
-  }
 }

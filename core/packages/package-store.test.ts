@@ -73,6 +73,7 @@ test('"latest" follows new versions; the old one stays until pruned; offline use
   const offline = await store.install(entry(), source);
   t.is(offline.version, 'v2');
   const pinned = (await t.throwsAsync(store.install(entry('v1'), source))) as PackageError;
+  t.is(pinned.errorCode, 'CORE_ERR_PACKAGE');
   t.is(pinned.reason, 'offline');
   t.regex(pinned.message, /^package shapes \(org1\/shapes@v1\): not installed and cannot be downloaded \(connect ECONNREFUSED\)/);
 });
@@ -83,6 +84,7 @@ test('a checksum mismatch installs nothing and keeps the installed version', asy
   source.add('org1/shapes', 'v2', { 'model.onnx': 'onnx-v2' });
   source.tamper = new TextEncoder().encode('evil');
   const err = (await t.throwsAsync(store.install(entry('v2'), source))) as PackageError;
+  t.is(err.errorCode, 'CORE_ERR_PACKAGE');
   t.is(err.reason, 'checksum');
   t.regex(err.message, /^package shapes \(org1\/shapes@v2\): model\.onnx has sha256 [0-9a-f]{64} \(4 bytes\); the release says [0-9a-f]{64} \(7 bytes\)/);
   t.deepEqual(await readdir(join(root, 'org1', 'shapes')), ['v1']);
@@ -91,6 +93,7 @@ test('a checksum mismatch installs nothing and keeps the installed version', asy
 test('unknown packages and versions are named', async (t) => {
   const { source, store } = await setup(t);
   const pkg = (await t.throwsAsync(store.install({ ...entry('v1'), package: 'org1/nope' }, source))) as PackageError;
+  t.is(pkg.errorCode, 'CORE_ERR_PACKAGE');
   t.is(pkg.reason, 'not-found');
   t.is(pkg.message, 'package shapes (org1/nope@v1): no package org1/nope');
   const version = (await t.throwsAsync(store.install(entry('v9'), source))) as PackageError;
@@ -104,6 +107,7 @@ test('a disk error names the package and the folder', async (t) => {
   await writeFile(blocked, 'x');
   const store = new PackageStore(blocked);
   const err = (await t.throwsAsync(store.install(entry('v1'), source))) as PackageError;
+  t.is(err.errorCode, 'CORE_ERR_PACKAGE');
   t.is(err.reason, 'disk');
   t.regex(err.message, /^package shapes \(org1\/shapes@v1\): cannot be installed in .*\/file: .*ENOTDIR/);
 });

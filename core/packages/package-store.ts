@@ -11,19 +11,10 @@ import { join } from 'node:path';
 import { syncDir, writeFileDurable } from '../serving/durable-file.js';
 import type { PackageEntry } from '../config/package-config.js';
 import { PackageSourceError, type PackageRelease, type PackageSource } from './package-source.js';
+import { PackageError } from '../serving/errors.js';
+export { PackageError };
 
 export const defaultPackagesRoot = () => process.env.PLATFORM_PACKAGES_DIR ?? join(homedir(), '.platform', 'packages');
-
-/** An installation failure; the message names the package and the reason. */
-export class PackageError extends Error {
-  constructor(
-    readonly packageName: string,
-    readonly reason: 'not-found' | 'checksum' | 'disk' | 'offline',
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface InstalledPackage {
   name: string;

@@ -19,7 +19,7 @@ test('boolean flags default to false, except ftdc and webrtc which default to tr
 });
 
 test('unknown flags, missing values, bad booleans and positional arguments are errors', (t) => {
-  t.throws(() => parseFlags(['-nope']), { instanceOf: FlagError, message: 'flag provided but not defined: -nope' });
+  t.is(t.throws(() => parseFlags(['-nope']), { instanceOf: FlagError, message: 'flag provided but not defined: -nope' })?.errorCode, 'CORE_ERR_FLAG');
   t.throws(() => parseFlags(['-config']), { message: 'flag needs an argument: -config <filename>' });
   t.throws(() => parseFlags(['-debug=maybe']), { message: 'invalid boolean value "maybe" for -debug: use true or false' });
   t.throws(() => parseFlags(['stray']), { message: 'unexpected argument "stray": platform-server takes flags only' });

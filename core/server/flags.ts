@@ -1,5 +1,7 @@
 // platform-server's command line (SPEC.md "Runtime process options"). The flags are Go-style: one dash
 // (two are accepted too), `-flag value` or `-flag=value`, and booleans as `-flag` or `-flag=false`.
+import { FlagError } from '../serving/errors.js';
+export { FlagError };
 
 interface FlagSpec {
   type: 'boolean' | 'string';
@@ -48,13 +50,6 @@ export interface Flags {
   values: Partial<Record<FlagName, string | boolean>>;
   /** The flags the user gave explicitly, in order. */
   given: FlagName[];
-}
-
-export class FlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'FlagError';
-  }
 }
 
 const specs: Record<string, FlagSpec> = FLAG_SPECS;

@@ -11,6 +11,8 @@ import { CredentialsError } from '../errors.js';
 import { writeFileDurable } from '../../serving/durable-file.js';
 import type { VisibleNetwork } from './backend.js';
 import { NetworkInputError, userProfileOf } from './profiles.js';
+import { PortalInputError } from '../../serving/errors.js';
+export { PortalInputError };
 
 export const PORTAL_MAX_BODY = 16 * 1024;
 /** Concurrent connections; Node closes connections beyond it at once, so a flood cannot exhaust memory. */
@@ -34,8 +36,6 @@ export interface CaptivePortalOptions {
 }
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-export class PortalInputError extends Error {}
 
 /** Checks a submitted form; returns the credentials file content to write, if any. */
 export function checkSubmission(form: URLSearchParams, credentialsPath: string): { ssid: string; psk: string; credentials?: string } {

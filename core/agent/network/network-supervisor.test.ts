@@ -167,10 +167,12 @@ test('a network submitted during provisioning is saved, the hotspot stops and th
   );
   await clock.advance(15_000);
   t.is(sup.state, 'provisioning');
-  await t.throwsAsync(() => sup.submitNetwork('x'.repeat(33), 'home-password'), {
+  const tooLong = await t.throwsAsync(() => sup.submitNetwork('x'.repeat(33), 'home-password'), {
     instanceOf: NetworkInputError,
     message: 'ssid: must be at most 32 bytes (is 33)',
   });
+  t.is(tooLong?.errorCode, 'CORE_ERR_NETWORK_INPUT');
+  t.is(tooLong?.field, 'ssid');
   await t.throwsAsync(() => sup.submitNetwork('home', 'home-password', 1000), { message: 'priority: must be an integer between -999 and 999 (is 1000)' });
   t.is(sup.state, 'provisioning', 'bad input changes nothing');
   await sup.submitNetwork('home', 'home-password', 50);

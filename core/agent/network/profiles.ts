@@ -4,6 +4,8 @@
 // them too; a network submitted through provisioning comes here directly).
 import type { AgentConfig } from '../../config/agent-config.js';
 import type { ClientProfile, HotspotProfile, Profile } from './backend.js';
+import { NetworkInputError } from '../../serving/errors.js';
+export { NetworkInputError };
 
 export const PROFILE_PREFIX = 'platform-';
 export const HOTSPOT_ID = `${PROFILE_PREFIX}hotspot`;
@@ -14,15 +16,6 @@ export const USER_PROFILE_PREFIX = `${PROFILE_PREFIX}user-`;
 export const MAX_SSID_BYTES = 32;
 export const PRIORITY_MIN = -999;
 export const PRIORITY_MAX = 999;
-
-export class NetworkInputError extends Error {
-  constructor(
-    readonly field: string,
-    readonly rule: string,
-  ) {
-    super(`${field}: ${rule}`);
-  }
-}
 
 type AdditionalNetwork = AgentConfig['additional_networks'][string];
 

@@ -14,6 +14,7 @@ import type { NetworkBackend } from './backend.js';
 import { PortalInputError, credentialsContent, holdsOfflineConfig } from './captive-portal.js';
 import type { NetworkSupervisor } from './network-supervisor.js';
 import { NetworkInputError } from './profiles.js';
+import { ProvisioningArgumentError } from '../../serving/errors.js';
 
 export interface ProvisioningServiceOptions {
   network: NetworkSupervisor;
@@ -24,15 +25,13 @@ export interface ProvisioningServiceOptions {
   credentialsSaved?: () => void;
 }
 
-class InvalidArgument extends Error {}
-
 function handler<Req, Res>(opts: ProvisioningServiceOptions, fn: (req: Req) => Promise<Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     opts.network.userActivity();
     fn(call.request).then(
       (res) => callback(null, res),
       (err: Error) => {
-        const invalid = err instanceof NetworkInputError || err instanceof PortalInputError || err instanceof InvalidArgument;
+        const invalid = err instanceof NetworkInputError || err instanceof PortalInputError || err instanceof ProvisioningArgumentError;
         if (!invalid) opts.logger.error({ err: err.message }, 'provisioning service: call failed');
         callback({ code: invalid ? status.INVALID_ARGUMENT : status.INTERNAL, details: err.message, name: 'Error', message: err.message });
       },
@@ -73,16 +72,16 @@ export class ProvisioningService {
         };
       }),
       setNetworkCredentials: handler(o, async (req: { type: string; ssid: string; psk: string; priority: number }) => {
-        if (req.type !== '' && req.type !== 'wifi') throw new InvalidArgument(`type: must be "wifi" (is "${req.type}")`);
+        if (req.type !== '' && req.type !== 'wifi') throw new ProvisioningArgumentError(`type: must be "wifi" (is "${req.type}")`);
         await o.network.submitNetwork(req.ssid, req.psk, req.priority);
         return {};
       }),
       setSmartMachineCredentials: handler(o, async (req: { cloud?: { id: string; secret: string; appAddress: string } }) => {
         const c = req.cloud;
-        if (!c) throw new InvalidArgument('cloud: is required');
+        if (!c) throw new ProvisioningArgumentError('cloud: is required');
         const content = credentialsContent({ cloud: { id: c.id, secret: c.secret, app_address: c.appAddress } }, o.credentialsFile);
         if (await holdsOfflineConfig(o.credentialsFile))
-          throw new InvalidArgument(`credentials: this machine runs from the offline config ${o.credentialsFile}`);
+          throw new ProvisioningArgumentError(`credentials: this machine runs from the offline config ${o.credentialsFile}`);
         await writeFileDurable(o.credentialsFile, content, 0o600);
         o.logger.info({ file: o.credentialsFile }, 'provisioning service: machine credentials saved');
         setImmediate(() => o.credentialsSaved?.());

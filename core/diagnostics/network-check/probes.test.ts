@@ -40,5 +40,8 @@ test('a probe that never finishes is cut off by its timeout', async (t) => {
   // it fires, or AVA, finding nothing else pending, ends the test as "never resolved".
   const alive = setTimeout(() => undefined, 10_000);
   t.teardown(() => clearTimeout(alive));
-  await t.throwsAsync(withTimeout(new Promise(() => undefined), 10), { instanceOf: ProbeTimeoutError, message: 'timed out after 10 ms' });
+  t.is(
+    (await t.throwsAsync(withTimeout(new Promise(() => undefined), 10), { instanceOf: ProbeTimeoutError, message: 'timed out after 10 ms' }))?.errorCode,
+    'CORE_ERR_PROBE_TIMEOUT',
+  );
 });

@@ -2,13 +2,8 @@
 // resolve, connect) once, so that a failure is the same error the runtime would hit.
 import { lookup } from 'node:dns/promises';
 import { createConnection, createServer } from 'node:net';
-
-export class ProbeTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`timed out after ${ms} ms`);
-    this.name = 'ProbeTimeoutError';
-  }
-}
+import { ProbeTimeoutError } from '../../serving/errors.js';
+export { ProbeTimeoutError };
 
 /** Bounds a probe whose operation cannot be cancelled (getaddrinfo runs on the thread pool to the end). */
 export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

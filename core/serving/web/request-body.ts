@@ -6,16 +6,8 @@
 import { status } from '@grpc/grpc-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echo } from '../bounded-text.js';
-
-/** A refusal the forwarder answers with a gRPC status (trailers) instead of forwarding the call. */
-export class WebCallError extends Error {
-  constructor(
-    readonly code: status,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { WebCallError } from '../errors.js';
+export { WebCallError };
 
 export interface WebLimits {
   /** Largest request message (the frame's payload) forwarded. */

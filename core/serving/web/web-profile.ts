@@ -1,11 +1,11 @@
 // -webprofile: GET /debug/profile?seconds=N on the web port returns a V8 CPU profile of the runtime's main
 // thread over the next N seconds, as a .cpuprofile file (the JSON Chrome DevTools and VS Code load).
 import { Session, type Profiler } from 'node:inspector';
+import { ProfileRequestError } from '../errors.js';
+export { ProfileRequestError };
 
 /** Longest profile one request may ask for: the request holds its connection open meanwhile. */
 export const MAX_PROFILE_SECONDS = 300;
-
-export class ProfileRequestError extends Error {}
 
 /** Reads `seconds` from the query: 1 to MAX_PROFILE_SECONDS, default 10. */
 export function profileSeconds(query: URLSearchParams): number {
