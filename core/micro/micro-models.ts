@@ -3,7 +3,7 @@
 // micro-server is one bundled file. Any other model, a module's included, is an error of the resource
 // that names it, saying it needs platform-server; the process never goes down for it.
 import type { DriverFactory, ModelDefinition } from '../../plugins/contract.js';
-import { builtinModels } from '../../drivers/index.js';
+import { BUILTIN_MODEL_NAMES } from '../../drivers/builtin-names.js';
 import { fakeBoardModel } from '../../drivers/board/fake/model.js';
 import { piBoardModel } from '../../drivers/board/pi/model.js';
 import { esp32BoardModel } from '../../drivers/board/esp32/model.js';
@@ -58,7 +58,8 @@ export function microRegistry(): ModelRegistry {
   return registry;
 }
 
-const fullRuntimeOnly = new Set([...builtinModels, dataManagerModel].map((m) => key(m.api, m.model)));
+// Names only: the attribute schemas of the models it does not run are never built here.
+const fullRuntimeOnly = new Set([...BUILTIN_MODEL_NAMES.map(([api, model]) => key(api, model)), key(dataManagerModel.api, dataManagerModel.model)]);
 
 /**
  * Why a model the micro-server lacks is missing (the kernel's missingModelExplanation): a module's
