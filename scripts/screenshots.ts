@@ -8,6 +8,8 @@
 //   sql-console.png        the SQL console with the table's columns and a query's rows
 //   training-mid-run.png   a training job opened while it runs: progress, curves and its log so far
 //   deploy-diff.png        "Deploy to machine" of a completed job: the diff of the part's config
+//   machines.png           the Machines view, the rover online with its control page link
+//   control-page-cloud.png the rover's control page opened from there, over WebRTC through the cloud
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +65,9 @@ try {
   browser = await launchChromium();
   await controlPage(browser);
   await cloudPages(browser);
-  console.log(`screenshots in ${OUT}: control-page.png, data-browser.png, sql-console.png, training-mid-run.png, deploy-diff.png`);
+  console.log(
+    `screenshots in ${OUT}: control-page.png, data-browser.png, sql-console.png, training-mid-run.png, deploy-diff.png, machines.png, control-page-cloud.png`,
+  );
 } finally {
   await browser?.close();
   for (const c of children) c.kill('SIGTERM');
@@ -103,7 +107,7 @@ async function cloudPages(browser: Browser): Promise<void> {
   const webUrl = /platform-cloud web page on (\S+)\n/.exec(output)![1];
   const admin = async <T>(action: string, args: Record<string, unknown>) => (await callAdminChannel(dataDir, action, args))!.result as T;
   const org = (await admin<{ id: string }>('org.create', { name: 'demo' })).id;
-  const machine = await admin<{ part_id: string }>('machine.create', { org, name: 'rover' });
+  const machine = await admin<{ part_id: string; part_secret: string }>('machine.create', { org, name: 'rover' });
   const key = await admin<{ id: string; key: string }>('key.create', { org, role: 'owner' });
   const owner = createCloudClient({ serviceHost: address, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
   try {
@@ -202,6 +206,25 @@ async function cloudPages(browser: Browser): Promise<void> {
     await deploy.getByTestId('deploy-diff').waitFor();
     await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: join(OUT, 'deploy-diff.png'), fullPage: true });
+
+    // The rover online (its config, the camera, comes from the cloud), then its control page from the
+    // Machines view, over WebRTC through the cloud.
+    const credentials = { cloud: { id: machine.part_id, secret: machine.part_secret, app_address: address }, network: { bind_address: 'localhost:0' } };
+    writeFileSync(join(dir, 'rover.json'), JSON.stringify(credentials));
+    mkdirSync(join(dir, 'rover-online'));
+    await run([SERVER_MAIN, '-config', join(dir, 'rover.json'), '-ftdc=false'], /web page on \S+\n/, {
+      ...process.env,
+      PLATFORM_ONLINE_DIR: join(dir, 'rover-online'),
+    });
+    await nav('Machines');
+    await page.getByTestId('machines').getByText('● online').waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(OUT, 'machines.png'), fullPage: true });
+    const [control] = await Promise.all([page.context().waitForEvent('page'), page.locator(`a[data-control="${machine.part_id}"]`).click()]);
+    await control.setViewportSize({ width: 1280, height: 1000 });
+    await control.getByTestId('transport').waitFor({ timeout: 60_000 });
+    await control.getByAltText('image of cam').waitFor();
+    await control.getByTestId('pointcloud-cam').and(control.locator(':not([data-points="0"])')).waitFor();
+    await control.screenshot({ path: join(OUT, 'control-page-cloud.png'), fullPage: true });
   } finally {
     owner.close();
   }
