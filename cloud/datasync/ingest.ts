@@ -20,6 +20,16 @@ export interface CaptureFields {
   tags: string[];
 }
 
+/** One tabular point of an upload (tabular-ingest.ts, pg-tabular-ingest.ts). */
+export interface TabularPoint {
+  timeRequested: Date;
+  timeReceived: Date;
+  /** The payload, e.g. {readings: {...}}. */
+  data: Record<string, unknown>;
+  /** The payload already serialized as JSON (a decoder may produce it directly); stored instead of data. */
+  json?: string;
+}
+
 export interface BinaryUpload extends CaptureFields {
   fileName: string;
   fileExtension: string;

@@ -24,18 +24,13 @@ import {
 } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { internalTag } from '../store/schema.js';
-import { inTransaction, type Store } from '../store/store.js';
+import type { PgStore } from '../store/pg-store.js';
+import { inTransaction, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
-import type { CaptureFields } from './ingest.js';
+import type { CaptureFields, TabularPoint } from './ingest.js';
+import { insertTabularPg } from './pg-tabular-ingest.js';
 
-export interface TabularPoint {
-  timeRequested: Date;
-  timeReceived: Date;
-  /** The payload, e.g. {readings: {...}}. */
-  data: Record<string, unknown>;
-  /** The payload already serialized as JSON (a decoder may produce it directly); stored instead of data. */
-  json?: string;
-}
+export type { TabularPoint } from './ingest.js';
 
 // A temporary table belongs to its connection and never reaches the write-ahead log.
 const stagingTable = 'tabular_staging';
@@ -230,10 +225,11 @@ const writers = new WeakMap<Store, TabularWriter>();
 
 /**
  * Inserts the points of one upload and returns its upload id (the file_id answered to the caller) once
- * they are committed. `storedId` is the upload id to store (derived from the client's, see upload-dedup.ts);
+ * they are committed, on the DuckDB Store or on PostgreSQL (pg-tabular-ingest.ts). `storedId` is the upload id to store (derived from the client's, see upload-dedup.ts);
  * random when absent.
  */
-export async function insertTabular(store: Store, capture: CaptureFields, points: TabularPoint[], storedId?: string): Promise<string> {
+export async function insertTabular(store: Store | PgStore, capture: CaptureFields, points: TabularPoint[], storedId?: string): Promise<string> {
+  if (!(store instanceof Store)) return insertTabularPg(store, capture, points, storedId);
   let writer = writers.get(store);
   if (!writer) writers.set(store, (writer = new TabularWriter(store)));
   const { uploadId, committed } = writer.submit(capture, points, storedId);

@@ -88,6 +88,15 @@ export const pgMigrations: readonly Migration[] = [
          saved_by text NOT NULL, time_saved timestamptz NOT NULL, PRIMARY KEY (part_id, revision))`,
     ],
   },
+  {
+    // The last seq handed out per data table (pg-seq.ts): unique across processes, where DuckDB's
+    // Store counts in its one process.
+    id: '0002-data-seqs',
+    statements: [
+      'CREATE TABLE data_seqs (table_name text PRIMARY KEY, last bigint NOT NULL)',
+      "INSERT INTO data_seqs VALUES ('tabular_data', 0), ('binary_data', 0)",
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

@@ -80,6 +80,14 @@ export class PgStore implements TabularStore {
     return (await this.pool.query(numberedParameters(sql), params as SqlValue[] | undefined)).rowCount ?? 0;
   }
 
+  /**
+   * A statement with node-postgres values of any kind (arrays of dates or numbers, for unnest), for
+   * PostgreSQL-only code such as the readings ingest; returns the count of changed rows.
+   */
+  async executeRaw(sql: string, values: readonly unknown[]): Promise<number> {
+    return (await this.pool.query(sql, values as unknown[])).rowCount ?? 0;
+  }
+
   async transact<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {

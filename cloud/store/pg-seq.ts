@@ -1,0 +1,15 @@
+// The seq of the data tables on PostgreSQL: like Store.reserveSeq on DuckDB, n consecutive values per
+// call, unique across every process that writes the database. One row per table in data_seqs
+// (pg-schema.ts) holds the last value handed out; the UPDATE that moves it locks that row only for
+// its own statement (it commits on its own, before the rows that use the range are inserted), so
+// writers wait for each other for one short statement, not for each other's inserts. As with
+// DuckDB's insert lanes, a range may commit after a higher one; a range whose insert fails is skipped.
+import type { TabularStore } from './tabular.js';
+
+/** Reserves n consecutive seq values of a data table and returns the first. */
+export async function reserveSeqPg(store: TabularStore, table: 'tabular_data' | 'binary_data', n: number): Promise<bigint> {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`n must be a whole number >= 1, got ${n}`);
+  const rows = await store.query('UPDATE data_seqs SET last = last + ? WHERE table_name = ? RETURNING last', [n, table]);
+  if (rows.length === 0) throw new Error(`data_seqs has no row for ${table}: the schema's migrations did not run`);
+  return (rows[0].last as bigint) - BigInt(n) + 1n;
+}
