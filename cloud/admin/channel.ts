@@ -10,6 +10,8 @@ import { StatusError } from '../../core/serving/status-error.js';
 import { decodePath } from '../../core/serving/web/static-files.js';
 import type { Store } from '../store/store.js';
 import type { AdminAction } from './actions.js';
+import { AdminError } from '../errors/catalogue.js';
+export { AdminError };
 
 /** Unix socket paths are limited to ~107 bytes; long data dirs get a socket in the temp folder named by a hash. */
 export function adminSocketPath(dataDir: string): string {
@@ -17,16 +19,6 @@ export function adminSocketPath(dataDir: string): string {
   if (inDir.length < 100) return inDir;
   const hash = createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16);
   return join(tmpdir(), `platform-cloud-${hash}.sock`);
-}
-
-export class AdminError extends Error {
-  constructor(
-    message: string,
-    readonly code?: number,
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
 }
 
 export async function startAdminChannel(dataDir: string, store: Store, actions: Record<string, AdminAction>): Promise<Server> {

@@ -41,10 +41,11 @@ test.serial('an exact-platform build wins over an "any" build of the same versio
 test.serial('semver, ranges and URLs', async (t) => {
   t.is((await resolveRelease(store, 'platform-server', '^1.0.0', 'windows/amd64')).version, '1.1.0');
   t.is((await resolveRelease(store, 'platform-server', '~1.0.0', 'windows/amd64')).version, '1.0.0');
-  await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), {
+  const none = await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), {
     instanceOf: ReleaseResolutionError,
     message: /1\.2\.0 has no release for windows\/amd64/,
   });
+  t.is(none?.errorCode, 'CLOUD_ERR_RELEASE_RESOLUTION');
   await t.throwsAsync(resolveRelease(store, 'platform-server', '^3.0.0', 'linux/amd64'), { message: /satisfies \^3\.0\.0/ });
   const url = await resolveRelease(store, 'platform-server', 'https://x.example/bin', 'linux/amd64');
   t.deepEqual([url.url, url.sha256], ['https://x.example/bin', '']);

@@ -6,6 +6,8 @@ import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { parseVersionSpec } from '../../core/config/version-spec.js';
 import type { Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
+import { ReleaseResolutionError } from '../errors/catalogue.js';
+export { ReleaseResolutionError };
 
 export const AGENT_SUBSYSTEMS = ['agent', 'platform-server'] as const;
 export type AgentSubsystem = (typeof AGENT_SUBSYSTEMS)[number];
@@ -132,8 +134,6 @@ export async function listReleases(
   )) as unknown as { subsystem: string; channel: string; version: string }[];
   return { releases: releases.map((r) => ({ ...r, time_created: r.time_created })), channels };
 }
-
-export class ReleaseResolutionError extends Error {}
 
 /**
  * The release a version spec names for a platform: a channel's version (or, with no channel set, the

@@ -3,6 +3,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { TokenError } from '../errors/catalogue.js';
+export { TokenError };
 
 export type TokenSubjectKind = 'api-key' | 'part';
 
@@ -12,13 +14,6 @@ export interface TokenClaims {
   kind: TokenSubjectKind;
   iat: number;
   exp: number;
-}
-
-export class TokenError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TokenError';
-  }
 }
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

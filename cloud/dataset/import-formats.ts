@@ -4,15 +4,8 @@
 import type { Entry } from 'yauzl';
 import { elementLine, lineAt } from './json-lines.js';
 import type { CheckedZip } from './safe-zip.js';
-
-export class ImportError extends Error {
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-  ) {
-    super(`${file}: ${reason}`);
-  }
-}
+import { ImportError } from '../errors/catalogue.js';
+export { ImportError };
 
 export interface PlannedBox {
   label: string;

@@ -27,6 +27,7 @@ async function refused(t: import('ava').ExecutionContext, bytes: Buffer, file: s
   const out = join(dir, `out${++n}`);
   const err = await t.throwsAsync(extractZip(zipFile(bytes), out));
   t.true(err instanceof ZipRefusedError, String(err));
+  t.is((err as ZipRefusedError).errorCode, 'CLOUD_ERR_ZIP_REFUSED');
   t.is((err as ZipRefusedError).file, file);
   t.regex((err as ZipRefusedError).reason, reason);
   t.false(existsSync(out) && readdirSync(out, { recursive: true }).length > 0, 'nothing is extracted');

@@ -10,6 +10,8 @@ import { dirname, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import { ZipRefusedError } from '../errors/catalogue.js';
+export { ZipRefusedError };
 
 export interface ZipLimits {
   maxEntries: number;
@@ -21,16 +23,6 @@ export interface ZipLimits {
 }
 
 export const defaultZipLimits: ZipLimits = { maxEntries: 100_000, maxTotalBytes: 2 ** 30, maxEntryBytes: 256 * 2 ** 20, maxRatio: 200 };
-
-/** A zip refused: `file` is the entry (or the zip itself) and `reason` says which rule it broke. */
-export class ZipRefusedError extends Error {
-  constructor(
-    readonly file: string,
-    readonly reason: string,
-  ) {
-    super(`${file}: ${reason}`);
-  }
-}
 
 export interface CheckedZip {
   /** File entries (directories left out), in the zip's order. */

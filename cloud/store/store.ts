@@ -26,6 +26,8 @@ import { duckdbConfig, duckdbResourceSettings, type DuckDBResourceSettings } fro
 import { schemaStatements } from './schema.js';
 import type { SqlSession, TabularStore } from './tabular.js';
 import { timestampValue } from './timestamp.js';
+import { StoreLockedError } from '../errors/catalogue.js';
+export { StoreLockedError };
 
 /** Statement parameters: DuckDB values, or the values TabularStore modules pass (tabular.ts: a Date, a string[]). */
 export type Params = readonly (DuckDBValue | Date | readonly string[])[] | Record<string, DuckDBValue>;
@@ -109,16 +111,6 @@ export async function inTransaction<T>(conn: DuckDBConnection, fn: (conn: DuckDB
   } catch (err) {
     await conn.run('ROLLBACK').catch(() => undefined);
     throw err;
-  }
-}
-
-export class StoreLockedError extends Error {
-  constructor(
-    readonly path: string,
-    cause: unknown,
-  ) {
-    super(`the database ${path} is in use by another process: ${(cause as Error).message}`);
-    this.name = 'StoreLockedError';
   }
 }
 

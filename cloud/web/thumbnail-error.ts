@@ -1,9 +1,3 @@
-// A thumbnail request that cannot be answered: the HTTP status and a message naming the rule.
-export class ThumbnailError extends Error {
-  constructor(
-    readonly httpStatus: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+// A thumbnail request that cannot be answered: the HTTP status and a message naming the rule. An entry of
+// the cloud's error catalogue (cloud/errors/catalogue.ts), re-exported where the web port imports it.
+export { ThumbnailError } from '../errors/catalogue.js';

@@ -80,6 +80,7 @@ test('the fair queue serves organizations in turn and refuses past the per-organ
   const queue = new FairQueue<string>(3);
   for (const job of ['a1', 'a2', 'a3']) queue.push('A', job);
   const err = t.throws(() => queue.push('A', 'a4')) as ThumbnailError;
+  t.is(err.errorCode, 'CLOUD_ERR_THUMBNAIL');
   t.is(err.httpStatus, 429);
   t.regex(err.message, /organization A already has 3 thumbnails waiting, the limit \(PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG\)/);
   queue.push('B', 'b1');

@@ -12,6 +12,8 @@ import type { BoundParameter } from './parameter-decoding.js';
 import type { SessionStatement } from './session-statements.js';
 import type { ColumnWriter } from './column-writers.js';
 import { errorResponse, ProtocolViolation } from './wire-messages.js';
+import { PgError } from '../../errors/catalogue.js';
+export { PgError };
 
 /** A pipeline's sink, shown as a relation named after the pipeline. */
 export interface SinkRelation {
@@ -29,16 +31,6 @@ export interface SessionOptions {
   timeoutMs: number;
   backendPid: number;
   startupParams: Record<string, string>;
-}
-
-/** A protocol-level failure with its SQLSTATE. */
-export class PgError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export interface Statement {

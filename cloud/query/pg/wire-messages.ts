@@ -1,5 +1,7 @@
 // The PostgreSQL backend messages the endpoint sends (protocol 3.0), and a reader for frontend message bodies.
 import { BackendError } from 'pg-gateway';
+import { ProtocolViolation } from '../../errors/catalogue.js';
+export { ProtocolViolation };
 
 class MessageWriter {
   private parts: Buffer[] = [];
@@ -277,11 +279,6 @@ export const noticeResponse = (code: string, message: string) => {
 };
 
 /** Reads a frontend message body (after the type byte and length). */
-/**
- * A frontend message that does not follow the protocol (a field running past its message's end): SQLSTATE
- * 08P01 protocol_violation, never a RangeError from Buffer.
- */
-export class ProtocolViolation extends Error {}
 
 export class MessageReader {
   private offset = 0;
