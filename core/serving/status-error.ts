@@ -1,6 +1,7 @@
 // Errors that carry a gRPC status code. Handlers throw these; the adapters turn them into gRPC errors
 // whose message names the field and the rule that was broken.
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { ConfigError } from '../../plugins/validation.js';
 import { boundMessage } from './bounded-text.js';
 
 export class StatusError extends Error {
@@ -32,8 +33,8 @@ const STATUS_CODES = new Set(STATUS_NAMES.values());
  * The one mapping from anything a handler throws to a gRPC status, for the runtime's and the cloud's
  * servers alike: a StatusError keeps its code; an error whose `code` is a gRPC status (a number, as a
  * downstream call's ServiceError has) or a status name (as DriverError has, also after crossing a
- * thread as a plain object) gets that status; a ConfigError is INVALID_ARGUMENT; anything else is
- * INTERNAL. Matching by name keeps this file free of plugins/ imports, so the cloud can use it.
+ * thread as a plain object) gets that status; a ConfigError (the plugin contract's, which the cloud may
+ * import too) is INVALID_ARGUMENT; anything else is INTERNAL.
  */
 export function toStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
@@ -41,7 +42,7 @@ export function toStatusError(err: unknown): StatusError {
   const message = err instanceof Error ? err.message : String(err);
   if (typeof code === 'number' && STATUS_CODES.has(code)) return new StatusError(code, message);
   if (typeof code === 'string' && STATUS_NAMES.has(code)) return new StatusError(STATUS_NAMES.get(code)!, message);
-  if (err instanceof Error && err.name === 'ConfigError') return new StatusError(status.INVALID_ARGUMENT, message);
+  if (err instanceof ConfigError) return new StatusError(status.INVALID_ARGUMENT, message);
   return new StatusError(status.INTERNAL, message);
 }
 

@@ -6,7 +6,7 @@ import { DuckDBMaterializedResult } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '../../../core/serving/status-error.js';
 import type { Tree } from '../sql/statement-inspector.js';
-import { toStatusError } from '../sql/limited-run.js';
+import { queryStatusError } from '../sql/limited-run.js';
 import type { SqlSandbox } from '../sql/sql-sandbox.js';
 import type { BoundParameter } from './parameter-decoding.js';
 import type { SessionStatement } from './session-statements.js';
@@ -87,7 +87,7 @@ export function errorOf(err: unknown): Buffer {
 export function errorParts(err: unknown): { code: string; message: string } {
   if (err instanceof PgError) return { code: err.code, message: err.message };
   if (err instanceof ProtocolViolation) return { code: '08P01', message: `invalid message: ${err.message}` };
-  const e = err instanceof StatusError ? err : toStatusError(err);
+  const e = err instanceof StatusError ? err : queryStatusError(err);
   return { code: sqlState(e), message: e.message.replace(/^sql_query: /, '') };
 }
 

@@ -8,7 +8,7 @@ import { DuckDBTypeId } from '@duckdb/node-api';
 import { status } from '@grpc/grpc-js';
 import { StatusError } from '../../../core/serving/status-error.js';
 import { inspectStatement } from '../sql/statement-inspector.js';
-import { toStatusError } from '../sql/limited-run.js';
+import { queryStatusError } from '../sql/limited-run.js';
 import { interruptOn, overMemoryMessage, type StopReason } from '../interrupt.js';
 import { checkTextSize } from '../sql/sql-sandbox.js';
 import { READINGS_COLUMNS } from '../sql/readings-view.js';
@@ -262,7 +262,7 @@ export abstract class StatementRunner {
     try {
       return await interruptOn(conn, { deadline, memory, canceller }, body, stopped);
     } catch (err) {
-      throw err instanceof PgError ? err : toStatusError(err);
+      throw err instanceof PgError ? err : queryStatusError(err);
     } finally {
       this.running = undefined;
       this.releaseTurn = undefined;

@@ -83,7 +83,7 @@ export async function interruptible<T>(
   try {
     return await interruptOn(conn, { deadline: Date.now() + limits.timeoutMs, memory: limits.memory, held }, body, stopped);
   } catch (err) {
-    throw toStatusError(err, field);
+    throw queryStatusError(err, field);
   }
 }
 
@@ -91,7 +91,7 @@ export const timeoutError = (limits: Pick<QueryLimits, 'timeoutMs'>, field: stri
   deadlineExceeded(`${field}: the query ran longer than the ${limits.timeoutMs} ms time limit (PLATFORM_QUERY_TIMEOUT_MS) and was interrupted`);
 
 /** DuckDB errors become client errors that keep DuckDB's explanation; engine permission errors stay denials. */
-export function toStatusError(err: unknown, field = 'sql_query'): StatusError {
+export function queryStatusError(err: unknown, field = 'sql_query'): StatusError {
   if (err instanceof StatusError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/^Permission Error|disabled by configuration|external access/i.test(message)) return permissionDenied(`${field}: ${message}`);
