@@ -100,6 +100,16 @@ const nodeBuiltIns = {
       if (!source.includes(call)) throw new Error(`${args.path}: the P-256 shared secret to replace was not found (werift changed)`);
       return { contents: source.replace(call, 'const secret = p256.sharedSecretX(privateKey, publicKey);'), loader: 'js' };
     });
+    // pino's transports run in a worker thread (thread-stream); the micro-server has none by design and its
+    // log sink (core/logging/sink.ts) uses no transport, so a transport asked for is refused by name.
+    b.onResolve({ filter: /^thread-stream$/ }, (args) =>
+      /[\\/]pino[\\/]/.test(args.importer) ? { path: 'thread-stream', namespace: 'no-worker-threads' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'no-worker-threads' }, () => ({
+      contents:
+        "module.exports = class ThreadStream { constructor() { throw new Error('pino transports run in a worker thread: platform-micro-server has none'); } };",
+      loader: 'js',
+    }));
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
       /[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), '../locales/index.js'), namespace: 'zod-english' } : undefined,
     );

@@ -67,6 +67,11 @@ test('the bundle leaves out what Node has built in and what nothing here calls (
     );
   }
   t.true(inputs.some((i) => i.endsWith('core/micro/webrtc-deps/self-signed.ts')));
+  // pino's worker-thread transports: no worker threads here.
+  t.deepEqual(
+    inputs.filter((i) => i.includes('node_modules/thread-stream/')),
+    [],
+  );
   // zod is imported as a namespace (import * as z), so that the bundle keeps only the parts called: English
   // messages only, no z.compile, no JSON Schema reader.
   // (Of what esbuild read, what it kept: an input tree-shaken away adds no bytes.)
