@@ -51,6 +51,7 @@ const EchoClient = makeGenericClientConstructor(definition, 'Echo') as unknown a
 async function setup() {
   const server = new Server();
   const hangs = { started: 0, cancelled: 0 };
+  const counts = { ended: 0 };
   server.addService(definition, {
     echo: (call: ServerUnaryCall<{ text: string; fail?: boolean }, unknown>, cb: sendUnaryData<unknown>) => {
       if (call.request.fail) return cb({ code: Status.FAILED_PRECONDITION, details: 'asked to fail' });
@@ -59,6 +60,7 @@ async function setup() {
     count: (call: ServerWritableStream<{ n: number; size: number }, unknown>) => {
       for (let i = 0; i < call.request.n; i++) call.write({ i, pad: 'x'.repeat(call.request.size) });
       call.end();
+      counts.ended++;
     },
     sum: (call: ServerReadableStream<{ v: number }, unknown>, cb: sendUnaryData<unknown>) => {
       let total = 0;
@@ -89,7 +91,7 @@ async function setup() {
     target.close();
     server.forceShutdown();
   };
-  return { client, hangs, dropped, responses, raw, rawBytes, teardown };
+  return { client, hangs, counts, machineEnd, dropped, responses, raw, rawBytes, teardown };
 }
 
 const unary = <T>(start: (cb: (err: ServiceError | null, res: T) => void) => void) =>
@@ -118,6 +120,30 @@ test('a server stream delivers every message in order, large ones in many packet
   t.deepEqual(
     got,
     Array.from({ length: 20 }, (_, i) => i),
+  );
+});
+
+test('a server stream that ends while the channel is full still delivers every message before its status', async (t) => {
+  const s = await setup();
+  t.teardown(s.teardown);
+  // The machine's end stops delivering: its buffer passes the high-water mark, so the bridge holds its
+  // reads while the handler finishes and its status reaches the bridge with messages still held there.
+  s.machineEnd.hold();
+  const got: number[] = [];
+  const stream = s.client.count({ n: 12, size: 200_000 });
+  const done = (async () => {
+    for await (const m of stream as AsyncIterable<{ i: number }>) got.push(m.i);
+  })();
+  await eventually(
+    () => s.counts.ended,
+    (n) => n === 1,
+  );
+  await new Promise((r) => setTimeout(r, 300));
+  s.machineEnd.release();
+  await done;
+  t.deepEqual(
+    got,
+    Array.from({ length: 12 }, (_, i) => i),
   );
 });
 

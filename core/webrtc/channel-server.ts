@@ -8,7 +8,7 @@ import type { FrameChannel } from '../serving/webrtc/frame-channel.js';
 import {
   FrameWriter,
   MAX_MESSAGE_BYTES,
-  MAX_PACKET_BYTES,
+  NODE_PACKET_BYTES,
   MessageTooLargeError,
   Reassembler,
   decodeRequest,
@@ -41,7 +41,7 @@ export interface ChannelServerOptions {
 export function serveChannel(channel: FrameChannel, target: Client, options: ChannelServerOptions = {}): { close(): void } {
   const streams = new Map<number, OpenStream>();
   const writer = new FrameWriter(channel);
-  const packetBytes = options.packetBytes ?? MAX_PACKET_BYTES;
+  const packetBytes = options.packetBytes ?? NODE_PACKET_BYTES;
   const dropped = options.onDropped ?? (() => undefined);
   let closed = false;
 
@@ -86,7 +86,23 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
     });
     // 'error' repeats a non-OK status, which 'status' already carries.
     call.on('error', () => undefined);
-    call.on('status', (status: StatusObject) => finish(id, stream, status.code, status.details, status.metadata));
+    // grpc-js emits 'status' as soon as the last message is in the call's read buffer, while reads may be
+    // held (above) with messages still in it: the trailers go out after the buffer is drained ('end'),
+    // or the messages still held would be lost (a large server stream lost its tail).
+    let status: StatusObject | undefined;
+    let drained = false;
+    const trailers = () => {
+      if (status && drained) finish(id, stream, status.code, status.details, status.metadata);
+    };
+    call.on('end', () => {
+      drained = true;
+      trailers();
+    });
+    call.on('status', (s: StatusObject) => {
+      status = s;
+      if (call.readableLength === 0) drained = true;
+      trailers();
+    });
   };
 
   const onRequest = (request: Request) => {

@@ -17,7 +17,7 @@ import type { FrameChannel } from './frame-channel.js';
 import {
   FrameWriter,
   MAX_MESSAGE_BYTES,
-  MAX_PACKET_BYTES,
+  NODE_PACKET_BYTES,
   MessageTooLargeError,
   Reassembler,
   decodeResponse,
@@ -66,7 +66,7 @@ export class ChannelClient {
   private startCall(options: InterceptorOptions): InterceptingCallInterface {
     const id = this.nextId++;
     const method = options.method_definition;
-    const packetBytes = this.options.packetBytes ?? MAX_PACKET_BYTES;
+    const packetBytes = this.options.packetBytes ?? NODE_PACKET_BYTES;
     const reassembler = new Reassembler(this.options.maxMessageBytes ?? MAX_MESSAGE_BYTES);
     let listener: Partial<InterceptingListener> = {};
     const inbox: Uint8Array[] = [];

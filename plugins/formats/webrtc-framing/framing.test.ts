@@ -1,4 +1,5 @@
 import test from 'ava';
+import { Request, Response } from '../../../gen/platform/rpc/webrtc/v1/grpc.js';
 import {
   BROWSER_PACKET_BYTES,
   FrameWriter,
@@ -6,6 +7,7 @@ import {
   MAX_MESSAGE_BYTES,
   MAX_PACKET_BYTES,
   MessageTooLargeError,
+  NODE_PACKET_BYTES,
   Reassembler,
   decodeRequest,
   packetize,
@@ -134,4 +136,13 @@ test('the writer stops sending while more than 1 MiB is buffered, and sends the 
     sink.received,
     Array.from({ length: 30 }, (_, i) => i),
   );
+});
+
+test("a frame of a full Node packet fits werift's 65,536-byte data-channel message, with the largest stream id", (t) => {
+  const [packet] = packetize(bytes(NODE_PACKET_BYTES));
+  const id = Number.MAX_SAFE_INTEGER;
+  const response = Response.encode({ stream: { id }, message: { packetMessage: packet } }).finish();
+  const request = Request.encode({ stream: { id }, message: { hasMessage: true, packetMessage: packet, eos: true } }).finish();
+  t.true(response.length <= 65_536, `${response.length} bytes`);
+  t.true(request.length <= 65_536, `${request.length} bytes`);
 });

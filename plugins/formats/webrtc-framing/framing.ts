@@ -9,8 +9,17 @@ import { Request, Response, type PacketMessage } from '../../../gen/platform/rpc
 
 /** Packet data size for browsers: their SCTP stacks handle messages up to 16 KiB safely. */
 export const BROWSER_PACKET_BYTES = 16_373;
-/** Packet data size between Node peers (werift on both ends). */
+/** The largest packet data the framing allows (the reference's limit); a receiver takes any size up to it. */
 export const MAX_PACKET_BYTES = 65_535;
+/** How many bytes a frame adds around its packet's data, at most (stream id, field tags and lengths, eom, eos). */
+export const FRAME_ENVELOPE_BYTES = 64;
+/**
+ * Packet data size between Node peers (werift on both ends): werift refuses to send a data-channel message
+ * over the peer's max-message-size, which werift announces as 65,536, so a whole frame (its packet and
+ * envelope) must fit in that. A frame of a 65,535-byte packet did not: werift threw, and every full packet
+ * of a message larger than one packet was lost.
+ */
+export const NODE_PACKET_BYTES = 65_536 - FRAME_ENVELOPE_BYTES;
 /** The largest gRPC message either end reassembles; a larger one fails its call with RESOURCE_EXHAUSTED. */
 export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** A writer waits while the channel holds more than this many unsent bytes. */
