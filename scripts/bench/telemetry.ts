@@ -17,7 +17,8 @@
 //                ratio to tracing off is the median over the repeats of the repeat's ratio.
 //   ingest       tabular points/s through DataCaptureUpload (batches of BATCH points, 2 uploads in
 //                flight) on two platform-cloud processes: one without, one with --otlp-endpoint (every
-//                call recorded). Rounds alternate off/on. BENCH_POINTS=0 leaves it out.
+//                call recorded). Rounds alternate off/on; also the median of the rounds' ratios.
+//                BENCH_POINTS=0 leaves it out, BENCH_REPEATS=0 leaves GetReadings out.
 //
 // The receiver (in this process) takes the spans and counts them; /metrics is scraped once per round, as
 // Prometheus would, so that the process metrics are live too. The load average is printed with each repeat.
@@ -237,7 +238,7 @@ async function ingest(cloud: Cloud): Promise<number> {
   return POINTS / (ms(start) / 1000);
 }
 
-async function ingestBench(receiver: OtlpReceiver): Promise<{ off: number; on: number }> {
+async function ingestBench(receiver: OtlpReceiver): Promise<{ off: number; on: number; ratio: number }> {
   const [off, on] = [await startCloud(undefined), await startCloud(receiver)];
   try {
     const rates: number[][] = [[], []];
@@ -247,7 +248,8 @@ async function ingestBench(receiver: OtlpReceiver): Promise<{ off: number; on: n
         await scrape(cloud.program.output(), 'platform-cloud');
       }
     }
-    return { off: median(rates[0]), on: median(rates[1]) };
+    // Each round's on / off (the two measured back to back), then their median.
+    return { off: median(rates[0]), on: median(rates[1]), ratio: median(rates[1].map((on, r) => on / rates[0][r])) };
   } finally {
     for (const cloud of [off, on]) {
       cloud.client.close();
@@ -257,33 +259,39 @@ async function ingestBench(receiver: OtlpReceiver): Promise<{ off: number; on: n
   }
 }
 
+/** The GetReadings table: per server, the medians over the repeats and the medians of the repeats' ratios. */
+function printReadings(readings: { labels: string[]; repeats: Repeat[] }): void {
+  console.log('| measure | ' + readings.labels.join(' | ') + ' |');
+  console.log('| --- |' + readings.labels.map(() => ' --- |').join(''));
+  const row = (name: string, pick: (r: Repeat) => number[], digits: number) => {
+    const medians = readings.labels.map((_, i) => median(readings.repeats.map((r) => pick(r)[i])));
+    console.log(`| ${name} | ${medians.map((m) => m.toFixed(digits)).join(' | ')} |`);
+    // The median over the repeats of each repeat's ratio to tracing off (same load within a repeat).
+    const ratios = readings.labels.slice(1).map((_, j) => median(readings.repeats.map((r) => pick(r)[j + 1] / pick(r)[0])));
+    console.log(`| ${name}, on / off (median of ${readings.repeats.length} ratios) | 1 | ${ratios.map((x) => x.toFixed(3)).join(' | ')} |`);
+  };
+  row('GetReadings p50 (ms)', (r) => r.p50, 3);
+  row('main thread CPU per GetReadings (µs)', (r) => r.main, 0);
+  row('process CPU per GetReadings (µs, workers included)', (r) => r.cpu, 0);
+}
+
 async function run(): Promise<void> {
   console.log(`bench:telemetry  calls=${CALLS} repeats=${REPEATS} points=${POINTS} batch=${BATCH} rounds=${ROUNDS}`);
   console.log(`machine: ${cpus().length} cores, load average ${load()} at start`);
   const receiver = await startOtlpReceiver();
   try {
-    const readings = await readingsBench(receiver);
+    const readings = REPEATS > 0 ? await readingsBench(receiver) : { labels: [], repeats: [] };
     const server = receiver.spans.filter((s) => s.service === 'platform-server').length;
     const ingested = POINTS > 0 ? await ingestBench(receiver) : undefined;
     const cloud = receiver.spans.filter((s) => s.service === 'platform-cloud').length;
     console.log('');
-    console.log('| measure | ' + readings.labels.join(' | ') + ' |');
-    console.log('| --- |' + readings.labels.map(() => ' --- |').join(''));
-    const row = (name: string, pick: (r: Repeat) => number[], digits: number) => {
-      const medians = readings.labels.map((_, i) => median(readings.repeats.map((r) => pick(r)[i])));
-      console.log(`| ${name} | ${medians.map((m) => m.toFixed(digits)).join(' | ')} |`);
-      // The median over the repeats of each repeat's ratio to tracing off (same load within a repeat).
-      const ratios = readings.labels.slice(1).map((_, j) => median(readings.repeats.map((r) => pick(r)[j + 1] / pick(r)[0])));
-      console.log(`| ${name}, on / off (median of ${readings.repeats.length} ratios) | 1 | ${ratios.map((x) => x.toFixed(3)).join(' | ')} |`);
-    };
-    row('GetReadings p50 (ms)', (r) => r.p50, 3);
-    row('main thread CPU per GetReadings (µs)', (r) => r.main, 0);
-    row('process CPU per GetReadings (µs, workers included)', (r) => r.cpu, 0);
+    if (readings.repeats.length > 0) printReadings(readings);
     if (ingested) {
       console.log('');
       console.log(`| cloud ingest (points/s) | without --otlp-endpoint | with | on / off |`);
       console.log('| --- | --- | --- | --- |');
       console.log(`| median of ${ROUNDS} rounds | ${ingested.off.toFixed(0)} | ${ingested.on.toFixed(0)} | ${ratio(ingested.on, ingested.off)} |`);
+      console.log(`| median of the ${ROUNDS} rounds' on / off | | | ${ingested.ratio.toFixed(3)} |`);
     }
     console.log(`load average at the end: ${load()}`);
     console.log('');
