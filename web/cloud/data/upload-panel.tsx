@@ -3,11 +3,10 @@
 // the file's own name, extension and type). Each file shows its state (waiting, uploading, its new
 // id, or the refusal in the cloud's words); a bar counts the bytes of the files done. A file that fails
 // does not stop the others.
-import { useEffect, useState } from 'preact/hooks';
-import type { Machine } from '../../../gen/platform/app/v1/robot_part.js';
-import { appApi } from '../api/app.js';
+import { useState } from 'preact/hooks';
 import type { CloudApi } from '../api/client.js';
 import { dataSyncApi, FILE_TYPE } from '../api/datasync.js';
+import { PartPicker, usePartChoice } from '../part-picker.js';
 import { parseTags } from './tags.js';
 
 interface Item {
@@ -28,19 +27,11 @@ export function extensionOf(name: string): string {
 }
 
 export function UploadPanel(props: { api: CloudApi; orgId: string; onUploaded(): void; showError(err: unknown): void }) {
-  const [machines, setMachines] = useState<Machine[]>([]);
-  const [partId, setPartId] = useState('');
+  const [machines, partId, setPartId] = usePartChoice(props.api, props.orgId, props.showError);
   const [tags, setTags] = useState('');
   const [items, setItems] = useState<Item[]>([]);
   const [over, setOver] = useState(false);
   const busy = items.some((i) => i.state === 'waiting' || i.state === 'uploading');
-
-  useEffect(() => {
-    props.api.call(appApi.listMachines, { organizationId: props.orgId, locationId: '' }).then((r) => {
-      setMachines(r.machines);
-      setPartId((old) => old || (r.machines.flatMap((m) => m.parts)[0]?.id ?? ''));
-    }, props.showError);
-  }, [props.orgId]);
 
   const upload = async (files: File[]) => {
     if (files.length === 0) return;
@@ -84,18 +75,7 @@ export function UploadPanel(props: { api: CloudApi; orgId: string; onUploaded():
     <section class="upload" aria-label="upload images">
       <h2>Upload images</h2>
       <div class="row">
-        <label>
-          part
-          <select name="uploadPart" value={partId} onChange={(e) => setPartId(e.currentTarget.value)}>
-            {machines.flatMap((m) =>
-              m.parts.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {m.name} / {p.name}
-                </option>
-              )),
-            )}
-          </select>
-        </label>
+        <PartPicker name="uploadPart" machines={machines} partId={partId} onChange={setPartId} />
         <label>
           upload tags
           <input value={tags} placeholder="field, day1" list="known-tags" onInput={(e) => setTags(e.currentTarget.value)} />

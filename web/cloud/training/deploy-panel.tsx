@@ -4,9 +4,10 @@
 // diff was shown is not overwritten; the new diff is shown instead.
 import { useEffect, useState } from 'preact/hooks';
 import type { ModelArtefact } from '../../../gen/platform/app/mltraining/v1/ml_training.js';
-import type { Machine, RobotPart } from '../../../gen/platform/app/v1/robot_part.js';
+import type { RobotPart } from '../../../gen/platform/app/v1/robot_part.js';
 import { appApi } from '../api/app.js';
 import type { ViewProps } from '../views.js';
+import { PartPicker, usePartChoice } from '../part-picker.js';
 import { camerasOf, deployedConfig, packageNameOf } from './deploy-plan.js';
 import { hunksOf, lineDiff, type Hunk } from './line-diff.js';
 
@@ -20,8 +21,7 @@ const text = (config: unknown) => JSON.stringify(config ?? {}, null, 2);
 
 export function DeployPanel(props: ViewProps & { artefact: ModelArtefact }) {
   const { artefact } = props;
-  const [machines, setMachines] = useState<Machine[]>([]);
-  const [partId, setPartId] = useState('');
+  const [machines, partId, setPartId] = usePartChoice(props.api, props.orgId, props.showError);
   const [part, setPart] = useState<RobotPart | undefined>();
   const [camera, setCamera] = useState('');
   const [name, setName] = useState(packageNameOf(artefact.modelName));
@@ -29,12 +29,6 @@ export function DeployPanel(props: ViewProps & { artefact: ModelArtefact }) {
   const [error, setError] = useState('');
   const [saved, setSaved] = useState('');
 
-  useEffect(() => {
-    props.api.call(appApi.listMachines, { organizationId: props.orgId, locationId: '' }).then((r) => {
-      setMachines(r.machines);
-      setPartId((p) => p || (r.machines.flatMap((m) => m.parts)[0]?.id ?? ''));
-    }, props.showError);
-  }, [props.orgId]);
   useEffect(() => {
     setPart(undefined);
     setPlan(undefined);
@@ -95,18 +89,7 @@ export function DeployPanel(props: ViewProps & { artefact: ModelArtefact }) {
     <section class="deploy" data-testid="deploy">
       <h4>Deploy to machine</h4>
       <div class="row">
-        <label>
-          part
-          <select name="deployPart" value={partId} onChange={(e) => setPartId(e.currentTarget.value)}>
-            {machines.flatMap((m) =>
-              m.parts.map((p) => (
-                <option key={p.id} value={p.id}>
-                  {m.name} / {p.name}
-                </option>
-              )),
-            )}
-          </select>
-        </label>
+        <PartPicker name="deployPart" machines={machines} partId={partId} onChange={setPartId} />
         <label>
           camera
           <select name="deployCamera" value={camera} onChange={(e) => setCamera(e.currentTarget.value)}>
