@@ -1,44 +1,45 @@
-// Release resolution rules of the agent service, against a store opened directly.
-import test from 'ava';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Store } from '../store/store.js';
+// Release resolution rules of the agent service, against a store opened directly: the embedded DuckDB
+// store and PostgreSQL (issue 33), the same tests on each.
+import test, { type ExecutionContext } from 'ava';
+import type { TabularStore } from '../store/tabular.js';
+import { tabularBackends } from '../testing/tabular-backends.js';
 import { addRelease, listReleases, resolveRelease, setChannel, ReleaseResolutionError } from './releases.js';
 
 const sha = (c: string) => c.repeat(64);
-let store: Store;
-let dir: string;
+const backends = tabularBackends(test);
+const stores = new Map<string, TabularStore>();
 
 test.before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'platform-agent-releases-'));
-  store = await Store.open(dir);
-  const add = (version: string, platform: string, c: string) =>
-    addRelease(store, { subsystem: 'platform-server', version, platform, url: `https://dl.example.com/${version}/${platform}`, sha256: sha(c) });
-  await add('1.0.0', 'any', 'a');
-  await add('1.1.0', 'linux/amd64', 'b');
-  await add('1.1.0', 'any', 'c');
-  await add('1.2.0', 'linux/arm64', 'd');
-  await add('2.0.0-rc.1', 'any', 'e');
+  for (const backend of backends) {
+    const store = await backend.openForFile();
+    stores.set(backend.name, store);
+    const add = (version: string, platform: string, c: string) =>
+      addRelease(store, { subsystem: 'platform-server', version, platform, url: `https://dl.example.com/${version}/${platform}`, sha256: sha(c) });
+    await add('1.0.0', 'any', 'a');
+    await add('1.1.0', 'linux/amd64', 'b');
+    await add('1.1.0', 'any', 'c');
+    await add('1.2.0', 'linux/arm64', 'd');
+    await add('2.0.0-rc.1', 'any', 'e');
+  }
 });
 
-test.after.always(async () => {
-  await store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+/** Runs the test body once per backend, each against its own store. */
+const both = (title: string, body: (t: ExecutionContext, store: TabularStore) => Promise<void>) => {
+  for (const backend of backends) test.serial(`${backend.name}: ${title}`, (t) => body(t, stores.get(backend.name)!));
+};
 
-test.serial('without a channel, stable is the newest release and dev includes prereleases', async (t) => {
+both('without a channel, stable is the newest release and dev includes prereleases', async (t, store) => {
   t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/amd64')).version, '1.1.0');
   t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/arm64')).version, '1.2.0');
   t.is((await resolveRelease(store, 'platform-server', 'dev', 'linux/amd64')).version, '2.0.0-rc.1');
 });
 
-test.serial('an exact-platform build wins over an "any" build of the same version', async (t) => {
+both('an exact-platform build wins over an "any" build of the same version', async (t, store) => {
   t.is((await resolveRelease(store, 'platform-server', '1.1.0', 'linux/amd64')).sha256, sha('b'));
   t.is((await resolveRelease(store, 'platform-server', '1.1.0', 'windows/amd64')).sha256, sha('c'));
 });
 
-test.serial('semver, ranges and URLs', async (t) => {
+both('semver, ranges and URLs', async (t, store) => {
   t.is((await resolveRelease(store, 'platform-server', '^1.0.0', 'windows/amd64')).version, '1.1.0');
   t.is((await resolveRelease(store, 'platform-server', '~1.0.0', 'windows/amd64')).version, '1.0.0');
   const none = await t.throwsAsync(resolveRelease(store, 'platform-server', '1.2.0', 'windows/amd64'), {
@@ -52,14 +53,14 @@ test.serial('semver, ranges and URLs', async (t) => {
   await t.throwsAsync(resolveRelease(store, 'agent', 'stable', 'linux/amd64'), { message: /no stable release of agent for linux\/amd64/ });
 });
 
-test.serial('a channel pins its version, including an older one', async (t) => {
+both('a channel pins its version, including an older one', async (t, store) => {
   await setChannel(store, { subsystem: 'platform-server', channel: 'stable', version: '1.0.0' });
   t.is((await resolveRelease(store, 'platform-server', 'stable', 'linux/amd64')).version, '1.0.0');
   const { channels } = await listReleases(store, { subsystem: 'platform-server' });
   t.deepEqual(channels, [{ subsystem: 'platform-server', channel: 'stable', version: '1.0.0' }]);
 });
 
-test.serial('bad release input names the field', async (t) => {
+both('bad release input names the field', async (t, store) => {
   await t.throwsAsync(addRelease(store, { subsystem: 'kernel', version: '1.0.0', url: 'https://x/y', sha256: sha('a') }), {
     message: /subsystem must be "agent" or "platform-server"/,
   });

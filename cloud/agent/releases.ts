@@ -4,8 +4,7 @@
 import semver from 'semver';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { parseVersionSpec } from '../../core/config/version-spec.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { TabularStore } from '../store/tabular.js';
 import { ReleaseResolutionError } from '../errors/catalogue.js';
 export { ReleaseResolutionError };
 
@@ -23,7 +22,9 @@ export const releaseTables = [
      subsystem VARCHAR NOT NULL, channel VARCHAR NOT NULL, version VARCHAR NOT NULL, time_updated TIMESTAMPTZ NOT NULL)`,
 ];
 
-export async function ensureReleaseTables(store: Store): Promise<void> {
+/** On DuckDB the module makes its tables; on PostgreSQL the schema's migrations did (cloud/store/pg-schema.ts). */
+export async function ensureReleaseTables(store: TabularStore): Promise<void> {
+  if (store.dialect !== 'duckdb') return;
   for (const sql of releaseTables) await store.execute(sql);
 }
 
@@ -36,7 +37,7 @@ export interface ReleaseRow {
   time_created?: Date;
 }
 
-const now = () => timestampValue();
+const now = () => new Date();
 
 export function requireSubsystem(value: unknown): AgentSubsystem {
   if (!AGENT_SUBSYSTEMS.includes(value as AgentSubsystem))
@@ -77,7 +78,7 @@ function requireSha(value: unknown): string {
 }
 
 /** Adds (or replaces) the binary of one subsystem version for one platform; optionally points a channel at it. */
-export async function addRelease(store: Store, args: Record<string, unknown>): Promise<ReleaseRow & { channel?: string }> {
+export async function addRelease(store: TabularStore, args: Record<string, unknown>): Promise<ReleaseRow & { channel?: string }> {
   await ensureReleaseTables(store);
   const row: ReleaseRow = {
     subsystem: requireSubsystem(args.subsystem),
@@ -87,12 +88,12 @@ export async function addRelease(store: Store, args: Record<string, unknown>): P
     sha256: requireSha(args.sha256),
   };
   const channel = args.channel === undefined || args.channel === '' ? undefined : requireChannel(args.channel);
-  await store.transaction(async (conn) => {
-    await conn.run('DELETE FROM agent_releases WHERE subsystem = ? AND version = ? AND platform = ?', [row.subsystem, row.version, row.platform]);
-    await conn.run('INSERT INTO agent_releases VALUES (?, ?, ?, ?, ?, ?)', [row.subsystem, row.version, row.platform, row.url, row.sha256, now()]);
+  await store.transact(async (tx) => {
+    await tx.execute('DELETE FROM agent_releases WHERE subsystem = ? AND version = ? AND platform = ?', [row.subsystem, row.version, row.platform]);
+    await tx.execute('INSERT INTO agent_releases VALUES (?, ?, ?, ?, ?, ?)', [row.subsystem, row.version, row.platform, row.url, row.sha256, now()]);
     if (channel) {
-      await conn.run('DELETE FROM agent_release_channels WHERE subsystem = ? AND channel = ?', [row.subsystem, channel]);
-      await conn.run('INSERT INTO agent_release_channels VALUES (?, ?, ?, ?)', [row.subsystem, channel, row.version, now()]);
+      await tx.execute('DELETE FROM agent_release_channels WHERE subsystem = ? AND channel = ?', [row.subsystem, channel]);
+      await tx.execute('INSERT INTO agent_release_channels VALUES (?, ?, ?, ?)', [row.subsystem, channel, row.version, now()]);
     }
   });
   return { ...row, ...(channel ? { channel } : {}) };
@@ -104,22 +105,22 @@ function requireChannel(value: unknown): string {
 }
 
 /** Points a channel at a version that has at least one release. */
-export async function setChannel(store: Store, args: Record<string, unknown>): Promise<{ subsystem: string; channel: string; version: string }> {
+export async function setChannel(store: TabularStore, args: Record<string, unknown>): Promise<{ subsystem: string; channel: string; version: string }> {
   await ensureReleaseTables(store);
   const subsystem = requireSubsystem(args.subsystem);
   const channel = requireChannel(args.channel);
   const version = requireVersion(args.version);
   const rows = await store.query('SELECT 1 FROM agent_releases WHERE subsystem = ? AND version = ? LIMIT 1', [subsystem, version]);
   if (rows.length === 0) throw notFound(`${subsystem} ${version} has no release; add one with "platform-cloud agent release add" first`);
-  await store.transaction(async (conn) => {
-    await conn.run('DELETE FROM agent_release_channels WHERE subsystem = ? AND channel = ?', [subsystem, channel]);
-    await conn.run('INSERT INTO agent_release_channels VALUES (?, ?, ?, ?)', [subsystem, channel, version, now()]);
+  await store.transact(async (tx) => {
+    await tx.execute('DELETE FROM agent_release_channels WHERE subsystem = ? AND channel = ?', [subsystem, channel]);
+    await tx.execute('INSERT INTO agent_release_channels VALUES (?, ?, ?, ?)', [subsystem, channel, version, now()]);
   });
   return { subsystem, channel, version };
 }
 
 export async function listReleases(
-  store: Store,
+  store: TabularStore,
   args: Record<string, unknown>,
 ): Promise<{ releases: ReleaseRow[]; channels: { subsystem: string; channel: string; version: string }[] }> {
   await ensureReleaseTables(store);
@@ -140,7 +141,7 @@ export async function listReleases(
  * newest stable version / newest of any kind for dev), an exact version, or the newest in a range.
  * URL specs are their own release, without a sha256.
  */
-export async function resolveRelease(store: Store, subsystem: AgentSubsystem, spec: string, platform: string): Promise<ReleaseRow> {
+export async function resolveRelease(store: TabularStore, subsystem: AgentSubsystem, spec: string, platform: string): Promise<ReleaseRow> {
   const parsed = parseVersionSpec(spec);
   if (parsed.kind === 'url' || parsed.kind === 'file') return { subsystem, version: spec, platform, url: spec, sha256: '' };
   const rows = (await store.query('SELECT subsystem, version, platform, url, sha256 FROM agent_releases WHERE subsystem = ? AND platform IN (?, ?)', [

@@ -2,8 +2,7 @@
 // status report. Kept in memory (a status arrives every 10 s, a call far more often) and written to
 // DuckDB with each status report, so that a restarted cloud still shows the last one.
 import type { ReportStatusRequest } from '../../gen/platform/app/v1/robot_part.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import type { TabularStore } from '../store/tabular.js';
 
 /** A runtime that has not reported for this long counts as offline (it reports every 10 s). */
 export const ONLINE_WINDOW_MS = 30_000;
@@ -22,10 +21,11 @@ export interface PartStatus {
 export class PartStatusBook {
   private readonly parts = new Map<string, PartStatus>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: TabularStore) {}
 
-  static async open(store: Store): Promise<PartStatusBook> {
-    for (const sql of partStatusTables) await store.execute(sql);
+  static async open(store: TabularStore): Promise<PartStatusBook> {
+    // On PostgreSQL the table comes from the schema's migrations (cloud/store/pg-schema.ts).
+    if (store.dialect === 'duckdb') for (const sql of partStatusTables) await store.execute(sql);
     const book = new PartStatusBook(store);
     for (const row of await store.query('SELECT part_id, time_reported, status FROM part_status')) {
       book.parts.set(String(row.part_id), {
@@ -46,9 +46,9 @@ export class PartStatusBook {
   async report(partId: string, report: ReportStatusRequest): Promise<void> {
     const now = new Date();
     this.parts.set(partId, { lastAccess: now, reportedAt: now, report });
-    await this.store.transaction(async (conn) => {
-      await conn.run('DELETE FROM part_status WHERE part_id = ?', [partId]);
-      await conn.run('INSERT INTO part_status VALUES (?, ?, ?)', [partId, timestampValue(now), JSON.stringify(report)]);
+    await this.store.transact(async (tx) => {
+      await tx.execute('DELETE FROM part_status WHERE part_id = ?', [partId]);
+      await tx.execute('INSERT INTO part_status VALUES (?, ?, ?)', [partId, now, JSON.stringify(report)]);
     });
   }
 

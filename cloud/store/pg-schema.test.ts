@@ -1,7 +1,10 @@
 // The PostgreSQL schema (pg-schema.ts) against the DuckDB one (schema.ts and the module tables on
 // PostgreSQL), its migrations, and the day partitions of the readings (pg-readings.ts).
 import test from 'ava';
+import { ensureReleaseTables } from '../agent/releases.js';
 import { ensurePartConfigTables } from '../parts/part-configs.js';
+import { PartStatusBook } from '../parts/part-status.js';
+import { DatabaseUsers } from '../query/pg/database-users.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
 import { PgStore } from './pg-store.js';
 import { ensureReadingsPartition, readingsPartitionName } from './pg-readings.js';
@@ -32,6 +35,9 @@ async function columns(store: TabularStore, tables: string[]): Promise<string[]>
 test('the PostgreSQL tables have the columns of the DuckDB ones: names, order, types and NOT NULL', async (t) => {
   const duck = await duckdb.open(t);
   await ensurePartConfigTables(duck);
+  await ensureReleaseTables(duck);
+  await PartStatusBook.open(duck);
+  await new DatabaseUsers(duck).init();
   const pg = await postgres.open(t);
   const tables = (await duck.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name`)).map((r) =>
     String(r.table_name),

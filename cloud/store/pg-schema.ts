@@ -97,6 +97,29 @@ export const pgMigrations: readonly Migration[] = [
       "INSERT INTO data_seqs VALUES ('tabular_data', 0), ('binary_data', 0)",
     ],
   },
+  {
+    // cloud/agent/releases.ts
+    id: '0003-agent-releases',
+    statements: [
+      `CREATE TABLE agent_releases (
+         subsystem text NOT NULL, version text NOT NULL, platform text NOT NULL,
+         url text NOT NULL, sha256 text NOT NULL, time_created timestamptz NOT NULL, PRIMARY KEY (subsystem, version, platform))`,
+      `CREATE TABLE agent_release_channels (
+         subsystem text NOT NULL, channel text NOT NULL, version text NOT NULL, time_updated timestamptz NOT NULL,
+         PRIMARY KEY (subsystem, channel))`,
+    ],
+  },
+  {
+    // cloud/parts/part-status.ts, cloud/query/pg/database-users.ts
+    id: '0004-part-status-and-database-users',
+    statements: [
+      'CREATE TABLE part_status (part_id text PRIMARY KEY, time_reported timestamptz NOT NULL, status text NOT NULL)',
+      `CREATE TABLE query_database_users (
+         organization_id text PRIMARY KEY, username text NOT NULL UNIQUE, scram_salt text NOT NULL,
+         scram_iterations integer NOT NULL, scram_stored_key text NOT NULL, scram_server_key text NOT NULL,
+         time_modified timestamptz NOT NULL)`,
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

@@ -3,7 +3,7 @@
 import { createScramSha256Data, type ScramSha256Data } from 'pg-gateway';
 import { invalidArgument } from '../../../core/serving/status-error.js';
 import { checkOrganizationId } from '../sql/readings-view.js';
-import type { Store } from '../../store/store.js';
+import type { TabularStore } from '../../store/tabular.js';
 
 export const DATABASE_USERS_DDL = `CREATE TABLE IF NOT EXISTS query_database_users (
   organization_id VARCHAR NOT NULL, username VARCHAR NOT NULL, scram_salt VARCHAR NOT NULL,
@@ -15,13 +15,14 @@ const ITERATIONS = 4096;
 
 export const databaseUsername = (organizationId: string) => `db-user-${organizationId}`;
 
-export type UserStore = Pick<Store, 'query' | 'execute' | 'transaction'>;
+export type UserStore = Pick<TabularStore, 'dialect' | 'query' | 'execute' | 'transact'>;
 
 export class DatabaseUsers {
   constructor(private readonly store: UserStore) {}
 
+  /** On DuckDB makes the table; on PostgreSQL the schema's migrations did (cloud/store/pg-schema.ts). */
   async init(): Promise<void> {
-    await this.store.execute(DATABASE_USERS_DDL);
+    if (this.store.dialect === 'duckdb') await this.store.execute(DATABASE_USERS_DDL);
   }
 
   /** Creates the organisation's user, or resets its password. */
@@ -31,9 +32,9 @@ export class DatabaseUsers {
     if (password.length > 256) throw invalidArgument('password: must be at most 256 characters');
     if (/[\u0000-\u001f]/.test(password)) throw invalidArgument('password: must not contain control characters');
     const scram = await createScramSha256Data(password, ITERATIONS);
-    await this.store.transaction(async (conn) => {
-      await conn.run('DELETE FROM query_database_users WHERE organization_id = $1', [organizationId]);
-      await conn.run(`INSERT INTO query_database_users VALUES ($1, $2, $3, $4, $5, $6, now())`, [
+    await this.store.transact(async (tx) => {
+      await tx.execute('DELETE FROM query_database_users WHERE organization_id = $1', [organizationId]);
+      await tx.execute(`INSERT INTO query_database_users VALUES ($1, $2, $3, $4, $5, $6, now())`, [
         organizationId,
         databaseUsername(organizationId),
         scram.salt,
