@@ -101,7 +101,7 @@ export function repairWeriftTurn(): void {
   const connectionMade = proto.connectionMade;
   const close = proto.close;
   if (typeof connectionMade !== 'function' || typeof close !== 'function') {
-    throw new Error('werift: TurnProtocol has no connectionMade/close to repair; check core/shared/webrtc/werift-turn.ts against this werift version');
+    throw new Error('werift: TurnProtocol has no connectionMade/close to repair; check core/serving/webrtc/werift-turn.ts against this werift version');
   }
   proto.connectionMade = async function (this: TurnState) {
     this.refresh = (lifetime) => scheduleRefresh(this, lifetime);
