@@ -9,12 +9,12 @@
 //  3. a 10 MB server stream (100 messages of 100,000 bytes) over the data channel and direct: MB/s, and
 //     the longest gap between two messages [>= 5 MB/s, no stall]. The runtime serves no streaming
 //     method that carries bulk data (StreamLogs is a few lines), so the stream comes from a gRPC server in
-//     this process, answered through the same code as the runtime's: WebRtcAnswerer, the channel server
-//     bridging to a gRPC server, the framing and the client's channel.
+//     a process of its own (webrtc-stream-server.ts), answered through the same code as the runtime's:
+//     WebRtcAnswerer, the channel server bridging to a gRPC server, the framing and the client's channel.
 //  4. the cloud returning after kill -9: from its serving line to the machine answering a WebRTC dial
 //     through it again [within 5 s], BENCH_OUTAGES (default 3) rounds.
 // BENCH_ONLY=stream runs the stream alone (no cloud, no runtime).
-import { Client, Server, ServerCredentials, credentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { Client, credentials } from '@grpc/grpc-js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -25,20 +25,17 @@ import { RobotClient } from '../../cloud/client/robot-client.js';
 import { dialWebRtc, type SignalingDialOptions } from '../../cloud/client/webrtc-dial.js';
 import { call as cloudCall, partClients } from '../../cloud/parts/testing/part-clients.js';
 import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
-import { WebRtcAnswerer } from '../../core/webrtc/answerer.js';
-import { localSignaling } from '../../core/webrtc/local-signaling.js';
 import { SensorServiceClient } from '../../gen/platform/component/sensor/v1/sensor.js';
-import { SignalingServiceService } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
 import { startCoturn, type Coturn } from '../e2e/testing/coturn.js';
+import { STREAM_MESSAGES, STREAM_MESSAGE_BYTES, STREAM_METHOD } from './webrtc-stream-server.js';
 
 const SERVER = fileURLToPath(new URL('../../core/server/main.js', import.meta.url));
 const CLOUD = fileURLToPath(new URL('../../cloud/server/main.js', import.meta.url));
+const STREAM_SERVER = fileURLToPath(new URL('./webrtc-stream-server.js', import.meta.url));
 const run = promisify(execFile);
 const DIALS = Number(process.env.BENCH_DIALS) || 20;
 const CALLS = Number(process.env.BENCH_CALLS) || 2000;
 const OUTAGES = Number(process.env.BENCH_OUTAGES ?? 3);
-const STREAM_MESSAGES = 100;
-const STREAM_MESSAGE_BYTES = 100_000;
 
 const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -86,49 +83,6 @@ async function unaryLatencies(client: RobotClient): Promise<number[]> {
 }
 
 const passthrough = (b: Buffer) => b;
-const STREAM_METHOD = {
-  path: '/platform.bench.v1.BenchService/Stream',
-  requestStream: false,
-  responseStream: true,
-  requestSerialize: passthrough,
-  requestDeserialize: passthrough,
-  responseSerialize: passthrough,
-  responseDeserialize: passthrough,
-};
-
-/** A gRPC server with one server-streaming method (10 MB, honouring back-pressure) and the LAN signaling, answered as the runtime answers. */
-async function streamServer(): Promise<{ address: string; stop(): void }> {
-  const server = new Server();
-  const payload = Buffer.alloc(STREAM_MESSAGE_BYTES, 7);
-  server.addService(
-    { stream: STREAM_METHOD },
-    {
-      stream: (call: ServerWritableStream<Buffer, Buffer>) => {
-        let sent = 0;
-        const more = () => {
-          while (sent < STREAM_MESSAGES) {
-            sent++;
-            if (!call.write(payload)) return void call.once('drain', more);
-          }
-          call.end();
-        };
-        more();
-      },
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
-  );
-  const answerer = new WebRtcAnswerer(`127.0.0.1:${port}`);
-  server.addService(SignalingServiceService, localSignaling(answerer));
-  return {
-    address: `127.0.0.1:${port}`,
-    stop: () => {
-      answerer.stop();
-      server.forceShutdown();
-    },
-  };
-}
 
 /** Reads the 10 MB stream: MB/s from the call's start to its end, and the longest gap between messages. */
 async function readStream(client: Client): Promise<{ mbPerS: number; longestGapMs: number; firstMs: number }> {
@@ -156,7 +110,9 @@ async function readStream(client: Client): Promise<{ mbPerS: number; longestGapM
 }
 
 async function benchStream(): Promise<void> {
-  const server = await streamServer();
+  // The stream's server runs in a process of its own, as a machine would: the caller's and the answerer's
+  // WebRTC stacks do not share one thread.
+  const server = await spawnServing(STREAM_SERVER, [], { name: 'webrtc-stream-server' });
   const direct = new Client(server.address, credentials.createInsecure());
   const conn = await dialWebRtc({ signalingAddress: server.address, host: 'bench' });
   const overChannel = new Client('webrtc.invalid:1', credentials.createInsecure(), { interceptors: [conn.channel.interceptor] });
@@ -182,7 +138,7 @@ async function benchStream(): Promise<void> {
     direct.close();
     overChannel.close();
     conn.close();
-    server.stop();
+    await server.stop();
   }
 }
 

@@ -147,7 +147,7 @@ function frameChannel(dc: RTCDataChannel): FrameChannel {
   const fireClose = () => {
     if (closed) return;
     closed = true;
-    for (const listener of closeListeners) listener();
+    for (const listener of [...closeListeners]) listener();
   };
   dc.stateChanged.subscribe((state) => {
     if (state === 'closed' || state === 'closing') fireClose();
@@ -164,14 +164,16 @@ function frameChannel(dc: RTCDataChannel): FrameChannel {
       new Promise<void>((resolve) => {
         if (dc.bufferedAmount <= threshold || closed) return resolve();
         dc.bufferedAmountLowThreshold = threshold;
-        const low = dc.bufferedAmountLow.subscribe(() => {
+        // One wait per megabyte a stream sends: its close listener goes when the wait ends, or a long
+        // stream would pile them up for the channel's life.
+        const done = () => {
           low.unSubscribe();
+          const at = closeListeners.indexOf(done);
+          if (at >= 0) closeListeners.splice(at, 1);
           resolve();
-        });
-        closeListeners.push(() => {
-          low.unSubscribe();
-          resolve();
-        });
+        };
+        const low = dc.bufferedAmountLow.subscribe(done);
+        closeListeners.push(done);
       }),
     onFrame: (listener) =>
       void dc.onMessage.subscribe((data) => {
