@@ -2,8 +2,9 @@
 // with Call to the machine named by `rpc-host` (a part id) and trickle candidates with CallUpdate. A caller
 // must hold an API key whose scope covers the machine (its organization, location or the machine itself);
 // a machine answers only as itself (its part token, or a key scoped to exactly its machine). The service
-// only relays: it never sees the data channel. Everything it holds is bounded: offers per machine, the
-// time an offer waits for its answer (10 s) and the time a call may keep trickling after it.
+// only relays: it never sees the data channel. Everything it holds is bounded: Answer streams per part,
+// offers waiting and answered calls per machine, the time an offer waits for its answer (10 s) and the
+// time a call may keep trickling after it.
 import { randomUUID } from 'node:crypto';
 import { status, type Metadata, type sendUnaryData, type ServerDuplexStream, type ServerUnaryCall, type ServerWritableStream } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -37,16 +38,34 @@ import { describePrincipal, type PartPrincipal } from '../auth/principal.js';
 export const OFFER_TIMEOUT_MS = 10_000;
 /** Sent to an answerer that asked for them (`heartbeats-allowed: true`). */
 export const HEARTBEAT_MS = 15_000;
-/** Offers waiting on one machine at once; more get RESOURCE_EXHAUSTED. */
+/** Offers waiting on one machine at once (not answered yet); more get RESOURCE_EXHAUSTED. */
 export const MAX_CALLS_PER_MACHINE = 64;
+/**
+ * Answered calls of one machine still relaying the caller's candidates; the oldest ends when one more is
+ * answered. Without this bound, answered offers whose callers never finish (half-open) would hold the
+ * machine's places for CALL_LIFETIME_MS and lock every other caller out; the machine itself holds at
+ * most 128 peers (core/webrtc/answerer.ts), so older calls than these have no peer to reach.
+ */
+export const MAX_RELAYING_PER_MACHINE = 128;
+/**
+ * Answer streams held for one part at once. A machine holds one (a second while a dead one is not yet
+ * noticed); the newest takes the offers, and past this the oldest is ended, so that a part's credentials
+ * cannot pile up streams and heartbeat timers in the cloud.
+ */
+export const MAX_ANSWERERS_PER_PART = 4;
 /** After the answer, how long a call may go on relaying candidates. */
 export const CALL_LIFETIME_MS = 60_000;
 
 interface Answerer {
   partId: string;
   stream: ServerDuplexStream<AnswerResponse, AnswerRequest>;
-  calls: Set<string>;
+  /** Offers sent to the machine and not answered yet. */
+  waiting: Set<string>;
+  /** Answered calls still relaying candidates, oldest first. */
+  relaying: Set<string>;
   heartbeat?: NodeJS.Timeout;
+  /** Forgets the answerer and ends its stream (its calls fail UNAVAILABLE). */
+  end(): void;
 }
 
 interface PendingCall {
@@ -104,7 +123,8 @@ export function createSignaling(authorizer: Authorizer, iceServers: ICEServer[],
     call.ended = true;
     clearTimeout(call.timer);
     calls.delete(call.uuid);
-    call.answerer.calls.delete(call.uuid);
+    call.answerer.waiting.delete(call.uuid);
+    call.answerer.relaying.delete(call.uuid);
     endCaller(call, error);
     if (error && tellMachine) toMachine(call.answerer, { uuid: call.uuid, error: { status: { code: error.code, message: error.message } } });
   };
@@ -117,6 +137,12 @@ export function createSignaling(authorizer: Authorizer, iceServers: ICEServer[],
       call.answered = true;
       clearTimeout(call.timer);
       call.timer = setTimeout(() => finish(call), CALL_LIFETIME_MS);
+      answerer.waiting.delete(call.uuid);
+      answerer.relaying.add(call.uuid);
+      if (answerer.relaying.size > MAX_RELAYING_PER_MACHINE) {
+        const oldest = calls.get(answerer.relaying.values().next().value as string);
+        if (oldest) finish(oldest);
+      }
       if (!call.caller.cancelled) call.caller.write({ uuid: call.uuid, init: { sdp: response.init.sdp } });
     } else if (response.update?.candidate && call.answered) {
       if (!call.caller.cancelled && !call.caller.writableEnded) call.caller.write({ uuid: call.uuid, update: { candidate: response.update.candidate } });
@@ -142,7 +168,7 @@ export function createSignaling(authorizer: Authorizer, iceServers: ICEServer[],
         const list = answerers.get(part.partId) ?? [];
         const answerer = list[list.length - 1];
         if (!answerer) throw unavailable(`machine part ${part.partId} is not answering: it is offline, or runs with -webrtc=false`);
-        if (answerer.calls.size >= MAX_CALLS_PER_MACHINE)
+        if (answerer.waiting.size >= MAX_CALLS_PER_MACHINE)
           throw resourceExhausted(`more than ${MAX_CALLS_PER_MACHINE} offers are waiting on machine part ${part.partId}`);
         const uuid = randomUUID();
         const call: PendingCall = {
@@ -158,7 +184,7 @@ export function createSignaling(authorizer: Authorizer, iceServers: ICEServer[],
           ),
         };
         calls.set(uuid, call);
-        answerer.calls.add(uuid);
+        answerer.waiting.add(uuid);
         // A caller that gives up before the answer frees its place at once; after it, CallUpdate may go on.
         caller.on('cancelled', () => {
           if (!call.answered) finish(call, new StatusError(status.CANCELLED, 'the caller gave up'));
@@ -219,22 +245,29 @@ export function createSignaling(authorizer: Authorizer, iceServers: ICEServer[],
             ? principal.partId === part.partId
             : principal.organizationId === part.organizationId && principal.scope.type === 'machine' && principal.scope.id === part.machineId;
         if (!itself) throw permissionDenied(`${describePrincipal(principal)} may not answer for machine part ${part.partId}: only the part itself may`);
-        const answerer: Answerer = { partId: part.partId, stream, calls: new Set() };
-        answerers.set(part.partId, [...(answerers.get(part.partId) ?? []), answerer]);
-        if (stream.metadata.get('heartbeats-allowed')[0] === 'true') {
-          answerer.heartbeat = setInterval(() => stream.write({ uuid: '', heartbeat: {} }), HEARTBEAT_MS);
-        }
+        // Gone while it was being checked: its 'cancelled' has fired already, nothing would ever forget it.
+        if (stream.cancelled) return;
+        let ended = false;
         const gone = () => {
+          if (ended) return;
+          ended = true;
           clearInterval(answerer.heartbeat);
           const rest = (answerers.get(part.partId) ?? []).filter((a) => a !== answerer);
           if (rest.length) answerers.set(part.partId, rest);
           else answerers.delete(part.partId);
-          for (const uuid of [...answerer.calls]) {
+          for (const uuid of [...answerer.waiting, ...answerer.relaying]) {
             const call = calls.get(uuid);
             if (call) finish(call, unavailable(`machine part ${part.partId} stopped answering`));
           }
           if (!stream.cancelled && !stream.writableEnded) stream.end();
         };
+        const answerer: Answerer = { partId: part.partId, stream, waiting: new Set(), relaying: new Set(), end: gone };
+        const list = [...(answerers.get(part.partId) ?? []), answerer];
+        answerers.set(part.partId, list);
+        if (list.length > MAX_ANSWERERS_PER_PART) list[0].end();
+        if (stream.metadata.get('heartbeats-allowed')[0] === 'true') {
+          answerer.heartbeat = setInterval(() => stream.write({ uuid: '', heartbeat: {} }), HEARTBEAT_MS);
+        }
         stream.on('data', (response: AnswerResponse) => fromAnswerer(answerer, response));
         stream.on('end', gone);
         stream.on('cancelled', gone);

@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignalingServiceService } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
-import { WebRtcAnswerer } from '../webrtc/answerer.js';
+import { CONNECT_TIMEOUT_MS, CONNECT_TIMEOUT_SETTING, WebRtcAnswerer } from '../webrtc/answerer.js';
+import { envWholeNumber } from '../serving/env.js';
 import { localSignaling } from '../webrtc/local-signaling.js';
 import { RobotServiceService } from '../../gen/platform/robot/v1/robot.js';
 import type { ResourceAccess } from './api-adapter.js';
@@ -57,7 +58,9 @@ export async function startRuntimeServer(machine: ResourceAccess, facts: RobotFa
   let bridgeDir: string | undefined;
   if (options.webrtc ?? true) {
     bridgeDir = mkdtempSync(join(tmpdir(), 'platform-webrtc-'));
-    answerer = new WebRtcAnswerer(`unix:${join(bridgeDir, 'grpc.sock')}`);
+    answerer = new WebRtcAnswerer(`unix:${join(bridgeDir, 'grpc.sock')}`, {
+      connectTimeoutMs: envWholeNumber(CONNECT_TIMEOUT_SETTING, CONNECT_TIMEOUT_MS),
+    });
     server.addService(SignalingServiceService, localSignaling(answerer));
     served.push('platform.rpc.webrtc.v1.SignalingService');
   }

@@ -8,7 +8,7 @@ import { SignalingServiceClient, type AnswerRequest, type AnswerResponse } from 
 import { CredentialsRefusedError, type CloudLink } from '../cloud-link/cloud-link.js';
 import { onCloudReachable } from '../cloud-link/reachable.js';
 import { fromWireCandidate, fromWireIceServers, toWireCandidate } from '../serving/webrtc/candidates.js';
-import type { Answered, WebRtcAnswerer } from './answerer.js';
+import { TooManyPeersError, type Answered, type WebRtcAnswerer } from './answerer.js';
 
 /** Waits between attempts: doubling from the first, capped so that a returning cloud is found quickly. */
 export const REDIAL_MIN_MS = 250;
@@ -110,14 +110,20 @@ export class CloudAnswerer {
         try {
           return await answerer.answer(init.sdp, fromWireIceServers(init.optionalConfig?.additionalIceServers ?? []));
         } catch (err) {
-          return void send({ uuid, error: { status: { code: 3, message: (err as Error).message } } });
+          // RESOURCE_EXHAUSTED when every place is held by a connected peer; otherwise the offer was bad.
+          return void send({ uuid, error: { status: { code: err instanceof TooManyPeersError ? 8 : 3, message: (err as Error).message } } });
         }
       })();
       this.calls.set(uuid, answering);
-      const forget = setTimeout(() => this.calls.delete(uuid), 60_000);
-      forget.unref();
       const answered = await answering;
       if (!answered) return void this.calls.delete(uuid);
+      // The entry lives as long as the peer (the answerer's connect timeout ends one that never connects),
+      // so this map is bounded by the answerer's peers.
+      answered.onClose(() => {
+        this.calls.delete(uuid);
+        // A peer closed before its gathering ended (timed out, evicted) sends no more candidates.
+        send({ uuid, done: {} });
+      });
       send({ uuid, init: { sdp: answered.answer } });
       answered.onCandidate((candidate) => send(candidate ? { uuid, update: { candidate: toWireCandidate(candidate) } } : { uuid, done: {} }));
     } else if (request.update?.candidate) {

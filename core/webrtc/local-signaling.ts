@@ -13,8 +13,7 @@ import {
   type SignalingServiceServer,
 } from '../../gen/platform/rpc/webrtc/v1/signaling.js';
 import { fromWireCandidate, toWireCandidate } from '../serving/webrtc/candidates.js';
-import type { Answered, WebRtcAnswerer } from './answerer.js';
-import { CONNECT_TIMEOUT_MS } from './answerer.js';
+import { TooManyPeersError, type Answered, type WebRtcAnswerer } from './answerer.js';
 
 export function localSignaling(answerer: WebRtcAnswerer): SignalingServiceServer {
   const calls = new Map<string, Answered>();
@@ -23,9 +22,18 @@ export function localSignaling(answerer: WebRtcAnswerer): SignalingServiceServer
       const uuid = randomUUID();
       answerer.answer(stream.request.sdp).then(
         (answered) => {
+          // A caller that left before its answer never sends candidates: its peer goes at once.
+          if (stream.cancelled) return answered.close();
+          // The entry lives as long as the peer (closed by the answerer's connect timeout at the latest),
+          // so the map is bounded by the answerer's peers.
           calls.set(uuid, answered);
-          const forget = setTimeout(() => calls.delete(uuid), CONNECT_TIMEOUT_MS);
-          forget.unref();
+          answered.onClose(() => {
+            calls.delete(uuid);
+            // A peer closed before its gathering ended (timed out, evicted) sends no more candidates.
+            if (!stream.cancelled && !stream.writableEnded) stream.end();
+          });
+          // A caller cancelling after the answer is normal (the client does once its channel opens): the
+          // peer stays, and the connect timeout or eviction ends one that never connects.
           stream.write({ uuid, init: { sdp: answered.answer } });
           answered.onCandidate((candidate) => {
             if (stream.cancelled || stream.writableEnded) return;
@@ -35,7 +43,7 @@ export function localSignaling(answerer: WebRtcAnswerer): SignalingServiceServer
         },
         (err: Error) =>
           stream.emit('error', {
-            code: /more than \d+ WebRTC peers/.test(err.message) ? status.RESOURCE_EXHAUSTED : status.INVALID_ARGUMENT,
+            code: err instanceof TooManyPeersError ? status.RESOURCE_EXHAUSTED : status.INVALID_ARGUMENT,
             details: err.message,
           }),
       );
