@@ -1,5 +1,5 @@
 import test from 'ava';
-import { answerOffer, createCaller, parseDescription } from './peer.js';
+import { answerOffer, createCaller, MAX_REMOTE_CANDIDATES, parseDescription } from './peer.js';
 
 async function connectedPair() {
   const caller = await createCaller();
@@ -55,4 +55,23 @@ test('a malformed offer is refused with an error naming sdp, and a non-offer is 
   const noFingerprint = caller.description.sdp.replace(/^a=fingerprint:.*$/gm, '');
   await t.throwsAsync(answerOffer({ type: 'offer', sdp: noFingerprint }), { message: 'sdp: lacks a=fingerprint' });
   await t.throwsAsync(answerOffer({ type: 'offer', sdp: `v=0${'x'.repeat(70_000)}` }), { message: /longer than 65536 bytes/ });
+});
+
+test('a connection takes a bounded number of remote candidates: past it each is refused, naming the bound', async (t) => {
+  const caller = await createCaller();
+  const machine = await answerOffer(caller.description);
+  t.teardown(() => {
+    caller.close();
+    machine.close();
+  });
+  // Addresses of TEST-NET-1 (RFC 5737): the checks they start reach nobody.
+  const candidate = (i: number) => ({
+    candidate: `candidate:${i} 1 udp 2130706431 192.0.2.${1 + (i % 250)} ${10000 + i} typ host`,
+    sdpMid: '0',
+    sdpMLineIndex: 0,
+  });
+  for (let i = 0; i < MAX_REMOTE_CANDIDATES; i++) await machine.addRemoteCandidate(candidate(i));
+  await t.throwsAsync(machine.addRemoteCandidate(candidate(MAX_REMOTE_CANDIDATES)), {
+    message: `more than ${MAX_REMOTE_CANDIDATES} remote candidates for one connection`,
+  });
 });

@@ -89,6 +89,13 @@ export function parseDescription(json: string, expected: SessionDescription['typ
 export const MAX_SDP_BYTES = 64 * 1024;
 
 /**
+ * Remote candidates one connection takes; more are refused. Each is paired with every local candidate and
+ * checked with STUN requests to the address it names, so without a bound a caller could make the machine
+ * send checks to any number of addresses of its choosing. A real peer has a few per network interface.
+ */
+export const MAX_REMOTE_CANDIDATES = 64;
+
+/**
  * Checks that an SDP can carry the data channel, before any WebRTC state is made for it: werift answers
  * almost any text, so a hostile offer would otherwise hold a peer connection until it times out.
  */
@@ -225,6 +232,7 @@ function wrap(pc: RTCPeerConnection, description: SessionDescription): Peer {
     closeListeners.push(() => reject(new Error('the WebRTC connection closed before its data channel opened')));
   });
   channel.catch(() => undefined);
+  let remoteCandidates = 0;
   return {
     description,
     onCandidate: (listener) => {
@@ -232,6 +240,7 @@ function wrap(pc: RTCPeerConnection, description: SessionDescription): Peer {
       candidateListeners.push(listener);
     },
     addRemoteCandidate: async (candidate) => {
+      if (++remoteCandidates > MAX_REMOTE_CANDIDATES) throw new Error(`more than ${MAX_REMOTE_CANDIDATES} remote candidates for one connection`);
       await pc.addIceCandidate({ candidate: candidate.candidate, sdpMid: candidate.sdpMid, sdpMLineIndex: candidate.sdpMLineIndex });
     },
     channel,
