@@ -47,7 +47,10 @@ test('the agent applies additional_networks, starts the hotspot and the portal w
     renameSync(`${configFile}.tmp`, configFile);
   };
   write({
-    network_configuration: { offline_before_starting_hotspot_minutes: 1 },
+    // A scaled minute is 120 ms: with the default 10-minute retry, provisioning ended after 1.2 s and closed the
+    // portal under the test's feet on a loaded machine (CI saw "fetch failed" on the POST). This test is not
+    // about the retry timer (network-supervisor.test.ts pins it), so it is set out of reach.
+    network_configuration: { offline_before_starting_hotspot_minutes: 1, retry_connection_timeout_minutes: 1000 },
     additional_networks: { lab: { type: 'wifi', ssid: 'lab', psk: 'lab-password', priority: 12 } },
   });
   const logs: Record<string, unknown>[] = [];
