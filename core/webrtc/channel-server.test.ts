@@ -16,7 +16,7 @@ import {
   type ServerReadableStream,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import { serveChannel } from './channel-server.js';
+import { serveChannel, type ChannelServerOptions } from './channel-server.js';
 import { ChannelClient } from '../serving/webrtc/channel-client.js';
 import { memoryFrameChannelPair } from '../serving/testing/memory-frame-channel.js';
 import { MAX_PACKET_BYTES } from '../../plugins/formats/webrtc-framing/framing.js';
@@ -48,7 +48,7 @@ interface Echo extends Client {
 }
 const EchoClient = makeGenericClientConstructor(definition, 'Echo') as unknown as new (...args: ConstructorParameters<typeof Client>) => Echo;
 
-async function setup() {
+async function setup(options: ChannelServerOptions = {}) {
   const server = new Server();
   const hangs = { started: 0, cancelled: 0 };
   const counts = { ended: 0 };
@@ -78,7 +78,7 @@ async function setup() {
   const target = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   const [callerEnd, machineEnd] = memoryFrameChannelPair();
   const dropped: string[] = [];
-  const served = serveChannel(machineEnd, target, { onDropped: (r) => dropped.push(r) });
+  const served = serveChannel(machineEnd, target, { ...options, onDropped: (r) => dropped.push(r) });
   const channel = new ChannelClient(callerEnd);
   const client = new EchoClient('webrtc.invalid:1', credentials.createInsecure(), { interceptors: [channel.interceptor] });
   const responses: Response[] = [];
@@ -213,6 +213,38 @@ test('a 33 MiB request is refused with RESOURCE_EXHAUSTED and the handler never 
   t.is(trailers!.stream!.id, 5);
   t.is(trailers!.trailers!.status!.code, Status.RESOURCE_EXHAUSTED);
   t.regex(trailers!.trailers!.status!.message, /larger than 33554432 bytes/);
+});
+
+test('unfinished requests are bounded across the calls of a channel: the call that pushes over ends RESOURCE_EXHAUSTED', async (t) => {
+  const s = await setup({ maxPartialBytes: 3 * MAX_PACKET_BYTES });
+  t.teardown(s.teardown);
+  const chunk = Buffer.alloc(MAX_PACKET_BYTES, 0x20);
+  const packet = (id: number, eom = false) => s.raw({ stream: { id }, message: { hasMessage: true, packetMessage: { data: chunk, eom }, eos: false } });
+  for (const id of [1, 3, 5]) s.raw({ stream: { id }, headers: { method: '/test.Echo/Hang', metadata: { md: {} } } });
+  // Each call's message is far below the message limit; together they pass the channel's bound.
+  packet(1);
+  packet(1);
+  packet(3);
+  packet(5);
+  const trailers = await eventually(
+    () => s.responses.find((r) => r.trailers),
+    (r) => r !== undefined,
+  );
+  t.is(trailers!.stream!.id, 5);
+  t.is(trailers!.trailers!.status!.code, Status.RESOURCE_EXHAUSTED);
+  t.regex(trailers!.trailers!.status!.message, /bytes of unfinished requests on one channel/);
+  // An ended call gives its bytes back: call 1 ends (rst_stream), and a new call's packets fit again.
+  s.raw({ stream: { id: 1 }, rstStream: true });
+  s.raw({ stream: { id: 7 }, headers: { method: '/test.Echo/Echo', metadata: { md: {} } } });
+  packet(7);
+  s.raw({ stream: { id: 7 }, message: { hasMessage: true, packetMessage: { data: Buffer.from('{"text":"fits"}'), eom: true }, eos: true } });
+  await eventually(
+    () => s.responses.filter((r) => r.trailers).length,
+    (n) => n === 2,
+  );
+  const seven = s.responses.find((r) => r.trailers && r.stream!.id === 7)!;
+  // The message (64 KiB of spaces, JSON whitespace, then the request) is answered.
+  t.is(seven.trailers!.status!.code, Status.OK, seven.trailers!.status!.message);
 });
 
 test('rst_stream cancels the handler, and nothing more is sent for that stream', async (t) => {

@@ -19,12 +19,20 @@ import type { Request, RequestHeaders } from '../../gen/platform/rpc/webrtc/v1/g
 
 /** Calls one channel may have open at once; a peer opening more gets RESOURCE_EXHAUSTED for the extra. */
 export const MAX_STREAMS_PER_CHANNEL = 256;
+/**
+ * Bytes of unfinished requests (packets of a message whose last packet has not come) one channel may hold
+ * across its calls: two of the largest messages. Each call alone is bounded by MAX_MESSAGE_BYTES, but 256
+ * calls each one packet short of it would be 8 GiB; past this, the call that pushed over ends RESOURCE_EXHAUSTED.
+ */
+export const MAX_PARTIAL_BYTES_PER_CHANNEL = 2 * MAX_MESSAGE_BYTES;
 
 const passthrough = (data: Buffer) => data;
 
 interface OpenStream {
   call: ClientDuplexStream<Buffer, Buffer>;
   reassembler: Reassembler;
+  /** Bytes of this call's unfinished message, counted in the channel's `partialBytes`. */
+  partial: number;
   /** Set once the peer reset the stream or trailers were sent: nothing more goes out for it. */
   finished: boolean;
 }
@@ -33,6 +41,8 @@ export interface ChannelServerOptions {
   /** Packet data size for responses (BROWSER_PACKET_BYTES towards a browser). */
   packetBytes?: number;
   maxMessageBytes?: number;
+  /** Bytes of unfinished requests the channel holds across its calls (MAX_PARTIAL_BYTES_PER_CHANNEL). */
+  maxPartialBytes?: number;
   /** Told about frames that were dropped (not a Request, or for no open stream). */
   onDropped?: (reason: string) => void;
 }
@@ -44,6 +54,11 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
   const packetBytes = options.packetBytes ?? NODE_PACKET_BYTES;
   const dropped = options.onDropped ?? (() => undefined);
   let closed = false;
+  let partialBytes = 0;
+  const release = (stream: OpenStream) => {
+    partialBytes -= stream.partial;
+    stream.partial = 0;
+  };
 
   const send = (id: number, response: Parameters<FrameWriter['writeResponse']>[0]) =>
     writer.writeResponse({ ...response, stream: { id } }).catch(() => undefined);
@@ -52,6 +67,7 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
     if (stream.finished) return;
     stream.finished = true;
     streams.delete(id);
+    release(stream);
     void send(id, { trailers: { status: { code, message }, metadata: toWireMetadata(metadata) } });
   };
 
@@ -71,7 +87,12 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
     const call = target.makeBidiStreamRequest(headers.method, passthrough, passthrough, metadata, {
       ...(timeoutMs !== undefined && timeoutMs > 0 ? { deadline: Date.now() + timeoutMs } : {}),
     });
-    const stream: OpenStream = { call, reassembler: new Reassembler(options.maxMessageBytes ?? MAX_MESSAGE_BYTES), finished: false };
+    const stream: OpenStream = {
+      call,
+      reassembler: new Reassembler(options.maxMessageBytes ?? MAX_MESSAGE_BYTES),
+      partial: 0,
+      finished: false,
+    };
     streams.set(id, stream);
     call.on('metadata', (md: Metadata) => {
       if (!stream.finished) void send(id, { headers: { metadata: toWireMetadata(md) } });
@@ -113,6 +134,7 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
     if (request.rstStream) {
       stream.finished = true;
       streams.delete(id);
+      release(stream);
       stream.call.cancel();
       return;
     }
@@ -120,12 +142,27 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
     if (!message) return dropped(`stream ${id}: a request with neither headers, message nor rst_stream`);
     if (message.hasMessage && message.packetMessage) {
       let whole: Uint8Array | undefined;
+      const size = message.packetMessage.data?.length ?? 0;
+      if (!message.packetMessage.eom && partialBytes + size > (options.maxPartialBytes ?? MAX_PARTIAL_BYTES_PER_CHANNEL)) {
+        stream.call.cancel();
+        return finish(
+          id,
+          stream,
+          Status.RESOURCE_EXHAUSTED,
+          `more than ${options.maxPartialBytes ?? MAX_PARTIAL_BYTES_PER_CHANNEL} bytes of unfinished requests on one channel`,
+        );
+      }
       try {
         whole = stream.reassembler.push(message.packetMessage);
       } catch (err) {
         if (!(err instanceof MessageTooLargeError)) throw err;
         stream.call.cancel();
         return finish(id, stream, Status.RESOURCE_EXHAUSTED, `request ${err.message}`);
+      }
+      if (whole) release(stream);
+      else {
+        stream.partial += size;
+        partialBytes += size;
       }
       if (whole) stream.call.write(Buffer.from(whole.buffer, whole.byteOffset, whole.byteLength));
     }
@@ -146,6 +183,7 @@ export function serveChannel(channel: FrameChannel, target: Client, options: Cha
       stream.call.cancel();
     }
     streams.clear();
+    partialBytes = 0;
   };
   channel.onClose(close);
   return {
