@@ -139,6 +139,7 @@ test.serial('a training job submitted on the page shows its progress, loss and m
   const [job] = await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED);
   t.is(job.status, TrainingStatus.TRAINING_STATUS_COMPLETED);
   t.is(job.modelName, 'shapes');
+  t.is(job.modelVersion, 'v1');
   t.is(job.tags.join(','), 'red,blue');
   t.deepEqual(job.arguments, { image_size: '16', epochs: '3' });
   // One curve point per epoch the job logged, in both charts.

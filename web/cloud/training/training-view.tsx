@@ -42,8 +42,11 @@ function SubmitForm(props: ViewProps & { jobs: TrainingJobMetadata[]; onSubmitte
   const [labels, setLabels] = useState<string[]>([]);
   const [tags, setTags] = useState('');
   const [modelName, setModelName] = useState('');
-  const [modelVersion, setModelVersion] = useState('');
-  const [versionTyped, setVersionTyped] = useState(false);
+  // The version shown is the suggestion until the user types one. It is worked out while rendering, not
+  // set from an effect: an effect runs after paint, and one that landed while a user (or playwright's fill)
+  // had just selected the empty field put the suggestion in front of what was typed ("v1v1").
+  const [typedVersion, setTypedVersion] = useState<string | undefined>(undefined);
+  const modelVersion = typedVersion ?? (modelName.trim() ? nextVersion(props.jobs, modelName.trim()) : '');
   useEffect(() => {
     if (!datasetId) return;
     let live = true;
@@ -52,9 +55,6 @@ function SubmitForm(props: ViewProps & { jobs: TrainingJobMetadata[]; onSubmitte
       live = false;
     };
   }, [datasetId]);
-  useEffect(() => {
-    if (!versionTyped && modelName.trim()) setModelVersion(nextVersion(props.jobs, modelName.trim()));
-  }, [modelName, props.jobs]);
   useEffect(() => {
     props.api.call(datasetApi.listByOrganization, { organizationId: props.orgId }).then((r) => {
       setDatasets(r.datasets);
@@ -152,16 +152,7 @@ function SubmitForm(props: ViewProps & { jobs: TrainingJobMetadata[]; onSubmitte
         Model name <input name="modelName" required value={modelName} onInput={(e) => setModelName((e.currentTarget as HTMLInputElement).value)} />
       </label>
       <label>
-        Model version{' '}
-        <input
-          name="modelVersion"
-          required
-          value={modelVersion}
-          onInput={(e) => {
-            setVersionTyped(true);
-            setModelVersion((e.currentTarget as HTMLInputElement).value);
-          }}
-        />
+        Model version <input name="modelVersion" required value={modelVersion} onInput={(e) => setTypedVersion((e.currentTarget as HTMLInputElement).value)} />
       </label>
       <label>
         Arguments (key=value, one per line) <textarea name="arguments" rows={2} placeholder="epochs=10" />
