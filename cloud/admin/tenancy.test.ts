@@ -4,7 +4,6 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import type { StatusError } from '../../core/serving/status-error.js';
 import { authenticate, credentialTypes, HashSlots, type AuthDeps } from '../auth/auth-service.js';
 import { Authorizer, KEY_FRESHNESS_MS } from '../auth/authorizer.js';
 import { LoginBackoff } from '../auth/login-backoff.js';
@@ -15,18 +14,11 @@ import { findPart, latestPartConfig, mainPartOf, partConfigHistory, savePartConf
 import { listLocations, listOrganizations as browseOrganizations } from '../parts/places.js';
 import type { TabularStore } from '../store/tabular.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
+import { rejectionCodeOf as codeOf } from '../testing/tenancy-fixture.js';
 import { listKeys, revokeKey, rotateKey } from './api-keys.js';
 import { createKey, createLocation, createMachine, createOrganization, listOrganizations } from './tenancy.js';
 
 const backends = tabularBackends(test);
-
-const codeOf = async (promise: Promise<unknown>) =>
-  (
-    (await promise.then(
-      () => undefined,
-      (err: unknown) => err,
-    )) as StatusError | undefined
-  )?.code;
 
 function deps(store: TabularStore): AuthDeps {
   return { store, tokens: new TokenSigner(randomBytes(32)), gate: new LoginBackoff(), hashes: new HashSlots() };

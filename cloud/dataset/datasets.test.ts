@@ -4,25 +4,17 @@
 import { Metadata, status } from '@grpc/grpc-js';
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import type { StatusError } from '../../core/serving/status-error.js';
 import { createKey, createMachine, createOrganization } from '../admin/tenancy.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { TokenSigner } from '../auth/token.js';
 import { datasetTag, missingDatasets } from '../data/dataset-tag.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
+import { rejectionCodeOf as codeOf } from '../testing/tenancy-fixture.js';
 import { Datasets } from './dataset-service.js';
 import { DatasetVersions } from './dataset-versions.js';
 
 const backends = tabularBackends(test);
-
-const codeOf = async (promise: Promise<unknown>) =>
-  (
-    (await promise.then(
-      () => undefined,
-      (err: unknown) => err,
-    )) as StatusError | undefined
-  )?.code;
 
 /** A PNG header of the given size: all that the members' image sizes read. */
 function png(width: number, height: number): Buffer {

@@ -94,3 +94,13 @@ export async function startFixture(env: NodeJS.ProcessEnv = {}): Promise<CloudFi
 export function codeOf(err: unknown): number | undefined {
   return (err as { code?: number } | undefined)?.code;
 }
+
+/** The gRPC status code a promise rejects with (undefined when it resolves). */
+export async function rejectionCodeOf(promise: Promise<unknown>): Promise<number | undefined> {
+  return codeOf(
+    await promise.then(
+      () => undefined,
+      (err: unknown) => err,
+    ),
+  );
+}
