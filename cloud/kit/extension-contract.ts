@@ -16,12 +16,19 @@ import type { Authorizer } from '../auth/authorizer.js';
 import type { LoginGate } from '../auth/login-backoff.js';
 import type { QueryEngine } from './query-engine-slot.js';
 import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 
 export interface CloudContext {
   /** The gRPC server, not yet bound: add services with server.addService(...). Reflection covers them. */
   server: Server;
   /** DuckDB access (store.query / store.execute / store.transaction; one writer, pooled readers) and store.blobs. */
   store: Store;
+  /**
+   * The cloud's tables and blobs behind the seam of issue 33 (cloud/store/tabular.ts): the DuckDB Store in
+   * the embedded default, a PgStore with its S3 blob store in the scale-out mode. Code written against
+   * it runs in both modes; code that still takes `store` runs only in the embedded default.
+   */
+  tables: StoreWithBlobs;
   /** Verifies `authorization: Bearer` tokens and checks org/location/machine scope and owner/operator role. */
   authorizer: Authorizer;
   /** The --data-dir of this cloud; put extension files in a subfolder named after the extension. */

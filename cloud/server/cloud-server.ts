@@ -100,6 +100,7 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   const ctx: CloudContext = {
     server,
     store,
+    tables: store,
     authorizer,
     dataDir: options.dataDir,
     logger,
