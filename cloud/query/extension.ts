@@ -40,13 +40,16 @@ import { PipelineScheduler } from './pipelines/pipeline-scheduler.js';
 import { PipelineStore } from './pipelines/pipeline-store.js';
 import { PlatformQueryEngine } from './platform-query-engine.js';
 import type { QueryLimits } from './sql/limits.js';
-import { SqlSandbox } from './sql/sql-sandbox.js';
+import { SqlSandbox, type ConnectionSource } from './sql/sql-sandbox.js';
+import { startScaleOutQuery, type ScaleOutQuery } from './sealed/scale-out-query.js';
+import type { PgStore } from '../store/pg-store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { envNumber } from '../../core/serving/env.js';
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).
 export function createQueryExtension(): CloudExtension {
-  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler; unobserve: () => void } | undefined;
+  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler; scaleOut?: ScaleOutQuery; unobserve: () => void } | undefined;
   return {
     name: 'query',
     async start(ctx) {
@@ -70,8 +73,12 @@ export function createQueryExtension(): CloudExtension {
         maxQueuedPerOrg: envNumber('PLATFORM_QUERY_MAX_QUEUED_PER_ORG', 32, 0),
       });
       // Each query gets its own connection: its TEMP view and a timeout interrupt touch nothing else.
-      const connect = () => ctx.store.instance.connect();
-      const users = new DatabaseUsers(ctx.store);
+      // Embedded: a connection to the cloud's one DuckDB. Scale-out (the tables on PostgreSQL): a DuckDB
+      // of the query's own holding its organization's sealed segments and unsealed tail (sealed/).
+      const scaleOut =
+        ctx.tables.dialect === 'postgres' ? startScaleOutQuery(ctx.tables as PgStore & StoreWithBlobs, { dataDir: ctx.dataDir, logger }) : undefined;
+      const connect: ConnectionSource = scaleOut ? scaleOut.connect : () => ctx.store.instance.connect();
+      const users = new DatabaseUsers(ctx.tables);
       await users.init();
       const pipelines = new PipelineStore(ctx.store);
       await pipelines.init();
@@ -113,7 +120,7 @@ export function createQueryExtension(): CloudExtension {
         new PlatformQueryEngine({ sandbox, mql, users, endpoint: () => ({ hostname: publicHost, port: pg.address()?.port ?? address.port }) }),
       );
       const unobserve = [admissionQueued.observe(() => admission.queued), admissionRunning.observe(() => admission.active)];
-      running = { pool, pg, scheduler, unobserve: () => unobserve.forEach((remove) => remove()) };
+      running = { pool, pg, scheduler, scaleOut, unobserve: () => unobserve.forEach((remove) => remove()) };
     },
     async stop() {
       if (!running) return;
@@ -121,6 +128,7 @@ export function createQueryExtension(): CloudExtension {
       await running.scheduler.stop();
       await running.pg.close();
       await running.pool.close();
+      await running.scaleOut?.stop();
       running = undefined;
     },
   };

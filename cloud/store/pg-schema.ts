@@ -120,6 +120,23 @@ export const pgMigrations: readonly Migration[] = [
          time_modified timestamptz NOT NULL)`,
     ],
   },
+  {
+    // Sealed readings (cloud/query/sealed/sealer.ts): a closed UTC day of tabular_data written as one
+    // Parquet object per organization into the blob store, listed here, and its partition dropped in
+    // the same transaction. day is the day's start (00:00 UTC); a day sealed again (rows that arrived
+    // after it was sealed) adds segments. A day is sealed once tabular_sealed_days has its row
+    // (written in the same transaction as the day's segments); sealing goes oldest day first, so the
+    // unsealed tail of every organization is the rows at or after the day after the newest sealed one.
+    id: '0005-sealed-readings',
+    statements: [
+      `CREATE TABLE tabular_segments (
+         organization_id text NOT NULL, day timestamptz NOT NULL, object_key text NOT NULL, row_count bigint NOT NULL,
+         content_hash text NOT NULL, bytes bigint NOT NULL, time_sealed timestamptz NOT NULL,
+         PRIMARY KEY (organization_id, day, content_hash))`,
+      `CREATE INDEX tabular_segments_key ON tabular_segments (object_key)`,
+      `CREATE TABLE tabular_sealed_days (day timestamptz PRIMARY KEY, row_count bigint NOT NULL, time_sealed timestamptz NOT NULL)`,
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

@@ -46,6 +46,8 @@ export class PgStore implements TabularStore {
     private readonly pool: pg.Pool,
     private readonly maxAttempts: number,
     private readonly blobStore: BlobStore | undefined,
+    /** The URL the store was opened with, for a LeaderElection (pg-leader.ts) of the same database. */
+    readonly url: string,
   ) {}
 
   /** The BlobStore given to open(), for modules that need both (StoreWithBlobs). */
@@ -62,7 +64,7 @@ export class PgStore implements TabularStore {
     // An idle connection that fails (the server restarted) is dropped by the pool; without a listener
     // its error would end the process.
     pool.on('error', () => undefined);
-    const store = new PgStore(pool, maxAttempts, options.blobs);
+    const store = new PgStore(pool, maxAttempts, options.blobs, url);
     try {
       await store.transactAt('READ COMMITTED', (tx) => applyMigrations(tx, options.migrations ?? pgMigrations));
     } catch (err) {

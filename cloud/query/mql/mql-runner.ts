@@ -81,7 +81,7 @@ export class MqlRunner {
       const plan = geo ? planPushdown([]) : planPushdown(stages);
       const residual = geo ? stages : plan.residual;
       const dateFields = plan.group ? [] : dateFieldsOf(plan.fields);
-      const { batches } = await this.scan(readingsSql(plan, readingsScope(organizationId, since)), deadline);
+      const { batches } = await this.scan(organizationId, readingsSql(plan, readingsScope(organizationId, since)), deadline);
       out =
         residual.length === 0
           ? parseBatches(batches, dateFields)
@@ -91,8 +91,8 @@ export class MqlRunner {
     return out;
   }
 
-  private async scan(sql: string, deadline: number) {
-    const conn = await this.connect();
+  private async scan(organizationId: string, sql: string, deadline: number) {
+    const conn = await this.connect(organizationId);
     try {
       return await scanBatches(conn, sql, { timeoutMs: Math.max(1, deadline - Date.now()), maxRows: this.maxScanRows, memory: this.limits.memory });
     } catch (err) {

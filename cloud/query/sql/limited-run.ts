@@ -66,14 +66,15 @@ export async function readLimited(
 }
 
 /**
- * Runs `body` against `conn`, interrupting DuckDB when it outlives `timeoutMs`. A run that was
+ * Runs `body` against `conn`, interrupting DuckDB when it outlives `timeoutMs` (or `deadline`, when the
+ * query's time began before the connection was had). A run that was
  * interrupted is a timeout error even when DuckDB ended its stream quietly instead of failing, so a
  * cut-short result is never returned as complete; other errors become status errors naming `field`.
  * `held` tells the memory guard what the run holds outside DuckDB, so that it stops the largest query.
  */
 export async function interruptible<T>(
   conn: DuckDBConnection,
-  limits: Pick<QueryLimits, 'timeoutMs' | 'memory'>,
+  limits: Pick<QueryLimits, 'timeoutMs' | 'memory'> & { deadline?: number },
   field: string,
   body: () => Promise<T>,
   held?: () => number,
@@ -81,7 +82,8 @@ export async function interruptible<T>(
   const stopped = (reason: StopReason) =>
     reason === 'memory' ? resourceExhausted(`${field}: ${overMemoryMessage(limits.memory!, 'query')}`) : timeoutError(limits, field);
   try {
-    return await interruptOn(conn, { deadline: Date.now() + limits.timeoutMs, memory: limits.memory, held }, body, stopped);
+    const deadline = limits.deadline ?? Date.now() + limits.timeoutMs;
+    return await interruptOn(conn, { deadline, memory: limits.memory, held }, body, stopped);
   } catch (err) {
     throw queryStatusError(err, field);
   }

@@ -12,8 +12,13 @@ import { interruptible, readLimited, type LimitedResult } from './limited-run.js
 import { DEFAULT_QUERY_LIMITS, type QueryLimits } from './limits.js';
 import { inSpan } from '../../../core/serving/telemetry/tracing.js';
 
-/** Opens a new connection to the database holding `tabular_data`; the caller closes it. */
-export type ConnectionSource = () => Promise<DuckDBConnection>;
+/**
+ * Opens a new connection to a DuckDB holding `main.tabular_data` with (at least) the organization's
+ * readings; the caller closes it. Embedded: the cloud's one DuckDB (every organization; the TEMP view
+ * scopes). Scale-out: a DuckDB of the query's own with only that organization's rows
+ * (cloud/query/sealed/scale-out-readings.ts).
+ */
+export type ConnectionSource = (organizationId: string) => Promise<DuckDBConnection>;
 
 /** Refuses query text over the limit before anything parses it. */
 export function checkTextSize(text: string, limits: Pick<QueryLimits, 'maxTextBytes'>, field: string): void {
@@ -56,7 +61,7 @@ export class SqlSandbox {
    */
   async openSession(organizationId: string): Promise<DuckDBConnection> {
     const viewSql = createReadingsView(organizationId);
-    const conn = await this.connect();
+    const conn = await this.connect(organizationId);
     try {
       await conn.run(viewSql);
       return conn;
@@ -74,14 +79,16 @@ export class SqlSandbox {
     // SHOW TABLES / DESCRIBE readings: a fixed read-only statement of ours answers them (schema-statements.ts).
     const schema = schemaStatement(sql);
     const run = async () => {
-      const conn = await this.connect();
+      // The time limit covers getting the connection too (scale-out: fetching segments and the tail).
+      const deadline = Date.now() + this.limits.timeoutMs;
+      const conn = await this.connect(organizationId);
       try {
         // A private connection per query: the TEMP view is visible to nobody else, and an interrupt on
         // timeout cannot hit anyone else's statement.
         const usage = { bytes: 0 };
         return await interruptible(
           conn,
-          this.limits,
+          { ...this.limits, deadline },
           'sql_query',
           async () => {
             if (!schema) await inspectStatement(conn, sql);

@@ -1,0 +1,113 @@
+// Where a user query's readings come from in issue 33's scale-out mode. In the embedded default every
+// query gets a connection to the cloud's one DuckDB, whose tabular_data holds every organization and is
+// scoped by the query's TEMP view. Here a query gets a DuckDB of its own, in memory, holding only its
+// organization's readings under the same name, main.tabular_data, with the embedded table's columns and
+// types: the organization's sealed segments (Parquet files from the local SegmentCache, the manifest in
+// tabular_segments) and its unsealed tail, copied from PostgreSQL into a table. Everything above it (the
+// sandbox, the readings view, the MQL push-down, the limits and errors) is the embedded engine's, unchanged.
+//
+// No other organization's row ever reaches that DuckDB: the tail is read WHERE organization_id = the
+// caller, the segments are the caller's (one per organization and day), and the DuckDB may read no file
+// but those segments (allowed_paths, enable_external_access off, configuration locked).
+//
+// The manifest and the tail are read in one transaction that first takes a share lock on tabular_data:
+// the sealer's commit (which drops a sealed day's partition) cannot run while it is held, so a query
+// sees a day either in the manifest or in PostgreSQL, never in neither or both.
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { BlobStore } from '../../store/blob-store.js';
+import type { PgStore } from '../../store/pg-store.js';
+import { sqlString } from '../sql/readings-view.js';
+import { copyReadings, PG_READINGS_SELECT, READINGS_TABLE_COLUMNS, readingsTableDdl } from './readings-rows.js';
+import { SegmentCache, type Segment } from './segment-cache.js';
+
+export interface ScaleOutReadingsOptions {
+  /** The local segment cache's folder and bound. */
+  cacheDir: string;
+  cacheMaxBytes: number;
+  /** Each query's DuckDB: memory_limit and threads (PLATFORM_DUCKDB_MEMORY_MB and _THREADS, as embedded). */
+  memoryMb: number;
+  threads: number;
+}
+
+/** The DuckDB SELECT list that reads a segment's columns as the embedded table's types. */
+const SEGMENT_SELECT = READINGS_TABLE_COLUMNS.map(({ name, kind }) => {
+  const type = { bigint: 'BIGINT', text: 'VARCHAR', json: 'JSON', tags: 'VARCHAR[]', time: 'TIMESTAMPTZ', bool: 'BOOLEAN', int: 'INTEGER' }[kind];
+  return `CAST(${name} AS ${type}) AS ${name}`;
+}).join(', ');
+
+export class ScaleOutReadings {
+  readonly cache: SegmentCache;
+
+  constructor(
+    private readonly store: PgStore & { readonly blobs: BlobStore },
+    private readonly options: ScaleOutReadingsOptions,
+  ) {
+    this.cache = new SegmentCache(options.cacheDir, store.blobs, options.cacheMaxBytes);
+  }
+
+  /**
+   * A connection to a new DuckDB that holds organizationId's readings as main.tabular_data and nothing
+   * else. Closing the connection closes that DuckDB and lets the cache evict its segments.
+   */
+  async connect(organizationId: string): Promise<DuckDBConnection> {
+    const instance = await DuckDBInstance.create(':memory:', {
+      memory_limit: `${this.options.memoryMb}MB`,
+      threads: String(this.options.threads),
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    });
+    let conn: DuckDBConnection | undefined;
+    let release = () => {};
+    try {
+      conn = await instance.connect();
+      await conn.run(readingsTableDdl('tabular_data_tail'));
+      const segments = await this.readTail(organizationId, conn);
+      const pinned = await this.cache.pin(segments);
+      release = pinned.release;
+      const files = `[${pinned.paths.map(sqlString).join(', ')}]`;
+      await conn.run(`SET allowed_paths = ${files}`);
+      await conn.run('SET enable_external_access = false');
+      const sealed = pinned.paths.length > 0 ? `SELECT ${SEGMENT_SELECT} FROM read_parquet(${files}) UNION ALL ` : '';
+      await conn.run(`CREATE VIEW tabular_data AS ${sealed}SELECT * FROM tabular_data_tail`);
+      await conn.run('SET lock_configuration = true');
+    } catch (err) {
+      conn?.closeSync();
+      instance.closeSync();
+      release();
+      throw err;
+    }
+    const close = conn.closeSync.bind(conn);
+    let closed = false;
+    // The connection owns its DuckDB: whoever closes it (every caller does) frees both, and the pins.
+    conn.closeSync = () => {
+      if (closed) return;
+      closed = true;
+      close();
+      instance.closeSync();
+      release();
+    };
+    return conn;
+  }
+
+  /** Copies the organization's unsealed rows into tabular_data_tail; returns its sealed segments. */
+  private async readTail(organizationId: string, conn: DuckDBConnection): Promise<Segment[]> {
+    return this.store.transact(async (tx) => {
+      // Before the snapshot is taken: the sealer cannot drop a partition while this is held.
+      await tx.execute('LOCK TABLE tabular_data IN ACCESS SHARE MODE');
+      const segments = await tx.query('SELECT object_key, content_hash, bytes FROM tabular_segments WHERE organization_id = $1 ORDER BY day, content_hash', [
+        organizationId,
+      ]);
+      const [{ horizon }] = await tx.query('SELECT max(day) AS horizon FROM tabular_sealed_days');
+      // A retried transaction starts the copy over.
+      await conn.run('DELETE FROM tabular_data_tail');
+      const select = `SELECT ${PG_READINGS_SELECT} FROM tabular_data WHERE organization_id = $1`;
+      if (horizon === null) await copyReadings(tx, `${select} ORDER BY seq`, [organizationId], conn, 'tabular_data_tail');
+      else {
+        // Days are sealed oldest first: the tail is everything from the day after the newest sealed one.
+        const from = new Date((horizon as Date).getTime() + 86_400_000);
+        await copyReadings(tx, `${select} AND (time_synced >= $2 OR time_synced IS NULL) ORDER BY seq`, [organizationId, from], conn, 'tabular_data_tail');
+      }
+      return segments.map((s) => ({ key: String(s.object_key), hash: String(s.content_hash), bytes: Number(s.bytes) }));
+    });
+  }
+}
