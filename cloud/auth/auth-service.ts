@@ -7,6 +7,7 @@ import { AuthServiceService, type AuthServiceServer, type AuthenticateRequest, t
 import type { Server, ServiceError } from '@grpc/grpc-js';
 import { invalidArgument, resourceExhausted, toServiceError, unauthenticated } from '../../core/serving/status-error.js';
 import { callerAddress } from '../../core/serving/web/forwarded-for.js';
+import { RefusalPacer } from '../../core/serving/refusal-pacer.js';
 import type { TabularStore } from '../store/tabular.js';
 import { LoginBackoff, peerAddress, type LoginGate } from './login-backoff.js';
 import { verifySecret } from './secret-hash.js';
@@ -91,14 +92,26 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
   return { accessToken: deps.tokens.sign(entity, kind), expiresInSeconds: deps.tokens.ttlSeconds };
 }
 
-export function addAuthService(server: Server, store: TabularStore, tokens: TokenSigner, gate: LoginGate = LoginBackoff.fromEnv()): void {
+/**
+ * `refusals` paces the answers to refused logins per caller address (refusal-pacer.ts): past an
+ * allowance they come later and later, so a loop of refused logins (the back-off's, or 128 KiB names)
+ * waits for its answers instead of keeping a core busy.
+ */
+export function addAuthService(
+  server: Server,
+  store: TabularStore,
+  tokens: TokenSigner,
+  gate: LoginGate = LoginBackoff.fromEnv(),
+  refusals: RefusalPacer = new RefusalPacer(),
+): void {
   const deps: AuthDeps = { store, tokens, gate, hashes: new HashSlots() };
   const impl: AuthServiceServer = {
     authenticate: (call, callback) => {
       // A login through the cloud's web page counts against the browser's address, not the loopback hop's.
-      authenticate(deps, call.request, callerAddress(peerAddress(call.getPeer()), call.metadata)).then(
+      const address = callerAddress(peerAddress(call.getPeer()), call.metadata);
+      authenticate(deps, call.request, address).then(
         (response) => callback(null, response),
-        (err) => callback(toServiceError(err) as ServiceError),
+        (err) => refusals.pace(address, () => callback(toServiceError(err) as ServiceError), call, 'cancelled'),
       );
     },
   };

@@ -1,7 +1,7 @@
 // The gRPC-Web forwarder in process, against a gRPC server of the test's own (issue 27): bodies share
 // one budget of bytes, forwarded headers are bounded, and a connection that a server wedged (a status
 // over 64 KiB, which stops Node's HTTP/2 client from reading it) is dropped and replaced, so the calls
-// after it work.
+// after it work. Refusals past an address's allowance wait for their answer (refusal-pacer.ts).
 import test from 'ava';
 import { Server, ServerCredentials, status, type ServiceError, type sendUnaryData, type ServerUnaryCall } from '@grpc/grpc-js';
 import { mkdtempSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { eventually } from '../testing/eventually.js';
 import { grpcWebCall, hostilePost } from '../testing/web-attacks.js';
 import { FORWARDER_CHANNEL_OPTIONS, GrpcWebForwarder, type MethodTable } from './grpc-web.js';
+import { RefusalPacer } from '../refusal-pacer.js';
 import type { WebLimits } from './request-body.js';
 import { startWebServer, type WebServer } from './web-server.js';
 
@@ -52,8 +53,9 @@ async function webPort(
   address: string,
   limits: WebLimits,
   channelOptions = FORWARDER_CHANNEL_OPTIONS,
+  refusals?: RefusalPacer,
 ): Promise<{ web: WebServer; forwarder: GrpcWebForwarder }> {
-  const forwarder = new GrpcWebForwarder(() => ({ address }), table, limits, channelOptions);
+  const forwarder = new GrpcWebForwarder(() => ({ address }), table, limits, channelOptions, refusals);
   const web = await startWebServer({
     bindAddress: '127.0.0.1:0',
     assetsDir: mkdtempSync(join(tmpdir(), 'platform-web-')),
@@ -132,4 +134,47 @@ test('a server that sends a 100 KiB status wedges the connection; the forwarder 
   const after = await grpcWebCall(web.url, '/t.T/Echo', Buffer.from('after'));
   t.is(after.code, 0, after.detail);
   t.is(after.reply?.toString(), 'after');
+});
+
+test('refusals past an address allowance wait for their answer, unread; another address is answered at once; a caller gone gives its place back', async (t) => {
+  const server = await rawServer();
+  // Two refusals free, then a wait far longer than the test.
+  const pacer = new RefusalPacer({ freePerWindow: 2, stepMs: 600_000, maxDelayMs: 600_000 });
+  const { web } = await webPort(server.address, LIMITS, FORWARDER_CHANNEL_OPTIONS, pacer);
+  t.teardown(async () => {
+    await web.stop();
+    server.stop();
+  });
+  for (let i = 0; i < 2; i++) t.is((await grpcWebCall(web.url, '/t.T/Nope', Buffer.from('x'))).code, status.UNIMPLEMENTED);
+  // The third refusal of 127.0.0.1: a 1 GiB frame announced, 8 MiB offered; it is held, not answered.
+  const url = new URL('/t.T/Echo', web.url);
+  let answered = false;
+  const held = request(
+    { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/grpc-web+proto' } },
+    () => {
+      answered = true;
+    },
+  );
+  held.on('error', () => {});
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(1024 * MiB, 1);
+  held.write(head);
+  held.write(Buffer.alloc(8 * MiB));
+  await eventually(
+    () => pacer.heldFor('127.0.0.1'),
+    (n) => n === 1,
+    { what: 'the third refusal of 127.0.0.1 to be held' },
+  );
+  // Another browser's refusal and call are answered meanwhile.
+  t.is((await grpcWebCall(web.url, '/t.T/Nope', Buffer.from('x'), {}, '127.0.0.2')).code, status.UNIMPLEMENTED);
+  t.is((await grpcWebCall(web.url, '/t.T/Echo', Buffer.from('hi'), {}, '127.0.0.2')).code, 0);
+  // Answered calls of the paced address are not held: only refusals count.
+  t.is((await grpcWebCall(web.url, '/t.T/Echo', Buffer.from('hi'))).code, 0);
+  t.false(answered, 'the held refusal is still waiting');
+  held.destroy();
+  await eventually(
+    () => pacer.heldFor('127.0.0.1'),
+    (n) => n === 0,
+    { what: 'the place of the refusal whose caller went away to be given back' },
+  );
 });

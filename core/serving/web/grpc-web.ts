@@ -6,6 +6,7 @@ import { Client, Metadata, credentials, status, type ChannelCredentials, type Se
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { boundMessage, echo } from '../bounded-text.js';
 import { markForwarded } from './forwarded-for.js';
+import { RefusalPacer } from '../refusal-pacer.js';
 import { answerRefusal, DEFAULT_WEB_LIMITS, InflightBudget, readRequestFrame, WebCallError, type WebLimits } from './request-body.js';
 
 /** Which methods exist and whether they stream their responses, from the services the runtime serves. */
@@ -69,23 +70,32 @@ export const FORWARDER_CHANNEL_OPTIONS = {
   'grpc.use_local_subchannel_pool': 1,
 };
 
-/** Answers a call refused before it is forwarded; a body not read to its end is not read further. */
-function refuse(req: IncomingMessage, res: ServerResponse, code: number, message: string): void {
-  answerRefusal(req, res, () => {
-    if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
-    res.end(trailers(code, message));
-  });
+/** Answers a call refused before it is forwarded, paced per address; a body not read to its end is not read further. */
+function refuse(req: IncomingMessage, res: ServerResponse, code: number, message: string, pacer: RefusalPacer): void {
+  answerRefusal(
+    req,
+    res,
+    () => {
+      if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/grpc-web+proto', 'cache-control': 'no-store' });
+      res.end(trailers(code, message));
+    },
+    pacer,
+  );
 }
 
 export class GrpcWebForwarder {
   private client?: { address: string; client: Client };
   private readonly budget: InflightBudget;
-
   constructor(
     private readonly target: () => { address: string; credentials?: ChannelCredentials },
     private readonly methods: MethodTable,
     private readonly limits: WebLimits = DEFAULT_WEB_LIMITS,
     private readonly channelOptions: Record<string, number> = FORWARDER_CHANNEL_OPTIONS,
+    /**
+     * Paces the answers to refused requests per address (refusal-pacer.ts): the forwarder's refusals and
+     * the web port's own (startWebServer uses it too), so a loop of refused requests cannot keep a core busy.
+     */
+    readonly refusals: RefusalPacer = new RefusalPacer(),
   ) {
     this.budget = new InflightBudget(limits.maxInflightBytes);
   }
@@ -114,8 +124,8 @@ export class GrpcWebForwarder {
     const path = req.url ?? '';
     // Everything that can be checked without the body is checked before any of it is read.
     const method = this.methods.get(path);
-    if (!method) return refuse(req, res, status.UNIMPLEMENTED, `${echo(path)}: no such method on this server`);
-    if (method.requestStream) return refuse(req, res, status.UNIMPLEMENTED, `${path}: client-streaming calls cannot be made over gRPC-Web`);
+    if (!method) return refuse(req, res, status.UNIMPLEMENTED, `${echo(path)}: no such method on this server`, this.refusals);
+    if (method.requestStream) return refuse(req, res, status.UNIMPLEMENTED, `${path}: client-streaming calls cannot be made over gRPC-Web`, this.refusals);
     const metadata = new Metadata();
     for (const name of FORWARDED_HEADERS) {
       const value = req.headers[name];
@@ -126,6 +136,7 @@ export class GrpcWebForwarder {
           res,
           status.INVALID_ARGUMENT,
           `header ${name}: ${Buffer.byteLength(value)} bytes; at most ${this.limits.maxHeaderValueBytes} are forwarded (PLATFORM_WEB_MAX_HEADER_BYTES)`,
+          this.refusals,
         );
       }
       metadata.set(name, value);
@@ -134,7 +145,7 @@ export class GrpcWebForwarder {
     try {
       message = await readRequestFrame(req, this.limits, this.budget);
     } catch (err) {
-      if (err instanceof WebCallError) return refuse(req, res, err.code, err.message);
+      if (err instanceof WebCallError) return refuse(req, res, err.code, err.message, this.refusals);
       // The client went away while sending: nobody is left to answer.
       req.destroy();
       return;

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echo } from '../bounded-text.js';
 import { answerRefusal } from './request-body.js';
+import type { RefusalPacer } from '../refusal-pacer.js';
 
 /** Extra names (comma-separated) every web port answers to; `*` turns the check off (behind a proxy that checks). */
 export const ALLOWED_HOSTS_VARIABLE = 'PLATFORM_WEB_ALLOWED_HOSTS';
@@ -84,7 +85,7 @@ export function originHostOf(origin: string): string | undefined {
   }
 }
 
-/** 403 with the reason; a refused request's body is not read (see answerRefusal). */
-export function refuseForbidden(req: IncomingMessage, res: ServerResponse, reason: string): void {
-  answerRefusal(req, res, () => res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(`${reason}\n`));
+/** 403 with the reason, paced per address by `pacer`; a refused request's body is not read (see answerRefusal). */
+export function refuseForbidden(req: IncomingMessage, res: ServerResponse, reason: string, pacer?: RefusalPacer): void {
+  answerRefusal(req, res, () => res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end(`${reason}\n`), pacer);
 }

@@ -7,6 +7,7 @@ import { status } from '@grpc/grpc-js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { echo } from '../bounded-text.js';
 import { WebCallError } from '../errors.js';
+import type { RefusalPacer } from '../refusal-pacer.js';
 export { WebCallError };
 
 export interface WebLimits {
@@ -125,13 +126,20 @@ export function readRequestFrame(req: IncomingMessage, limits: WebLimits, budget
 const DRAINED_BODY_BYTES = 64 * 1024;
 
 /**
- * Sends the answer to a refused request without reading its body further. A small body (by its
+ * Sends the answer to a refused request without reading its body further, after the wait `pacer`
+ * gives the caller's address (none without one). A small body (by its
  * Content-Length) is read and dropped first, so the connection can serve the next request. Any other
  * body is left unread: the answer says `connection: close`, the connection is half-closed after it and
  * no longer read (TCP flow control then stops the sender, at no cost here), and a second later it is
  * destroyed; the second lets a client that is still sending read the answer rather than a reset.
  */
-export function answerRefusal(req: IncomingMessage, res: ServerResponse, send: () => void): void {
+export function answerRefusal(req: IncomingMessage, res: ServerResponse, send: () => void, pacer?: RefusalPacer): void {
+  // An address refused many times of late waits for its answer (refusal-pacer.ts); its body stays
+  // unread meanwhile, so TCP flow control holds the sender at no cost here.
+  if (pacer) {
+    pacer.pace(req.socket.remoteAddress ?? 'unknown', () => answerRefusal(req, res, send), req.socket);
+    return;
+  }
   const declared = Number(req.headers['content-length']);
   if (req.complete || (Number.isFinite(declared) && declared <= DRAINED_BODY_BYTES)) {
     if (req.complete) return send();

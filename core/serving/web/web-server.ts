@@ -71,7 +71,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     // Before anything else, the body included: a request naming another host is not for this port.
     const refusal = guard.refusal(req);
-    if (refusal) return refuseForbidden(req, res, refusal);
+    if (refusal) return refuseForbidden(req, res, refusal, options.forwarder.refusals);
     if (GrpcWebForwarder.matches(req)) return options.forwarder.handle(req, res);
     const url = new URL(req.url ?? '/', 'http://page');
     if (url.pathname === '/debug/profile' && options.profiling) return serveProfile(url, res);
@@ -79,10 +79,14 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     if (options.route && (await options.route(req, res, url))) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       // Its body is not read (see answerRefusal).
-      answerRefusal(req, res, () =>
-        res
-          .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })
-          .end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`),
+      answerRefusal(
+        req,
+        res,
+        () =>
+          res
+            .writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' })
+            .end(`${req.method}: the page's files are read with GET; calls are gRPC-Web POSTs\n`),
+        options.forwarder.refusals,
       );
       return;
     }
