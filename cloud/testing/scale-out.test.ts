@@ -16,7 +16,14 @@ test('PostgreSQL and S3 for clouds: schema applied, bucket made, credentials fro
   try {
     t.regex(backends.backendStoreUri, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/cloud_[0-9a-f]{12}$/);
     t.is(backends.artifactsDestination, 's3://platform-scale-out/cloud');
-    t.deepEqual(backends.args, ['--backend-store-uri', backends.backendStoreUri, '--artifacts-destination', backends.artifactsDestination, '--s3-endpoint', backends.s3.endpoint]);
+    t.deepEqual(backends.args, [
+      '--backend-store-uri',
+      backends.backendStoreUri,
+      '--artifacts-destination',
+      backends.artifactsDestination,
+      '--s3-endpoint',
+      backends.s3.endpoint,
+    ]);
     const tables = await backends.openTables();
     const [{ n }] = await tables.query('SELECT count(*) AS n FROM schema_migrations');
     t.true((n as bigint) > 0n, 'the cloud schema is applied');
