@@ -1,5 +1,7 @@
 // Binary reads, deletes, tags and bounding boxes. Ops by id check each datum against the caller's
-// scope and role; ops by filter scope the WHERE clause instead.
+// scope and role; ops by filter scope the WHERE clause instead. Runs on either TabularStore (issue 33):
+// the statements DuckDB and PostgreSQL spell differently are chosen by the store's dialect, DuckDB's
+// being the ones it ran before, unchanged (cloud/store/README.md, dialect table).
 import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { BinaryData, BinaryID, BoundingBox, Filter } from '../../gen/platform/app/data/v1/data.js';
@@ -7,15 +9,22 @@ import type { Authorizer, Need } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { datasetIdsOfTags, missingDatasets } from './dataset-tag.js';
 import { internalTag } from '../store/schema.js';
-import type { Row, Store } from '../store/store.js';
-import type { SqlValue, TabularRow, TabularStore } from '../store/tabular.js';
-import { filterWhere, inList, type Where } from './filter.js';
+import { Store, type Row } from '../store/store.js';
+import type { Dialect, StoreWithBlobs, TabularRow, TabularStore } from '../store/tabular.js';
+import { filterWhere, inList, type NeutralWhere } from './filter.js';
 import { checkListSize } from './list-limit.js';
 import { readPage } from './page-query.js';
+import { readPagePg, timeMicrosColumn } from './pg-page.js';
 import { binaryMetadataOf, boundingBoxOf, captureColumns, cursorOf, type Page } from './rows.js';
 
-const binaryColumns = `seq, epoch_us(time_requested) AS t_us, binary_data_id, ${captureColumns}, mime_type, file_name, file_ext, uri,
+const binaryColumnsOf = (dialect: Dialect) => `seq, ${timeMicrosColumn(dialect)}, binary_data_id, ${captureColumns}, mime_type, file_name, file_ext, uri,
   dataset_ids, time_requested, time_received, file_size_bytes, blob_key`;
+
+/** Text sorted by its bytes, as DuckDB sorts VARCHAR, whatever the PostgreSQL database's collation. */
+const byBytes = (dialect: Dialect) => (dialect === 'postgres' ? ' COLLATE "C"' : '');
+
+/** rows.ts reads DuckDB's Row; a TabularRow holds the same JS values on both backends (tabular.ts). */
+const asRow = (row: TabularRow) => row as Row;
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
@@ -57,28 +66,39 @@ export async function checkBinaryAccess(store: TabularStore, authorizer: Authori
 }
 
 export class BinaryDataStore {
-  constructor(
-    private readonly store: Store,
-    private readonly authorizer: Authorizer,
-  ) {}
+  private readonly dialect: Dialect;
+  private readonly binaryColumns: string;
 
-  private async boxesOf(rows: Row[]): Promise<Map<string, BoundingBox[]>> {
+  constructor(
+    private readonly store: StoreWithBlobs,
+    private readonly authorizer: Authorizer,
+  ) {
+    this.dialect = store.dialect;
+    this.binaryColumns = binaryColumnsOf(store.dialect);
+  }
+
+  /** The filter's WHERE clause in this store's dialect. */
+  private where(principal: KeyPrincipal, filter: Filter | undefined, includeInternal: boolean, kind: 'binary' | 'tabular' = 'binary'): NeutralWhere {
+    return filterWhere(filter, kind, principal, { includeInternal, dialect: this.dialect });
+  }
+
+  private async boxesOf(rows: TabularRow[]): Promise<Map<string, BoundingBox[]>> {
     const boxes = new Map<string, BoundingBox[]>();
     if (rows.length === 0) return boxes;
     const byId = inList(
       'binary_data_id',
       rows.map((r) => String(r.binary_data_id)),
     );
-    const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id`, byId.params);
+    const boxRows = await this.store.query(`SELECT * FROM bounding_boxes WHERE ${byId.sql} ORDER BY id${byBytes(this.dialect)}`, byId.params);
     for (const b of boxRows) {
       const list = boxes.get(String(b.binary_data_id)) ?? [];
-      list.push(boundingBoxOf(b));
+      list.push(boundingBoxOf(asRow(b)));
       boxes.set(String(b.binary_data_id), list);
     }
     return boxes;
   }
 
-  private async withBoxesAndContent(rows: Row[], includeBinary: boolean): Promise<BinaryData[]> {
+  private async withBoxesAndContent(rows: TabularRow[], includeBinary: boolean): Promise<BinaryData[]> {
     // The boxes and the contents do not depend on each other: read them at the same time.
     const [boxes, contents] = await Promise.all([
       this.boxesOf(rows),
@@ -88,7 +108,7 @@ export class BinaryDataStore {
         ),
       ),
     ]);
-    return rows.map((row, i) => ({ binary: contents[i], metadata: binaryMetadataOf(row, boxes.get(String(row.binary_data_id)) ?? []) }));
+    return rows.map((row, i) => ({ binary: contents[i], metadata: binaryMetadataOf(asRow(row), boxes.get(String(row.binary_data_id)) ?? []) }));
   }
 
   async byFilter(
@@ -97,24 +117,28 @@ export class BinaryDataStore {
     page: Page,
     opts: { includeBinary: boolean; countOnly: boolean; includeInternal: boolean },
   ): Promise<{ data: BinaryData[]; count: number; last: string; totalSizeBytes: number }> {
-    const where = filterWhere(filter, 'binary', principal, { includeInternal: opts.includeInternal });
+    const where = this.where(principal, filter, opts.includeInternal);
     if (opts.countOnly) {
       const rows = await this.store.query(`SELECT count(*) AS n, coalesce(sum(file_size_bytes), 0) AS bytes FROM binary_data WHERE ${where.sql}`, where.params);
       return { data: [], count: Number(rows[0].n), last: '', totalSizeBytes: Number(rows[0].bytes) };
     }
-    const rows = await readPage(this.store, 'binary_data', binaryColumns, where, page);
+    // DuckDB: the time-window page reader (page-query.ts); PostgreSQL walks its index (pg-page.ts).
+    const rows =
+      this.store instanceof Store
+        ? await readPage(this.store, 'binary_data', this.binaryColumns, where, page)
+        : await readPagePg(this.store, 'binary_data', this.binaryColumns, where, page);
     const data = await this.withBoxesAndContent(rows, opts.includeBinary);
     const totalSizeBytes = rows.reduce((sum, r) => sum + Number(r.file_size_bytes), 0);
-    return { data, count: data.length, last: rows.length > 0 ? cursorOf(rows[rows.length - 1]) : '', totalSizeBytes };
+    return { data, count: data.length, last: rows.length > 0 ? cursorOf(asRow(rows[rows.length - 1])) : '', totalSizeBytes };
   }
 
   /**
    * Rows of the given ids after checking each against the caller (PERMISSION_DENIED). Missing ids are
    * NOT_FOUND unless `allowMissing`.
    */
-  async rowsForIds(principal: KeyPrincipal, ids: string[], need: Need, allowMissing = false): Promise<Row[]> {
+  async rowsForIds(principal: KeyPrincipal, ids: string[], need: Need, allowMissing = false): Promise<TabularRow[]> {
     const byId = inList('binary_data_id', ids);
-    const rows = await this.store.query(`SELECT ${binaryColumns} FROM binary_data WHERE ${byId.sql}`, byId.params);
+    const rows = await this.store.query(`SELECT ${this.binaryColumns} FROM binary_data WHERE ${byId.sql}`, byId.params);
     checkRows(this.authorizer, principal, rows, ids, need, allowMissing);
     const order = new Map(ids.map((id, i) => [id, i]));
     return rows.sort((a, b) => order.get(String(a.binary_data_id))! - order.get(String(b.binary_data_id))!);
@@ -124,11 +148,10 @@ export class BinaryDataStore {
     return this.withBoxesAndContent(await this.rowsForIds(principal, ids, {}), includeBinary);
   }
 
-  private async deleteRows(where: Where): Promise<number> {
-    // `where` may hold DuckDB values (filterWhere's times): this class runs on the DuckDB Store only, so far.
-    const whereParams = where.params as SqlValue[];
+  private async deleteRows(where: NeutralWhere): Promise<number> {
+    // On PostgreSQL fn may run again after a serialization conflict: it does only statements.
     const { count, blobKeys } = await this.store.transact(async (tx) => {
-      const keys = await tx.query(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, whereParams);
+      const keys = await tx.query(`SELECT binary_data_id, blob_key FROM binary_data WHERE ${where.sql}`, where.params);
       if (keys.length === 0) return { count: 0, blobKeys: [] as string[] };
       const byId = inList(
         'binary_data_id',
@@ -156,16 +179,26 @@ export class BinaryDataStore {
       throw invalidArgument('filter.organization_ids must name at least one organization to delete binary data by filter');
     }
     this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
-    return this.deleteRows(filterWhere(filter, 'binary', principal, { includeInternal }));
+    return this.deleteRows(this.where(principal, filter, includeInternal));
   }
 
   // The internal marker is a tag, so tag changes keep the `internal` column in step with it; and a
   // dataset's tag is its membership, so they keep dataset_ids in step too (see dataset-tag.ts).
-  private async addTags(principal: KeyPrincipal, where: Where, tags: string[]): Promise<number> {
+  private async addTags(principal: KeyPrincipal, where: NeutralWhere, tags: string[]): Promise<number> {
     const datasets = datasetIdsOfTags(tags);
     // As for an upload naming dataset_ids: the data joins only datasets of its own organization.
     const missing = await missingDatasets(this.store, principal.organizationId, datasets);
     if (missing.length > 0) throw notFound(`tags name dataset ${missing.join(', ')}, which organization ${principal.organizationId} does not have`);
+    if (this.dialect === 'postgres') {
+      // Each list: its elements and the new ones, each once, sorted by bytes (as DuckDB's list_sort).
+      const merged = (column: string) =>
+        `ARRAY(SELECT x FROM unnest(array_cat(${column}, CAST(? AS VARCHAR[]))) AS u(x) WHERE x IS NOT NULL GROUP BY x ORDER BY x COLLATE "C")`;
+      return this.store.execute(
+        `UPDATE binary_data SET tags = ${merged('tags')}, internal = internal OR ?${datasets.length > 0 ? `, dataset_ids = ${merged('dataset_ids')}` : ''}
+         WHERE ${where.sql}`,
+        [tags, tags.includes(internalTag), ...(datasets.length > 0 ? [datasets] : []), ...where.params],
+      );
+    }
     return this.store.execute(
       `UPDATE binary_data SET tags = list_sort(list_distinct(list_concat(tags, [${marks(tags.length)}]))),
          internal = internal OR list_contains([${marks(tags.length)}], '${internalTag}')${
@@ -175,9 +208,18 @@ export class BinaryDataStore {
     );
   }
 
-  private async removeTags(where: Where, tags: string[]): Promise<number> {
-    const list = `[${marks(tags.length)}]`;
+  private async removeTags(where: NeutralWhere, tags: string[]): Promise<number> {
     const datasets = datasetIdsOfTags(tags);
+    if (this.dialect === 'postgres') {
+      // Each list without the given elements, the rest in their order (as DuckDB's list_filter).
+      const kept = (column: string) => `ARRAY(SELECT x FROM unnest(${column}) WITH ORDINALITY AS u(x, i) WHERE NOT (x = ANY(CAST(? AS VARCHAR[]))) ORDER BY i)`;
+      return this.store.execute(
+        `UPDATE binary_data SET tags = ${kept('tags')}, internal = internal AND NOT ?${datasets.length > 0 ? `, dataset_ids = ${kept('dataset_ids')}` : ''}
+         WHERE (${where.sql}) AND tags && CAST(? AS VARCHAR[])`,
+        [tags, tags.includes(internalTag), ...(datasets.length > 0 ? [datasets] : []), ...where.params, tags],
+      );
+    }
+    const list = `[${marks(tags.length)}]`;
     return this.store.execute(
       `UPDATE binary_data SET tags = list_filter(tags, t -> NOT list_contains(${list}, t)),
          internal = internal AND NOT list_contains(${list}, '${internalTag}')${
@@ -195,7 +237,7 @@ export class BinaryDataStore {
 
   async addTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<void> {
     this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
-    await this.addTags(principal, filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
+    await this.addTags(principal, this.where(principal, filter, true), tags);
   }
 
   async removeTagsByIds(principal: KeyPrincipal, ids: string[], tags: string[]): Promise<number> {
@@ -205,7 +247,7 @@ export class BinaryDataStore {
 
   async removeTagsByFilter(principal: KeyPrincipal, filter: Filter | undefined, tags: string[]): Promise<number> {
     this.authorizer.checkOrg(principal, principal.organizationId, { role: 'owner' });
-    return this.removeTags(filterWhere(filter, 'binary', principal, { includeInternal: true }), tags);
+    return this.removeTags(this.where(principal, filter, true), tags);
   }
 
   /**
@@ -214,23 +256,23 @@ export class BinaryDataStore {
    * tabular data cannot match.
    */
   async tagsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
-    const binary = filterWhere(filter, 'binary', principal, { includeInternal: false });
+    const binary = this.where(principal, filter, false);
     const binaryOnly = filter !== undefined && (filter.mimeType.length > 0 || filter.bboxLabels.length > 0 || filter.datasetId !== '');
-    const tabular = binaryOnly ? undefined : filterWhere(filter, 'tabular', principal, { includeInternal: false });
+    const tabular = binaryOnly ? undefined : this.where(principal, filter, false, 'tabular');
     // DISTINCT lists first: a tabular upload's points all share one tag list.
     const sources = [`SELECT DISTINCT tags FROM binary_data WHERE ${binary.sql}`];
     if (tabular) sources.push(`SELECT DISTINCT tags FROM tabular_data WHERE ${tabular.sql}`);
-    const rows = await this.store.query(`SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) ORDER BY tag`, [
-      ...binary.params,
-      ...(tabular?.params ?? []),
-    ]);
+    const rows = await this.store.query(
+      `SELECT tag FROM (SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) AS lists) AS distinct_tags ORDER BY tag${byBytes(this.dialect)}`,
+      [...binary.params, ...(tabular?.params ?? [])],
+    );
     return rows.map((r) => String(r.tag));
   }
 
   async labelsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
-    const where = filterWhere(filter, 'binary', principal, { includeInternal: false });
+    const where = this.where(principal, filter, false);
     const rows = await this.store.query(
-      `SELECT DISTINCT label FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${where.sql}) ORDER BY label`,
+      `SELECT DISTINCT label FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${where.sql}) ORDER BY label${byBytes(this.dialect)}`,
       where.params,
     );
     return rows.map((r) => String(r.label));

@@ -1,13 +1,15 @@
 // Turns a data Filter plus the caller's scope into a SQL WHERE clause over tabular_data or binary_data.
 // Fields combine with AND; the tags of a tags filter and the bbox labels match with OR (FACTS.md).
 // Every list of the filter is bounded (list-limit.ts) and passed as one list parameter, so neither the
-// SQL text nor the parameter list grows with it.
-import { listValue, timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
+// SQL text nor the parameter list grows with it. The parameters are TabularStore values (a Date for a
+// time, a string[] for a list), so one clause serves both backends; the few tests DuckDB and PostgreSQL
+// spell differently are chosen by the store's dialect (cloud/store/README.md, dialect table).
+import { timestampTZValue, type DuckDBValue } from '@duckdb/node-api';
 import { invalidArgument, permissionDenied } from '../../core/serving/status-error.js';
 import { TagsFilterType, type Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { internalTag } from '../store/schema.js';
-import type { SqlValue } from '../store/tabular.js';
+import type { Dialect, SqlValue } from '../store/tabular.js';
 import { checkListSize } from './list-limit.js';
 
 export type DataKind = 'tabular' | 'binary';
@@ -35,14 +37,11 @@ export function inList(column: string, ids: readonly string[]): NeutralWhere {
   return { sql: `${column} IN (SELECT unnest(CAST(? AS VARCHAR[])))`, params: [[...ids]] };
 }
 
-/** A list of strings as one parameter: no placeholder (or argument) per item, however many there are. */
-const stringList = (items: readonly string[]): DuckDBValue => listValue([...items]);
-
 /** Restricts rows to what the key may see: its organization, and its location or machine. */
-export function scopeWhere(principal: KeyPrincipal, alias = ''): Where {
+export function scopeWhere(principal: KeyPrincipal, alias = ''): NeutralWhere {
   const a = alias ? `${alias}.` : '';
   const clauses = [`${a}organization_id = ?`];
-  const params: DuckDBValue[] = [principal.organizationId];
+  const params: SqlValue[] = [principal.organizationId];
   if (principal.scope.type === 'location') {
     clauses.push(`${a}location_id = ?`);
     params.push(principal.scope.id);
@@ -55,17 +54,55 @@ export function scopeWhere(principal: KeyPrincipal, alias = ''): Where {
 
 export interface FilterOptions {
   includeInternal: boolean;
+  /** The SQL of the store the clause runs on; DuckDB's by default. */
+  dialect?: Dialect;
 }
+
+/**
+ * The tests of a filter that DuckDB and PostgreSQL spell differently. Each has one `?` for a string[]
+ * (or, for datasetHas, a string). DuckDB's are the statements it ran before issue 33, unchanged.
+ */
+interface ListTests {
+  /** column's value is one of the list (column is a scalar text column). */
+  oneOf(column: string): string;
+  /** tags holds one of the list's elements. */
+  tagsAny: string;
+  /** tags holds an element other than the internal marker (NULL tags: NULL). */
+  tagged: string;
+  /** tags holds no element but the internal marker (NULL tags: NULL). */
+  untagged: string;
+  /** dataset_ids holds the id. */
+  datasetHas: string;
+}
+
+const listTests: Record<Dialect, ListTests> = {
+  duckdb: {
+    oneOf: (column) => `list_contains(CAST(? AS VARCHAR[]), ${column})`,
+    tagsAny: 'list_has_any(tags, CAST(? AS VARCHAR[]))',
+    tagged: `len(list_filter(tags, t -> t <> '${internalTag}')) > 0`,
+    untagged: `len(list_filter(tags, t -> t <> '${internalTag}')) = 0`,
+    datasetHas: 'list_contains(dataset_ids, ?)',
+  },
+  postgres: {
+    // = ANY of a text[] keeps the column's btree index usable; @> lets a GIN index on dataset_ids serve.
+    oneOf: (column) => `${column} = ANY(CAST(? AS text[]))`,
+    tagsAny: 'tags && CAST(? AS VARCHAR[])',
+    tagged: `cardinality(array_remove(tags, CAST('${internalTag}' AS VARCHAR))) > 0`,
+    untagged: `cardinality(array_remove(tags, CAST('${internalTag}' AS VARCHAR))) = 0`,
+    datasetHas: 'dataset_ids @> ARRAY[CAST(? AS VARCHAR)]',
+  },
+};
 
 /**
  * The WHERE clause (without the keyword) for rows of `kind` that match `filter` inside the caller's
  * scope. A filter naming another organization is PERMISSION_DENIED rather than silently empty.
  */
-export function filterWhere(filter: Filter | undefined, kind: DataKind, principal: KeyPrincipal, options: FilterOptions): Where {
+export function filterWhere(filter: Filter | undefined, kind: DataKind, principal: KeyPrincipal, options: FilterOptions): NeutralWhere {
+  const sql = listTests[options.dialect ?? 'duckdb'];
   const scope = scopeWhere(principal);
   const clauses = [scope.sql];
   const params = [...scope.params];
-  const add = (sql: string, ...values: DuckDBValue[]) => {
+  const add = (sql: string, ...values: SqlValue[]) => {
     clauses.push(sql);
     params.push(...values);
   };
@@ -95,12 +132,13 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     const [sql, ...values] = componentTypeMatch(filter.componentType);
     add(sql, ...values);
   }
-  if (filter.locationIds.length > 0) add('list_contains(CAST(? AS VARCHAR[]), location_id)', stringList(filter.locationIds));
+  if (filter.locationIds.length > 0) add(sql.oneOf('location_id'), [...filter.locationIds]);
 
   const { start, end } = filter.interval ?? {};
   if (start && end && start.getTime() > end.getTime()) throw invalidArgument('filter.interval.start must not be after filter.interval.end');
-  if (start) add('time_requested >= ?', timestampParam(start));
-  if (end) add('time_requested < ?', timestampParam(end));
+  // A Date binds as a TIMESTAMPTZ on both backends (on DuckDB the same value timestampParam makes).
+  if (start) add('time_requested >= ?', start);
+  if (end) add('time_requested < ?', end);
 
   const tags = filter.tagsFilter;
   if (tags) {
@@ -108,17 +146,17 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     switch (tags.type) {
       case TagsFilterType.TAGS_FILTER_TYPE_UNSPECIFIED:
       case TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR:
-        if (tags.tags.length > 0) add('list_has_any(tags, CAST(? AS VARCHAR[]))', stringList(tags.tags));
+        if (tags.tags.length > 0) add(sql.tagsAny, [...tags.tags]);
         else if (tags.type === TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR) {
           throw invalidArgument('filter.tags_filter.tags must list at least one tag for TAGS_FILTER_TYPE_MATCH_BY_OR');
         }
         break;
       case TagsFilterType.TAGS_FILTER_TYPE_TAGGED:
         // The internal marker tag is not a user tag.
-        add(`len(list_filter(tags, t -> t <> '${internalTag}')) > 0`);
+        add(sql.tagged);
         break;
       case TagsFilterType.TAGS_FILTER_TYPE_UNTAGGED:
-        add(`len(list_filter(tags, t -> t <> '${internalTag}')) = 0`);
+        add(sql.untagged);
         break;
       default:
         throw invalidArgument(`filter.tags_filter.type ${tags.type} is not a TagsFilterType`);
@@ -131,11 +169,11 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
     if (filter.bboxLabels.length > 0) throw invalidArgument('filter.bbox_labels applies to binary data only, not tabular data');
     if (filter.datasetId) throw invalidArgument('filter.dataset_id applies to binary data only, not tabular data');
   } else {
-    if (filter.mimeType.length > 0) add('list_contains(CAST(? AS VARCHAR[]), mime_type)', stringList(filter.mimeType));
+    if (filter.mimeType.length > 0) add(sql.oneOf('mime_type'), [...filter.mimeType]);
     if (filter.bboxLabels.length > 0) {
-      add('binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE list_contains(CAST(? AS VARCHAR[]), label))', stringList(filter.bboxLabels));
+      add(`binary_data_id IN (SELECT binary_data_id FROM bounding_boxes WHERE ${sql.oneOf('label')})`, [...filter.bboxLabels]);
     }
-    if (filter.datasetId) add('list_contains(dataset_ids, ?)', filter.datasetId);
+    if (filter.datasetId) add(sql.datasetHas, filter.datasetId);
   }
   return { sql: clauses.join(' AND '), params };
 }

@@ -9,8 +9,8 @@ import { failedPrecondition, invalidArgument, resourceExhausted } from '../../co
 import type { Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
-import { filterWhere, timestampParam, type Where } from './filter.js';
+import type { SqlValue, StoreWithBlobs, TabularStore } from '../store/tabular.js';
+import { filterWhere, type NeutralWhere } from './filter.js';
 import {
   imageMessage,
   imageSchema,
@@ -40,7 +40,7 @@ interface Item {
 /** Binary-only filter fields: a filter with any of them selects no readings or logs. */
 const binaryOnly = (f: Filter | undefined) => !!f && (f.mimeType.length > 0 || f.bboxLabels.length > 0 || !!f.datasetId);
 
-async function readings(store: Store, where: Where): Promise<Item[]> {
+async function readings(store: TabularStore, where: NeutralWhere): Promise<Item[]> {
   const rows = await store.query(
     `SELECT part_id, component_type, component_name, method_name, time_requested, CAST(data AS VARCHAR) AS data FROM tabular_data
      WHERE ${where.sql} ORDER BY time_requested, seq LIMIT ${maxMcapMessages + 1}`,
@@ -49,7 +49,7 @@ async function readings(store: Store, where: Where): Promise<Item[]> {
   return rows.map((row, order) => ({ source: 'tabular', time: row.time_requested as Date, order, row }));
 }
 
-async function binaries(store: Store, where: Where): Promise<Item[]> {
+async function binaries(store: TabularStore, where: NeutralWhere): Promise<Item[]> {
   const rows = await store.query(
     `SELECT binary_data_id, part_id, component_name, method_name, mime_type, time_requested, blob_key, file_size_bytes FROM binary_data
      WHERE ${where.sql} AND (mime_type IN ('image/jpeg', 'image/png') OR mime_type = 'pointcloud/pcd')
@@ -60,7 +60,7 @@ async function binaries(store: Store, where: Where): Promise<Item[]> {
 }
 
 /** The parts whose logs go in: the filter's part, or the parts of its machine, each within the caller's scope. */
-async function logs(store: Store, authorizer: Authorizer, principal: KeyPrincipal, filter: Filter | undefined): Promise<Item[]> {
+async function logs(store: TabularStore, authorizer: Authorizer, principal: KeyPrincipal, filter: Filter | undefined): Promise<Item[]> {
   if (!filter || binaryOnly(filter) || (!filter.partId && !filter.robotId)) return [];
   const parts = await store.query(
     `SELECT id, name, organization_id, location_id, machine_id FROM machine_parts WHERE ${filter.partId ? 'id = ?' : 'machine_id = ?'}`,
@@ -71,7 +71,7 @@ async function logs(store: Store, authorizer: Authorizer, principal: KeyPrincipa
   );
   if (visible.length === 0) return [];
   const clauses = [`part_id IN (${visible.map(() => '?').join(', ')})`];
-  const params = visible.map((p) => String(p.id));
+  const params: SqlValue[] = visible.map((p) => String(p.id));
   const { start, end } = filter.interval ?? {};
   if (start) clauses.push('time >= ?');
   if (end) clauses.push('time < ?');
@@ -79,8 +79,8 @@ async function logs(store: Store, authorizer: Authorizer, principal: KeyPrincipa
   let rows;
   try {
     rows = await store.query(
-      `SELECT part_id, time, level, logger_name, message FROM logs.part_logs WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
-      [...params, ...(start ? [timestampParam(start)] : []), ...(end ? [timestampParam(end)] : [])],
+      `SELECT part_id, time, level, logger_name, message FROM ${store.dialect === 'duckdb' ? 'logs.part_logs' : 'part_logs'} WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
+      [...params, ...(start ? [start] : []), ...(end ? [end] : [])],
     );
   } catch (err) {
     // A cloud without the parts service has no log table: there are no logs to export.
@@ -94,14 +94,15 @@ const rank: Record<Source, number> = { tabular: 0, binary: 1, log: 2 };
 
 /** Writes the MCAP of the filter's data through `sink`; returns the number of messages. */
 export async function exportMcap(
-  store: Store,
+  store: StoreWithBlobs,
   authorizer: Authorizer,
   principal: KeyPrincipal,
   filter: Filter | undefined,
   sink: (bytes: Uint8Array) => Promise<void>,
 ): Promise<number> {
-  const tabular = binaryOnly(filter) ? [] : await readings(store, filterWhere(filter, 'tabular', principal, { includeInternal: false }));
-  const binary = await binaries(store, filterWhere(filter, 'binary', principal, { includeInternal: false }));
+  const options = { includeInternal: false, dialect: store.dialect };
+  const tabular = binaryOnly(filter) ? [] : await readings(store, filterWhere(filter, 'tabular', principal, options));
+  const binary = await binaries(store, filterWhere(filter, 'binary', principal, options));
   const items = [...tabular, ...binary, ...(await logs(store, authorizer, principal, filter))];
   if (items.length > maxMcapMessages) throw resourceExhausted(`filter: selects more than ${maxMcapMessages} messages; narrow it (time range, part, component)`);
   items.sort((a, b) => a.time.getTime() - b.time.getTime() || rank[a.source] - rank[b.source] || a.order - b.order);

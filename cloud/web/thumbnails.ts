@@ -10,7 +10,7 @@ import { toStatusError } from '../../core/serving/status-error.js';
 import { badPercentEncoding, decodePath } from '../../core/serving/web/static-files.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { BinaryDataStore } from '../data/binary-data.js';
-import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { ThumbnailError } from './thumbnail-error.js';
 import { ThumbnailProcess } from './thumbnail-process.js';
 import { envWholeNumber } from '../../core/serving/env.js';
@@ -216,7 +216,7 @@ export class ThumbnailRoute {
   readonly maxSourceBytes = maxSourceBytesFromEnv();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreWithBlobs,
     private readonly authorizer: Authorizer,
     cache = new ThumbnailCache(),
   ) {
