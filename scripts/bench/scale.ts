@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// bench:scale — issue 33's scale-out mode against its anchors, measured in the same run on a PostgreSQL
+// server of its own (cloud/testing/postgres.ts: fsync on):
+//   ingest:     uploads of BENCH_SCALE_POINTS readings through the scale-out ingest (insertTabular on a
+//               PgStore: seq range reserved, day partition checked, one INSERT ... SELECT over unnest), 4
+//               at a time, against a raw batched insert of the same rows into the same table (node-postgres,
+//               one statement per upload, 4 connections: per-row columns as unnest() arrays, the anchor, and
+//               a multi-row INSERT ... VALUES), and against the embedded default's ingest (insertTabular on
+//               the DuckDB Store). Targets: >= 50k readings/s and >= 0.5x the raw insert.
+// Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload); BENCH_SCALE_PARTS
+// names the parts to run (default all).
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import type { PartInfo } from '../../cloud/data/parts.js';
+import { insertTabular } from '../../cloud/datasync/tabular-ingest.js';
+import type { TabularPoint } from '../../cloud/datasync/ingest.js';
+import { FileBlobStore } from '../../cloud/store/blob-store.js';
+import { ensureReadingsPartition } from '../../cloud/store/pg-readings.js';
+import { PgStore } from '../../cloud/store/pg-store.js';
+import { Store } from '../../cloud/store/store.js';
+import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres.js';
+import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
+
+const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
+const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
+const CONCURRENCY = 4;
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest').split(','));
+
+const part: PartInfo = {
+  kind: 'part',
+  partId: 'part-1',
+  partName: 'main',
+  machineId: 'machine-1',
+  robotName: 'rover',
+  locationId: 'loc-1',
+  organizationId: 'org-bench',
+};
+const capture = { part, componentType: 'rdk:component:sensor', componentName: 'thermometer', methodName: 'Readings', tags: ['bench'] };
+
+/** One upload's points: a reading a millisecond apart, of the size a sensor sends. */
+function pointsOf(upload: number): TabularPoint[] {
+  const base = Date.parse('2026-11-01T00:00:00Z') + upload * POINTS;
+  return Array.from({ length: POINTS }, (_, i) => ({
+    timeRequested: new Date(base + i),
+    timeReceived: new Date(base + i + 1),
+    data: { readings: { temperature: 20 + ((upload + i) % 100) / 10, humidity: (upload * 7 + i) % 100 } },
+  }));
+}
+
+/** Runs fn(upload) for every upload, CONCURRENCY at a time; returns readings per second. */
+async function ingestRate(fn: (upload: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < UPLOADS) await fn(next++);
+    }),
+  );
+  return (UPLOADS * POINTS) / ((performance.now() - start) / 1000);
+}
+
+const columns = `seq, upload_id, organization_id, location_id, robot_id, robot_name, part_id, part_name, component_type,
+  component_name, method_name, method_parameters, tags, time_requested, time_received, time_synced, data, internal, size_bytes`;
+
+/**
+ * The anchors: the same rows written by plain node-postgres into the same table, one statement per
+ * upload, with no seq reservation and no partition check. 'unnest' sends each per-row column as one
+ * array parameter and the upload's constants once (the fastest plain statement found here; the ratio is
+ * taken against it), 'values' a
+ * multi-row INSERT ... VALUES of 19 parameters per row.
+ */
+async function rawInsertRate(url: string, form: 'unnest' | 'values'): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      return client;
+    }),
+  );
+  const perRow = 19;
+  const values = `INSERT INTO tabular_data (${columns}) VALUES ${Array.from(
+    { length: POINTS },
+    (_, r) => `(${Array.from({ length: perRow }, (_, c) => `$${r * perRow + c + 1}`).join(', ')})`,
+  ).join(', ')}`;
+  // Per-row columns as arrays, the upload's constants (ids, names, tags) as plain parameters.
+  const unnest = `INSERT INTO tabular_data (${columns})
+    SELECT r.seq, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::json, $13::varchar[], r.requested, r.received, $16, r.data, $18, r.size
+    FROM unnest($1::bigint[], $14::timestamptz[], $15::timestamptz[], $17::json[], $19::integer[]) AS r(seq, requested, received, data, size)`;
+  let seq = 10_000_000_000 + (form === 'values' ? 5_000_000_000 : 0);
+  const free = [...clients];
+  try {
+    return await ingestRate(async (upload) => {
+      const client = free.pop()!;
+      try {
+        const uploadId = randomUUID();
+        const synced = new Date();
+        const rows = pointsOf(upload).map((p) => {
+          const json = JSON.stringify(p.data);
+          return [
+            seq++,
+            uploadId,
+            part.organizationId,
+            part.locationId,
+            part.machineId,
+            part.robotName,
+            part.partId,
+            part.partName,
+            capture.componentType,
+            capture.componentName,
+            capture.methodName,
+            null,
+            capture.tags,
+            p.timeRequested,
+            p.timeReceived,
+            synced,
+            json,
+            false,
+            Buffer.byteLength(json),
+          ];
+        });
+        if (form === 'values') await client.query(values, rows.flat());
+        else {
+          const column = (c: number) => rows.map((r) => r[c]);
+          const [first] = rows;
+          await client.query(unnest, [column(0), ...first.slice(1, 13), column(13), column(14), first[15], column(16), first[17], column(18)]);
+        }
+      } finally {
+        free.push(client);
+      }
+    });
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+}
+
+async function freshDatabase(server: PostgresServer): Promise<string> {
+  const name = `bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return server.url.replace(/\/postgres$/, `/${name}`);
+}
+
+const rate = (r: number) => `${Math.round(r).toLocaleString('en-US')} readings/s`;
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+async function benchIngest(server: PostgresServer): Promise<void> {
+  console.log(`\ningest: ${UPLOADS} uploads of ${POINTS} readings, ${CONCURRENCY} at a time`);
+  const blobDir = tempDataDir();
+  const store = await PgStore.open(await freshDatabase(server), { poolSize: CONCURRENCY * 2, blobs: new FileBlobStore(blobDir) });
+  const rawUrl = await freshDatabase(server);
+  const rawStore = await PgStore.open(rawUrl, { poolSize: 2 });
+  const duckDir = tempDataDir();
+  const duck = await Store.open(duckDir);
+  try {
+    await ensureReadingsPartition(rawStore, new Date());
+    await rawStore.close();
+    // Alternate the two PostgreSQL runs (raw, scale-out, raw, scale-out) so that load on the machine
+    // falls on both; each figure is the better of its two rounds.
+    const raw: number[] = [];
+    const scaled: number[] = [];
+    for (let round = 0; round < 2; round++) {
+      raw.push(await rawInsertRate(rawUrl, 'unnest'));
+      scaled.push(await ingestRate((u) => insertTabular(store, capture, pointsOf(u))));
+    }
+    const rawValues = await rawInsertRate(rawUrl, 'values');
+    const embedded = await ingestRate((u) => insertTabular(duck, capture, pointsOf(u)));
+    const [{ n }] = await store.query('SELECT count(*) AS n FROM tabular_data');
+    if (Number(n) !== 2 * UPLOADS * POINTS) throw new Error(`scale-out ingest stored ${n} rows, expected ${2 * UPLOADS * POINTS}`);
+    const best = (xs: number[]) => Math.max(...xs);
+    const ratio = best(scaled) / best(raw);
+    console.log(`  raw batched PostgreSQL insert (unnest arrays, the anchor): ${rate(best(raw))}  (rounds: ${raw.map(rate).join(', ')})`);
+    console.log(`  raw batched PostgreSQL insert (multi-row VALUES):         ${rate(rawValues)}`);
+    console.log(`  scale-out ingest (insertTabular on PgStore):              ${rate(best(scaled))}  (rounds: ${scaled.map(rate).join(', ')})`);
+    console.log(`  embedded ingest (insertTabular on the DuckDB Store):      ${rate(embedded)}`);
+    console.log(
+      `  target >= 50,000 readings/s: ${verdict(best(scaled) >= 50_000)}; ratio to raw ${ratio.toFixed(2)}x, target >= 0.5x: ${verdict(ratio >= 0.5)}`,
+    );
+  } finally {
+    await store.close();
+    await duck.close();
+    removeDataDir(duckDir);
+    removeDataDir(blobDir);
+  }
+}
+
+async function main(): Promise<void> {
+  const server = await startPostgres();
+  try {
+    if (PARTS.has('ingest')) await benchIngest(server);
+  } finally {
+    await server.stop();
+  }
+}
+
+await main();
