@@ -16,10 +16,9 @@ import {
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal } from '../auth/principal.js';
 import { serverStream, unary } from '../kit/handlers.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { latestPartConfig, partConfigHistory, savePartConfig, type PartRow } from './part-configs.js';
 import { authorizeUser } from './part-access.js';
-import { partEvents } from './part-events.js';
 import { checkLevels, type PartLogs, type StoredLogEntry } from './part-logs.js';
 import { listLocations, listMachines, listOrganizations } from './places.js';
 import type { PartStatusBook } from './part-status.js';
@@ -42,7 +41,7 @@ function sharedEntryBytes(e: LogEntry): number {
   return bytes;
 }
 
-export async function robotPartOf(store: Store, status: PartStatusBook, part: PartRow): Promise<RobotPart> {
+export async function robotPartOf(store: TabularStore, status: PartStatusBook, part: PartRow): Promise<RobotPart> {
   const latest = await latestPartConfig(store, part.id);
   const s = status.get(part.id);
   return {
@@ -59,7 +58,7 @@ export async function robotPartOf(store: Store, status: PartStatusBook, part: Pa
   };
 }
 
-export function addAppService(server: Server, store: Store, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
+export function addAppService(server: Server, store: TabularStore, authorizer: Authorizer, logs: PartLogs, status: PartStatusBook): void {
   const maxQueuedBytes = maxQueuedBytesFromEnv();
   const tails = new TailSlots();
   server.addService(AppServiceService, {
@@ -99,8 +98,9 @@ export function addAppService(server: Server, store: Store, authorizer: Authoriz
     tailRobotPartLogs: serverStream<TailRobotPartLogsRequest, TailRobotPartLogsResponse>(async (call) => {
       const { part, principal } = await authorizeUser(store, authorizer, call.metadata, call.request.id);
       const levels = checkLevels(call.request.levels);
-      const events = partEvents(store);
       const release = tails.take(principal);
+      let unfollow: (() => void) | undefined;
+      let ended = false;
       await new Promise<void>((resolve, reject) => {
         // Entries wait here while the client does not read; past the limit the tail is closed (stream-sender.ts).
         const sender = new BoundedSender<LogEntry, TailRobotPartLogsResponse>(
@@ -111,21 +111,29 @@ export function addAppService(server: Server, store: Store, authorizer: Authoriz
           (err) => finish(err),
           `TailRobotPartLogs of part ${part.id}`,
         );
-        const onLogs = (partId: string, entries: StoredLogEntry[]) => {
-          if (partId !== part.id) return;
+        const onLogs = (entries: StoredLogEntry[]) => {
           const wanted = levels.length ? entries.filter((e) => levels.includes(e.level)) : entries;
           // Stored entries are LogEntry messages already (log-entry.ts): sent as they are, never copied per tail.
           if (wanted.length) sender.push(wanted);
         };
         const finish = (err?: Error) => {
+          if (ended) return;
+          ended = true;
           release();
-          events.off('logs', onLogs);
+          unfollow?.();
           sender.stop();
           if (err) reject(err);
           else resolve();
         };
-        events.on('logs', onLogs);
         call.once('cancelled', () => finish());
+        // Following may take a read (PostgreSQL); a tail cancelled meanwhile stops it as soon as it starts.
+        logs.follow(part.id, onLogs).then(
+          (stop) => {
+            unfollow = stop;
+            if (ended) stop();
+          },
+          (err: Error) => finish(err),
+        );
       });
     }),
   });

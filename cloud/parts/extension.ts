@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { AdminRunner, CloudExtension } from '../kit/extension-contract.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { addAppService } from './app-service.js';
 import { ensurePartConfigTables, findPart, latestPartConfig, savePartConfig } from './part-configs.js';
 import { checkLevels, PartLogs } from './part-logs.js';
@@ -13,7 +13,7 @@ import { addRobotService } from './robot-service.js';
 
 let logs: PartLogs | undefined;
 
-async function getConfig(store: Store, args: Record<string, unknown>) {
+async function getConfig(store: TabularStore, args: Record<string, unknown>) {
   const part = await findPart(store, String(args.part ?? ''));
   const latest = await latestPartConfig(store, part.id);
   return {
@@ -25,13 +25,13 @@ async function getConfig(store: Store, args: Record<string, unknown>) {
   };
 }
 
-async function setConfig(store: Store, args: Record<string, unknown>) {
+async function setConfig(store: TabularStore, args: Record<string, unknown>) {
   const part = await findPart(store, String(args.part ?? ''));
   const saved = await savePartConfig(store, part.id, args.config, 'admin');
   return { part_id: part.id, revision: saved.revision, time: saved.time.toISOString() };
 }
 
-async function queryLogs(store: Store, args: Record<string, unknown>) {
+async function queryLogs(store: TabularStore, args: Record<string, unknown>) {
   const part = await findPart(store, String(args.part ?? ''));
   const reader = await PartLogs.open(store);
   const since = args.since ? new Date(String(args.since)) : undefined;
@@ -98,12 +98,13 @@ function commands(program: Command, admin: AdminRunner): void {
 export const partsExtension: CloudExtension = {
   name: 'parts',
   async start(ctx) {
-    await ensurePartConfigTables(ctx.store);
-    logs = await PartLogs.open(ctx.store);
+    // The cloud's tables (ctx.tables): the DuckDB Store in the embedded default, PostgreSQL in the scale-out mode.
+    await ensurePartConfigTables(ctx.tables);
+    logs = await PartLogs.open(ctx.tables);
     logs.startSweeping();
-    const status = await PartStatusBook.open(ctx.store);
-    addAppService(ctx.server, ctx.store, ctx.authorizer, logs, status);
-    addRobotService(ctx.server, ctx.store, ctx.authorizer, logs, status);
+    const status = await PartStatusBook.open(ctx.tables);
+    addAppService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
+    addRobotService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
   },
   stop() {
     logs?.stop();

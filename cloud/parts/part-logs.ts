@@ -1,16 +1,25 @@
 // The log entries that machines upload, per part. Entries are kept 30 days (SPEC.md "Limits"): older
 // ones are never returned, are refused at upload, and are deleted by a sweep (at start and hourly).
 // There is no other way to delete logs. The clock is injected so that retention can be tested.
+//
+// Both TabularStore backends hold the entries in a table named logs.part_logs: on DuckDB in a database
+// file of its own, written on a connection of its own through a staging table (log-database.ts,
+// log-staging.ts); on PostgreSQL in the schema `logs`, one INSERT per batch (pg-part-logs.ts). Reads
+// are the same statement on both. Tails (follow) hear this process's appends on DuckDB, the only
+// process there is; on PostgreSQL they poll the table, so they see every process's appends.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../core/serving/status-error.js';
 import { LEVEL_NAMES } from '../../core/config/log-levels.js';
 import { FairTurns } from '../kit/fair-turns.js';
 import type { Store } from '../store/store.js';
+import type { SqlValue, TabularStore } from '../store/tabular.js';
 import { timestampValue } from '../store/timestamp.js';
+import { epochMicrosSql, timestampText } from '../store/time-sql.js';
 import { LOG_WRITER, openLogDatabase, PART_LOGS } from './log-database.js';
 import type { StoredLogEntry } from './log-entry.js';
 import { insertLogEntries } from './log-staging.js';
 import { partEvents } from './part-events.js';
+import { followPartLogsPg, insertLogBatchPg } from './pg-part-logs.js';
 
 export type { StoredLogEntry } from './log-entry.js';
 
@@ -67,7 +76,10 @@ function decodeCursor(token: string): Cursor {
 }
 
 /** The writes of all PartLogs of one store, taken in turn between organizations (one batch at a time). */
-const writeTurns = new WeakMap<Store, FairTurns>();
+const writeTurns = new WeakMap<TabularStore, FairTurns>();
+
+/** The DuckDB Store behind a TabularStore whose dialect is duckdb (the logs' own file and writer). */
+const duckStore = (store: TabularStore): Store => store as Store;
 
 export class PartLogs {
   private seq?: bigint;
@@ -75,7 +87,7 @@ export class PartLogs {
   private readonly turns: FairTurns;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: TabularStore,
     /** Milliseconds since the epoch; tests move it forward. */
     private readonly now: () => number = Date.now,
   ) {
@@ -84,9 +96,12 @@ export class PartLogs {
     this.turns = turns;
   }
 
-  /** Opens the logs' own database file (log-database.ts) on the store's instance. */
-  static async open(store: Store, now?: () => number): Promise<PartLogs> {
-    await openLogDatabase(store);
+  /**
+   * On DuckDB, opens the logs' own database file (log-database.ts) on the store's instance; on
+   * PostgreSQL the table comes from the schema's migrations.
+   */
+  static async open(store: TabularStore, now?: () => number): Promise<PartLogs> {
+    if (store.dialect === 'duckdb') await openLogDatabase(duckStore(store));
     return new PartLogs(store, now);
   }
 
@@ -107,24 +122,43 @@ export class PartLogs {
 
   /** Deletes the entries older than 30 days; returns how many. */
   sweep(): Promise<number> {
-    return this.store.dedicatedWrite(LOG_WRITER, async (conn) =>
-      Number((await conn.run(`DELETE FROM ${PART_LOGS} WHERE time < ?`, [timestampValue(this.cutoff())])).rowsChanged),
-    );
+    const sql = `DELETE FROM ${PART_LOGS} WHERE time < ?`;
+    if (this.store.dialect !== 'duckdb') return this.store.execute(sql, [this.cutoff()]);
+    return duckStore(this.store).dedicatedWrite(LOG_WRITER, async (conn) => Number((await conn.run(sql, [timestampValue(this.cutoff())])).rowsChanged));
   }
 
   /**
-   * Stores a batch durably (staged, then one INSERT committed off the main thread: log-staging.ts);
-   * entries already past retention are dropped. Returns how many were stored. Batches are written one at
-   * a time on the logs' own connection, in turn between organizations (`org`; FairTurns): one
-   * organization's flood of batches waits behind itself, not in front of another organization's batch.
+   * Stores a batch durably and returns how many entries were stored; entries already past retention are
+   * dropped. On DuckDB a batch is staged, then moved by one INSERT committed off the main thread
+   * (log-staging.ts), on the logs' own connection; on PostgreSQL it is one INSERT (pg-part-logs.ts).
+   * Batches are written one at a time per process, in turn between organizations (`org`; FairTurns):
+   * one organization's flood of batches waits behind itself, not in front of another organization's.
    */
   async append(partId: string, entries: readonly StoredLogEntry[], org = ''): Promise<number> {
     const cutoff = this.cutoff().getTime();
     const kept = entries.filter((e) => e.time.getTime() >= cutoff);
     if (kept.length === 0) return 0;
-    await this.turns.run(org, () => this.store.dedicatedWrite(LOG_WRITER, (conn) => this.insert(conn, partId, kept)));
+    if (this.store.dialect !== 'duckdb') {
+      await this.turns.run(org, () => insertLogBatchPg(this.store, partId, kept));
+      return kept.length;
+    }
+    await this.turns.run(org, () => duckStore(this.store).dedicatedWrite(LOG_WRITER, (conn) => this.insert(conn, partId, kept)));
     partEvents(this.store).emit('logs', partId, kept);
     return kept.length;
+  }
+
+  /**
+   * Calls fn with each batch of partId's entries stored from now on, in the order stored, until the
+   * returned function is called. Resolves once following has begun (on PostgreSQL its start is read).
+   */
+  async follow(partId: string, fn: (entries: StoredLogEntry[]) => void): Promise<() => void> {
+    if (this.store.dialect !== 'duckdb') return followPartLogsPg(this.store, partId, fn);
+    const events = partEvents(this.store);
+    const onLogs = (id: string, entries: StoredLogEntry[]) => {
+      if (id === partId) fn(entries);
+    };
+    events.on('logs', onLogs);
+    return () => void events.off('logs', onLogs);
   }
 
   private async insert(conn: DuckDBConnection, partId: string, kept: readonly StoredLogEntry[]): Promise<void> {
@@ -144,31 +178,34 @@ export class PartLogs {
     const limit = q.limit && q.limit > 0 ? q.limit : DEFAULT_LOG_PAGE;
     if (limit > MAX_LOG_PAGE) throw invalidArgument(`limit ${limit}: must be at most ${MAX_LOG_PAGE}`);
     const where = ['part_id = ?', 'time >= ?'];
-    const params: (string | number | bigint | ReturnType<typeof timestampValue>)[] = [partId, timestampValue(this.cutoff())];
+    const params: SqlValue[] = [partId, this.cutoff()];
     if (levels.length) {
       where.push(`level IN (${levels.map(() => '?').join(', ')})`);
       params.push(...levels);
     }
     if (q.start) {
       where.push('time >= ?');
-      params.push(timestampValue(q.start));
+      params.push(q.start);
     }
     if (q.end) {
       where.push('time < ?');
-      params.push(timestampValue(q.end));
+      params.push(q.end);
     }
     if (q.filter) {
-      // contains() is a plain substring test: no pattern characters to escape.
-      where.push('(contains(lower(message), ?) OR contains(lower(logger_name), ?))');
+      // strpos() is a plain substring test: no pattern characters to escape.
+      where.push('(strpos(lower(message), ?) > 0 OR strpos(lower(logger_name), ?) > 0)');
       params.push(q.filter.toLowerCase(), q.filter.toLowerCase());
     }
     if (q.pageToken) {
       const c = decodeCursor(q.pageToken);
-      where.push('(epoch_us(time) < ? OR (epoch_us(time) = ? AND seq < ?))');
-      params.push(BigInt(c.t), BigInt(c.t), BigInt(c.s));
+      // The time to the microsecond as text (time-sql.ts): the comparison narrows the index scan on PostgreSQL.
+      const t = timestampText(BigInt(c.t));
+      where.push('(time < CAST(? AS TIMESTAMPTZ) OR (time = CAST(? AS TIMESTAMPTZ) AND seq < ?))');
+      params.push(t, t, BigInt(c.s));
     }
     const rows = await this.store.query(
-      `SELECT epoch_us(time) AS us, seq, level, logger_name, message, fields FROM ${PART_LOGS} WHERE ${where.join(' AND ')} ORDER BY time DESC, seq DESC LIMIT ${limit + 1}`,
+      `SELECT ${epochMicrosSql(this.store.dialect, 'time')} AS us, seq, level, logger_name, message, fields FROM ${PART_LOGS}
+       WHERE ${where.join(' AND ')} ORDER BY time DESC, seq DESC LIMIT ${limit + 1}`,
       params,
     );
     const page = rows.slice(0, limit);

@@ -13,7 +13,7 @@ import { invalidArgument } from '../../core/serving/status-error.js';
 import { LEVEL_NAMES } from '../../core/config/log-levels.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { LogRate } from './log-rate.js';
 import { decodeLogRequest } from './log-request.js';
 import { latestPartConfig } from './part-configs.js';
@@ -25,7 +25,7 @@ import type { PartStatusBook } from './part-status.js';
 /** At most this many entries per upload, so that one call stays a bounded amount of work. */
 export const MAX_LOG_BATCH = 10_000;
 
-async function configOf(store: Store, part: { id: string; name: string }): Promise<ConfigResponse> {
+async function configOf(store: TabularStore, part: { id: string; name: string }): Promise<ConfigResponse> {
   const latest = await latestPartConfig(store, part.id);
   return { config: latest?.config ?? {}, revision: latest?.revision ?? 0, time: latest?.time, partName: part.name };
 }
@@ -39,7 +39,7 @@ interface RawRequest {
 
 export function addRobotService(
   server: Server,
-  store: Store,
+  store: TabularStore,
   authorizer: Authorizer,
   logs: PartLogs,
   status: PartStatusBook,

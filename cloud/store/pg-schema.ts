@@ -137,6 +137,24 @@ export const pgMigrations: readonly Migration[] = [
       `CREATE TABLE tabular_sealed_days (day timestamptz PRIMARY KEY, row_count bigint NOT NULL, time_sealed timestamptz NOT NULL)`,
     ],
   },
+  {
+    // cloud/parts/part-logs.ts, pg-part-logs.ts: the same name as on DuckDB (logs.part_logs, there the
+    // table of the logs' own database file), so that the statements reading it are written once.
+    // seq comes from a sequence (nextval per row, in a batch's order). Indexes: a part's page newest
+    // first (part, time, seq); a tail's poll for what came after a seq (part, seq); the retention
+    // sweep (time).
+    id: '0006-part-logs',
+    statements: [
+      'CREATE SCHEMA logs',
+      `CREATE TABLE logs.part_logs (
+         part_id text NOT NULL, time timestamptz NOT NULL, seq bigint NOT NULL, level text NOT NULL,
+         logger_name text NOT NULL, message text NOT NULL, fields text NOT NULL)`,
+      'CREATE SEQUENCE logs.part_logs_seq',
+      'CREATE INDEX part_logs_part_time ON logs.part_logs (part_id, time, seq)',
+      'CREATE INDEX part_logs_part_seq ON logs.part_logs (part_id, seq)',
+      'CREATE INDEX part_logs_time ON logs.part_logs (time)',
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
