@@ -4,6 +4,8 @@
 // dataset_ids plus the tag PLATFORM_DATASET_{id}, in one transaction.
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { alreadyExists, invalidArgument, notFound, permissionDenied } from '../../core/serving/status-error.js';
 import { DatasetServiceService, type Dataset, type DatasetServiceServer } from '../../gen/platform/app/dataset/v1/dataset.js';
 import type { Authorizer } from '../auth/authorizer.js';
@@ -12,8 +14,8 @@ import { checkBinaryAccess, idsOf } from '../data/binary-data.js';
 import { inList } from '../data/filter.js';
 import { clientStream, serverStream, unary } from '../kit/handlers.js';
 import { listHas, listWith, listWithout } from '../store/list-sql.js';
-import type { Store } from '../store/store.js';
-import type { TabularRow, TabularStore } from '../store/tabular.js';
+import { Store } from '../store/store.js';
+import type { StoreWithBlobs, TabularRow, TabularStore } from '../store/tabular.js';
 import { datasetTag } from '../data/dataset-tag.js';
 import { DatasetVersions } from './dataset-versions.js';
 import { exportDataset } from './export-handler.js';
@@ -174,14 +176,28 @@ export class Datasets {
   }
 }
 
-export function addDatasetService(server: Server, store: Store, authorizer: Authorizer): void {
+export interface DatasetServiceOptions {
+  /**
+   * Where ImportDataset keeps a zip while it arrives and is checked. Default: <data-dir>/imports of the
+   * DuckDB Store (cleared at start by cloud-server.ts), else platform-cloud-imports in the OS temp dir.
+   */
+  importsDir?: string;
+}
+
+function defaultImportsDir(store: StoreWithBlobs): string {
+  return store instanceof Store ? join(store.dataDir, 'imports') : join(tmpdir(), 'platform-cloud-imports');
+}
+
+/** Registers DatasetService on either TabularStore (the DuckDB Store, or a PgStore with its blobs). */
+export function addDatasetService(server: Server, store: StoreWithBlobs, authorizer: Authorizer, options: DatasetServiceOptions = {}): void {
+  const importsDir = options.importsDir ?? defaultImportsDir(store);
   const datasets = new Datasets(store, authorizer);
   const versions = new VersionOperations(datasets, store, authorizer);
   const parts = new PartDirectory(store);
   const impl: DatasetServiceServer = {
     ...versionHandlers(versions),
     exportDataset: serverStream((call) => exportDataset(versions, store, call)),
-    importDataset: clientStream((call) => importDataset(versions, store, authorizer, parts, call)),
+    importDataset: clientStream((call) => importDataset(versions, store, authorizer, parts, call, importsDir)),
     createDataset: unary(async (req, md) => ({ id: await datasets.create(md, req.name, req.organizationId) })),
     deleteDataset: unary(async (req, md) => {
       await datasets.delete(md, req.id);

@@ -5,7 +5,7 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import { invalidArgument } from '../../core/serving/status-error.js';
 import { DatasetFormat, type ExportDatasetRequest, type ExportDatasetResponse } from '../../gen/platform/app/dataset/v1/dataset.js';
 import { writeMessage } from '../kit/stream-write.js';
-import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { exportFiles, type ExportFormat } from './export-formats.js';
 import { zipExport } from './export-zip.js';
 import { liveMembers } from './members.js';
@@ -26,7 +26,7 @@ export function exportFormatOf(format: DatasetFormat): ExportFormat {
 
 export async function exportDataset(
   ops: VersionOperations,
-  store: Store,
+  store: StoreWithBlobs,
   call: ServerWritableStream<ExportDatasetRequest, ExportDatasetResponse>,
 ): Promise<void> {
   const { datasetId, version, format } = call.request;

@@ -1,10 +1,9 @@
 // DatasetService.ImportDataset: a header {dataset_id, format, part_id}, then the chunks of a COCO or
-// YOLO zip. The zip goes to a private temp file (<data-dir>/imports/), is checked whole (safe-zip.ts)
+// YOLO zip. The zip goes to a private temp file (in importsDir: <data-dir>/imports/ by default), is checked whole (safe-zip.ts)
 // and planned whole (import-formats.ts) before anything is stored; then the images go to the blob
 // store and every row (binary data in the dataset, bounding boxes) commits in one transaction. Any
 // failure removes the blobs written so far: all of it is imported or nothing. Nothing is extracted to
 // disk, so no entry name can reach a file outside the import.
-import { BIGINT, LIST, VARCHAR, listValue } from '@duckdb/node-api';
 import type { ServerReadableStream } from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
@@ -15,8 +14,8 @@ import { DatasetFormat, type ImportDatasetRequest, type ImportDatasetResponse } 
 import type { Authorizer } from '../auth/authorizer.js';
 import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { mimeTypeFor } from '../datasync/mime.js';
-import type { Store } from '../store/store.js';
-import { timestampValue } from '../store/timestamp.js';
+import { withSeqs } from '../datasync/ingest.js';
+import type { StoreWithBlobs, TabularStore } from '../store/tabular.js';
 import { datasetTag } from '../data/dataset-tag.js';
 import { imageSize } from './image-size.js';
 import { clampBox, ImportError, planCoco, planYolo, type PlannedImage } from './import-formats.js';
@@ -85,7 +84,7 @@ interface ReadyImage {
 
 /** Reads each planned image, checks it, and stores it under a new blob key (recorded in `written`). */
 async function storeImages(
-  store: Store,
+  store: StoreWithBlobs,
   zip: Awaited<ReturnType<typeof openCheckedZip>>,
   plans: PlannedImage[],
   org: string,
@@ -123,75 +122,66 @@ async function storeImages(
   return ready;
 }
 
-async function commit(store: Store, images: ReadyImage[], part: PartInfo, datasetId: string): Promise<number> {
+const insertImage = `INSERT INTO binary_data (seq, binary_data_id, organization_id, location_id, robot_id, robot_name, part_id, part_name,
+    component_type, component_name, method_name, method_parameters, file_name, file_ext, mime_type, tags, dataset_ids,
+    time_requested, time_received, time_synced, file_size_bytes, uri, blob_key, internal)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'rdk:component:camera', 'dataset-import', 'ImportDataset',
+    NULL, ?, ?, ?, CAST(? AS VARCHAR[]), CAST(? AS VARCHAR[]), ?, ?, ?, ?, ?, ?, false)`;
+
+/** Box rows per INSERT statement (8 parameters each). */
+const boxBatch = 500;
+
+async function commit(store: TabularStore, images: ReadyImage[], part: PartInfo, datasetId: string): Promise<number> {
   const now = new Date();
   const tags = [datasetTag(datasetId)];
-  let boxes = 0;
-  await store.write(async (conn) => {
-    await conn.run('BEGIN TRANSACTION');
-    try {
-      const first = store.reserveSeq('binary_data', images.length);
-      for (const [i, img] of images.entries()) {
-        const name = img.plan.entry.fileName;
-        await conn.run(
-          `INSERT INTO binary_data (seq, binary_data_id, organization_id, location_id, robot_id, robot_name, part_id, part_name,
-             component_type, component_name, method_name, method_parameters, file_name, file_ext, mime_type, tags, dataset_ids,
-             time_requested, time_received, time_synced, file_size_bytes, uri, blob_key, internal)
-           VALUES ($seq, $id, $org, $loc, $robot, $robotName, $part, $partName, 'rdk:component:camera', 'dataset-import', 'ImportDataset',
-             NULL, $fileName, $ext, $mime, $tags, $datasets, $now, $now, now(), $size, $uri, $blobKey, false)`,
-          {
-            seq: first + BigInt(i),
-            id: img.id,
-            org: part.organizationId,
-            loc: part.locationId,
-            robot: part.machineId,
-            robotName: part.robotName,
-            part: part.partId,
-            partName: part.partName,
-            fileName: name.slice(name.lastIndexOf('/') + 1),
-            ext: img.ext,
-            mime: mimeTypeFor(img.ext, `image/${img.ext.slice(1)}`),
-            tags: listValue(tags),
-            datasets: listValue([datasetId]),
-            now: timestampValue(now),
-            size: BigInt(img.size),
-            uri: `platform://binary/${img.id}`,
-            blobKey: img.blobKey,
-          },
-          { tags: LIST(VARCHAR), datasets: LIST(VARCHAR), seq: BIGINT, size: BIGINT },
-        );
-        for (const b of img.plan.boxes) {
-          boxes++;
-          await conn.run('INSERT INTO bounding_boxes VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
-            randomUUID(),
-            img.id,
-            b.label,
-            b.xMinNormalized,
-            b.yMinNormalized,
-            b.xMaxNormalized,
-            b.yMaxNormalized,
-          ]);
-        }
-      }
-      await conn.run('COMMIT');
-      store.seqCommitted('binary_data', first + BigInt(images.length) - 1n);
-    } catch (err) {
-      await conn.run('ROLLBACK').catch(() => undefined);
-      throw err;
+  const boxes = images.flatMap((img) =>
+    img.plan.boxes.map((b) => [randomUUID(), img.id, b.label, b.xMinNormalized, b.yMinNormalized, b.xMaxNormalized, b.yMaxNormalized]),
+  );
+  // Every row in one transaction (on PostgreSQL run again whole on a serialization conflict: it does
+  // statements only); the blobs were written before it.
+  await withSeqs(store, 'binary_data', images.length, async (tx, first) => {
+    for (const [i, img] of images.entries()) {
+      const name = img.plan.entry.fileName;
+      await tx.execute(insertImage, [
+        first + BigInt(i),
+        img.id,
+        part.organizationId,
+        part.locationId,
+        part.machineId,
+        part.robotName,
+        part.partId,
+        part.partName,
+        name.slice(name.lastIndexOf('/') + 1),
+        img.ext,
+        mimeTypeFor(img.ext, `image/${img.ext.slice(1)}`),
+        tags,
+        [datasetId],
+        now,
+        now,
+        now,
+        BigInt(img.size),
+        `platform://binary/${img.id}`,
+        img.blobKey,
+      ]);
+    }
+    for (let start = 0; start < boxes.length; start += boxBatch) {
+      const batch = boxes.slice(start, start + boxBatch);
+      await tx.execute(`INSERT INTO bounding_boxes VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, NULL)').join(', ')}`, batch.flat());
     }
   });
-  return boxes;
+  return boxes.length;
 }
 
 export async function importDataset(
   ops: VersionOperations,
-  store: Store,
+  store: StoreWithBlobs,
   authorizer: Authorizer,
   parts: PartDirectory,
   call: ServerReadableStream<ImportDatasetRequest, ImportDatasetResponse>,
+  importsDir: string,
   limits: ZipLimits = defaultZipLimits,
 ): Promise<ImportDatasetResponse> {
-  const { checked, zipPath } = await receive(call, join(store.dataDir, 'imports'), maxImportZipBytes, async (header) => {
+  const { checked, zipPath } = await receive(call, importsDir, maxImportZipBytes, async (header) => {
     const format = header.format;
     if (format !== DatasetFormat.DATASET_FORMAT_COCO && format !== DatasetFormat.DATASET_FORMAT_YOLO) {
       throw invalidArgument(`header.format must be DATASET_FORMAT_COCO or DATASET_FORMAT_YOLO, got ${format}`);

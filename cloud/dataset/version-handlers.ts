@@ -7,7 +7,8 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal, type KeyPrincipal } from '../auth/principal.js';
 import { inList } from '../data/filter.js';
 import { unary } from '../kit/handlers.js';
-import type { Store } from '../store/store.js';
+import { listHas } from '../store/list-sql.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { DatasetVersions } from './dataset-versions.js';
 import type { Member } from './members.js';
 import { checkSplit, type SplitSpec } from './split.js';
@@ -41,7 +42,7 @@ export class VersionOperations {
 
   constructor(
     private readonly datasets: DatasetLookup,
-    private readonly store: Store,
+    private readonly store: StoreWithBlobs,
     private readonly authorizer: Authorizer,
   ) {
     this.versions = new DatasetVersions(store);
@@ -79,7 +80,7 @@ export class VersionOperations {
   async create(md: Metadata, datasetId: string, split: Partial<SplitSpec> | undefined): Promise<DatasetVersion> {
     const spec = checkSplit(split);
     const dataset = await this.readable(md, datasetId, true);
-    const parts = await this.store.query('SELECT DISTINCT part_id FROM binary_data WHERE list_contains(dataset_ids, ?)', [datasetId]);
+    const parts = await this.store.query(`SELECT DISTINCT part_id FROM binary_data WHERE ${listHas(this.store.dialect, 'dataset_ids')}`, [datasetId]);
     await this.checkScope(
       dataset.principal,
       parts.map((r) => String(r.part_id)),

@@ -19,10 +19,10 @@ import type { PartDirectory, PartInfo } from '../data/parts.js';
 import { datasetIdsOfTags, datasetTag, missingDatasets } from '../data/dataset-tag.js';
 import { clientStream, unary } from '../kit/handlers.js';
 import { openBlobWriter, type BlobWriter } from '../store/blob-store.js';
-import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { insertBinary, type CaptureFields } from './ingest.js';
 import { extensionOf, mimeTypeFor } from './mime.js';
-import { insertTabular, type TabularPoint } from './tabular-ingest.js';
+import { insertTabular, insertTabularOnce, type TabularPoint } from './tabular-ingest.js';
 import { decodeDataCaptureUploadRequest } from './struct-codec.js';
 import { ByteBudget, captureUploadLimitsFromEnv, type CaptureUploadLimits } from './upload-budget.js';
 import { storedIdFor, UploadDedup } from './upload-dedup.js';
@@ -32,7 +32,8 @@ import { untilClientEnd, uploadStreamLimitsFromEnv, UploadStreamSlots, type Uplo
 export const maxBinaryBytes = 512 * 1024 * 1024;
 
 export interface DataSyncDeps {
-  store: Store;
+  /** The cloud's tables and blobs: the DuckDB Store, or a PgStore with S3 (issue 33). */
+  store: StoreWithBlobs;
   authorizer: Authorizer;
   parts: PartDirectory;
   /** Default: from the environment (uploadStreamLimitsFromEnv). */
@@ -149,7 +150,7 @@ export class DataSync {
       });
       if (!capture.upload.uploadId) return { fileId: await insertTabular(this.deps.store, capture, points), binaryDataId: '' };
       const storedId = storedIdFor(capture.part.partId, capture.upload.uploadId);
-      await this.dedup.once('tabular', storedId, () => insertTabular(this.deps.store, capture, points, storedId));
+      await this.dedup.once('tabular', storedId, () => insertTabularOnce(this.deps.store, capture, points, storedId));
       return { fileId: storedId, binaryDataId: '' };
     }
     if (type !== DataType.DATA_TYPE_BINARY_SENSOR && type !== DataType.DATA_TYPE_FILE) {
@@ -173,12 +174,17 @@ export class DataSync {
   ): Promise<string> {
     if (capture.upload.uploadId) {
       const id = storedIdFor(capture.part.partId, capture.upload.uploadId);
-      const stored = await this.dedup.once('binary', id, () => this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime, id));
-      // A repeated upload: its content (possibly already in a blob writer) is not kept.
-      if (!stored && !(content instanceof Uint8Array)) await content.abort();
+      let written = false;
+      await this.dedup.once('binary', id, async () => {
+        written = true;
+        return (await this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime, id)).stored;
+      });
+      // A repeated upload found before writing: its content (possibly already in a blob writer) is not
+      // kept. (One found at commit had its content removed by insertBinary.)
+      if (!written && !(content instanceof Uint8Array)) await content.abort();
       return id;
     }
-    return this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime);
+    return (await this.insertBinaryOf(capture, content, timeRequested, timeReceived, declaredMime)).id;
   }
 
   private insertBinaryOf(
@@ -188,7 +194,7 @@ export class DataSync {
     timeReceived: Date,
     declaredMime: string,
     id?: string,
-  ): Promise<string> {
+  ): Promise<{ id: string; stored: boolean }> {
     const ext = extensionOf(capture.upload.fileExtension, capture.upload.fileName);
     return insertBinary(this.deps.store, {
       id,

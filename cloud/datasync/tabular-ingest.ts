@@ -24,7 +24,8 @@ import {
 } from '@duckdb/node-api';
 import { randomUUID } from 'node:crypto';
 import { internalTag } from '../store/schema.js';
-import type { PgStore } from '../store/pg-store.js';
+import { PgStore } from '../store/pg-store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { inTransaction, Store } from '../store/store.js';
 import { timestampValue } from '../store/timestamp.js';
 import type { CaptureFields, TabularPoint } from './ingest.js';
@@ -223,16 +224,36 @@ class TabularWriter {
 
 const writers = new WeakMap<Store, TabularWriter>();
 
+/** The stores insertTabular writes to: the DuckDB Store, or a PgStore (pg-tabular-ingest.ts). */
+function ingestStoreOf(store: TabularStore): Store | PgStore {
+  if (store instanceof Store || store instanceof PgStore) return store;
+  throw new Error(`tabular ingest needs the DuckDB Store or a PgStore, not a ${store.constructor.name}`);
+}
+
 /**
  * Inserts the points of one upload and returns its upload id (the file_id answered to the caller) once
  * they are committed, on the DuckDB Store or on PostgreSQL (pg-tabular-ingest.ts). `storedId` is the upload id to store (derived from the client's, see upload-dedup.ts);
  * random when absent.
  */
-export async function insertTabular(store: Store | PgStore, capture: CaptureFields, points: TabularPoint[], storedId?: string): Promise<string> {
-  if (!(store instanceof Store)) return insertTabularPg(store, capture, points, storedId);
-  let writer = writers.get(store);
-  if (!writer) writers.set(store, (writer = new TabularWriter(store)));
+export async function insertTabular(store: TabularStore, capture: CaptureFields, points: TabularPoint[], storedId?: string): Promise<string> {
+  const target = ingestStoreOf(store);
+  if (!(target instanceof Store)) return (await insertTabularPg(target, capture, points, storedId)).uploadId;
+  let writer = writers.get(target);
+  if (!writer) writers.set(target, (writer = new TabularWriter(target)));
   const { uploadId, committed } = writer.submit(capture, points, storedId);
   await committed;
   return uploadId;
+}
+
+/**
+ * Inserts an upload named by a client's upload id (upload-dedup.ts) unless that id is committed
+ * already; resolves true when this call inserted it. On PostgreSQL the id is claimed by the insert
+ * itself (tabular_upload_ids), which holds across processes; on DuckDB, which one process owns,
+ * UploadDedup has checked the id and runs one attempt per id at a time.
+ */
+export async function insertTabularOnce(store: TabularStore, capture: CaptureFields, points: TabularPoint[], storedId: string): Promise<boolean> {
+  const target = ingestStoreOf(store);
+  if (target instanceof PgStore) return (await insertTabularPg(target, capture, points, storedId, true)).inserted;
+  await insertTabular(target, capture, points, storedId);
+  return true;
 }

@@ -4,9 +4,15 @@
 // data and its id are durable together or neither is. A repeated upload id then finds its rows and is
 // answered with the same ids, writing nothing; a machine that crashed between the cloud's answer and its
 // local delete duplicates nothing when it re-sends.
+//
+// The database decides, so that this holds across processes writing one database (issue 33): the
+// write itself finds an id already committed and writes nothing (binary: the check and the insert in
+// one transaction, ingest.ts; tabular on PostgreSQL: the upload id claimed in tabular_upload_ids by the
+// statement that inserts the points, pg-tabular-ingest.ts). On DuckDB, which one process owns, the
+// tabular check is a query before the write, made safe by running one attempt per id at a time here.
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../../core/serving/status-error.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 
 export const maxUploadIdLength = 128;
 
@@ -20,23 +26,28 @@ export function storedIdFor(partId: string, uploadId: string): string {
 
 export type UploadKind = 'tabular' | 'binary';
 
-const existsQuery: Record<UploadKind, string> = {
-  tabular: 'SELECT 1 FROM tabular_data WHERE upload_id = ? LIMIT 1',
-  binary: 'SELECT 1 FROM binary_data WHERE binary_data_id = ? LIMIT 1',
-};
+/** Whether the id is committed already: a cheap answer for a re-send before any content is written. */
+const existsQuery = (kind: UploadKind, store: TabularStore) =>
+  kind === 'binary'
+    ? 'SELECT 1 FROM binary_data WHERE binary_data_id = ? LIMIT 1'
+    : store.dialect === 'postgres'
+      ? 'SELECT 1 FROM tabular_upload_ids WHERE upload_id = ?'
+      : 'SELECT 1 FROM tabular_data WHERE upload_id = ? LIMIT 1';
 
 /**
- * Runs `write` for a new stored id, or skips it when the id is already stored. Concurrent uploads of
- * the same id (a client retrying after a timeout while the first attempt still commits) share the first
- * attempt's outcome instead of racing to insert twice.
+ * Runs `write` for a new stored id, or skips it when the id is already stored. `write` resolves true
+ * when it committed the upload, false when it found the id committed meanwhile (by another process,
+ * or another attempt) and wrote nothing. Concurrent uploads of the same id in this process (a client
+ * retrying after a timeout while the first attempt still commits) share the first attempt's outcome
+ * instead of writing their content twice.
  */
 export class UploadDedup {
   private readonly inFlight = new Map<string, Promise<boolean>>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: TabularStore) {}
 
-  /** Resolves true when `write` ran (a new upload), false when the id was already stored. */
-  async once(kind: UploadKind, storedId: string, write: () => Promise<unknown>): Promise<boolean> {
+  /** Resolves true when this call stored the upload, false when the id was already stored. */
+  async once(kind: UploadKind, storedId: string, write: () => Promise<boolean>): Promise<boolean> {
     const running = this.inFlight.get(storedId);
     if (running) {
       // The first attempt's failure is not ours: then try again ourselves.
@@ -44,10 +55,9 @@ export class UploadDedup {
       return this.once(kind, storedId, write);
     }
     const attempt = (async () => {
-      const rows = await this.store.query(existsQuery[kind], [storedId]);
+      const rows = await this.store.query(existsQuery(kind, this.store), [storedId]);
       if (rows.length > 0) return false;
-      await write();
-      return true;
+      return write();
     })();
     this.inFlight.set(storedId, attempt);
     try {

@@ -155,6 +155,14 @@ export const pgMigrations: readonly Migration[] = [
       'CREATE INDEX part_logs_time ON logs.part_logs (time)',
     ],
   },
+  {
+    // cloud/datasync/pg-tabular-ingest.ts: the upload ids of tabular uploads named by a client's
+    // upload_id (upload-dedup.ts), claimed by the statement that inserts the points, so that two
+    // processes receiving one upload id commit it once. (tabular_data is partitioned by time, so no
+    // unique key on its upload_id is possible.)
+    id: '0007-tabular-upload-ids',
+    statements: ['CREATE TABLE tabular_upload_ids (upload_id text PRIMARY KEY, time_committed timestamptz NOT NULL)'],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
