@@ -272,7 +272,8 @@ export class BinaryDataStore {
   async labelsByFilter(principal: KeyPrincipal, filter: Filter | undefined): Promise<string[]> {
     const where = this.where(principal, filter, false);
     const rows = await this.store.query(
-      `SELECT DISTINCT label FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${where.sql}) ORDER BY label${byBytes(this.dialect)}`,
+      // PostgreSQL: DISTINCT needs the ORDER BY's collation on the selected column.
+      `SELECT DISTINCT label${byBytes(this.dialect)} AS label FROM bounding_boxes WHERE binary_data_id IN (SELECT binary_data_id FROM binary_data WHERE ${where.sql}) ORDER BY label`,
       where.params,
     );
     return rows.map((r) => String(r.label));

@@ -79,7 +79,7 @@ async function logs(store: TabularStore, authorizer: Authorizer, principal: KeyP
   let rows;
   try {
     rows = await store.query(
-      `SELECT part_id, time, level, logger_name, message FROM ${store.dialect === 'duckdb' ? 'logs.part_logs' : 'part_logs'} WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
+      `SELECT part_id, time, level, logger_name, message FROM logs.part_logs WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
       [...params, ...(start ? [start] : []), ...(end ? [end] : [])],
     );
   } catch (err) {

@@ -163,6 +163,20 @@ export const pgMigrations: readonly Migration[] = [
     id: '0007-tabular-upload-ids',
     statements: ['CREATE TABLE tabular_upload_ids (upload_id text PRIMARY KEY, time_committed timestamptz NOT NULL)'],
   },
+  {
+    // cloud/data/binary-data.ts, filter.ts: the data page's filters on binary data. A filter on part,
+    // machine or location (and a location key's scope) walks its index in capture-time order, as the
+    // organization's (0001) does; tags (&&) and dataset_ids (@>) are GIN lists; labels find their boxes.
+    id: '0008-binary-data-filters',
+    statements: [
+      'CREATE INDEX binary_data_part_time ON binary_data (organization_id, part_id, time_requested, seq)',
+      'CREATE INDEX binary_data_robot_time ON binary_data (organization_id, robot_id, time_requested, seq)',
+      'CREATE INDEX binary_data_location_time ON binary_data (organization_id, location_id, time_requested, seq)',
+      'CREATE INDEX binary_data_tags ON binary_data USING gin (tags)',
+      'CREATE INDEX binary_data_dataset_ids ON binary_data USING gin (dataset_ids)',
+      'CREATE INDEX bounding_boxes_label ON bounding_boxes (label, binary_data_id)',
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
