@@ -184,6 +184,8 @@ export abstract class StatementRunner {
     const statement = portal.statement;
     const conn = statement.conn!;
     this.invalidateStreaming(conn);
+    // Scale-out: the session's DuckDB holds a copy of the unsealed readings; each run sees them as of now.
+    if (statement.kind === 'data') await this.o.sandbox.refreshSession(conn);
     let result: DuckDBResult | undefined;
     // A statement whose last result was small runs materialized: DuckDB executes it in one task of its thread
     // pool and the chunks are then read here without more hops. Streamed, the same point query takes three

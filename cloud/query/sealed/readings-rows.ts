@@ -21,6 +21,8 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
 import { schemaStatements } from '../../store/schema.js';
 import type { SqlSession, SqlValue, TabularRow } from '../../store/tabular.js';
 
@@ -127,4 +129,74 @@ export async function copyReadings(
   }
   await tx.execute(`CLOSE ${cursor}`);
   return copied;
+}
+
+/** The PostgreSQL select list for copyReadingsAsJson: JSON columns as their text, the rest as row_to_json renders them. */
+const PG_JSON_SELECT = READINGS_TABLE_COLUMNS.map(({ name, kind }) => (kind === 'json' ? `CAST(${name} AS text) AS ${name}` : name)).join(', ');
+
+/** read_json's column types for copyReadingsAsJson's lines (times as their ISO text, with offset). */
+const JSON_COLUMNS = `{${READINGS_TABLE_COLUMNS.map(({ name, kind }) => {
+  const type = { bigint: 'BIGINT', text: 'VARCHAR', json: 'VARCHAR', tags: 'VARCHAR[]', time: 'VARCHAR', bool: 'BOOLEAN', int: 'INTEGER' }[kind];
+  return `${name}: '${type}'`;
+}).join(', ')}}`;
+
+const JSON_INSERT_LIST = READINGS_TABLE_COLUMNS.map(({ name, kind }) =>
+  kind === 'time' ? `CAST(${name} AS TIMESTAMPTZ) AS ${name}` : kind === 'json' ? `CAST(${name} AS JSON) AS ${name}` : name,
+).join(', ');
+
+/** A DuckDB SELECT of the readings in an NDJSON file written by exportReadingsAsJson, as the embedded table's columns and types. */
+export const readingsFromJson = (file: string) =>
+  `SELECT ${JSON_INSERT_LIST} FROM read_json('${file.replace(/'/g, "''")}', format = 'newline_delimited', columns = ${JSON_COLUMNS})`;
+
+/**
+ * Writes the rows of `from` (the FROM clause and the rest after the select list; it must order them by
+ * organization_id) into one NDJSON file per organization in `workDir`, for the sealer's days:
+ * PostgreSQL renders each row as one JSON text (row_to_json), so one value a row crosses into JavaScript
+ * instead of nineteen, none converted there, and DuckDB's JSON reader loads them (readingsFromJson).
+ * Several times faster than copyReadings for millions of rows.
+ */
+export async function exportReadingsAsJson(
+  tx: SqlSession,
+  from: string,
+  params: readonly SqlValue[],
+  workDir: string,
+  batchRows = 50_000,
+): Promise<{ organizationId: string | null; file: string; rows: number }[]> {
+  const cursor = `readings_${Math.random().toString(36).slice(2, 10)}`;
+  // The day is sorted by organization and seq: in memory rather than in many small runs on disk.
+  await tx.execute("SET LOCAL work_mem = '256MB'");
+  await tx.execute(
+    `DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT r.organization_id AS o, CAST(row_to_json(r) AS text) AS j FROM (SELECT ${PG_JSON_SELECT} ${from}) r`,
+    params,
+  );
+  const files: { organizationId: string | null; file: string; rows: number }[] = [];
+  let out: FileHandle | undefined;
+  try {
+    for (;;) {
+      const rows = await tx.query(`FETCH ${batchRows} FROM ${cursor}`);
+      if (rows.length === 0) break;
+      let start = 0;
+      while (start < rows.length) {
+        const org = rows[start].o as string | null;
+        let end = start;
+        while (end < rows.length && rows[end].o === org) end++;
+        let current = files[files.length - 1];
+        if (!current || current.organizationId !== org) {
+          await out?.close();
+          current = { organizationId: org, file: join(workDir, `org-${files.length}.ndjson`), rows: 0 };
+          files.push(current);
+          out = await open(current.file, 'w');
+        }
+        const lines: string[] = [];
+        for (let k = start; k < end; k++) lines.push(rows[k].j as string);
+        await out!.write(lines.join('\n') + '\n');
+        current.rows += end - start;
+        start = end;
+      }
+    }
+  } finally {
+    await out?.close();
+  }
+  await tx.execute(`CLOSE ${cursor}`);
+  return files;
 }

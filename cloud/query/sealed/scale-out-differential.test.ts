@@ -7,9 +7,7 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PartInfo } from '../../data/parts.js';
-import { insertTabular, type TabularPoint } from '../../datasync/tabular-ingest.js';
-import { ensureReadingsPartition } from '../../store/pg-readings.js';
+import { insertTabular } from '../../datasync/tabular-ingest.js';
 import { PgStore } from '../../store/pg-store.js';
 import { Store } from '../../store/store.js';
 import type { StoreWithBlobs } from '../../store/tabular.js';
@@ -18,10 +16,9 @@ import { MingoPool } from '../mql/mingo-pool.js';
 import { MqlRunner } from '../mql/mql-runner.js';
 import { SqlSandbox } from '../sql/sql-sandbox.js';
 import { startScaleOutQuery, type ScaleOutQuery } from './scale-out-query.js';
+import { DAY, storeSameUploads, today, upload } from './differential-fixture.js';
 
 const [duckBackend, pgBackend] = tabularBackends(test);
-const DAY = 86_400_000;
-const today = Math.floor(Date.now() / DAY) * DAY;
 
 let duck: Store;
 let pg: PgStore & StoreWithBlobs;
@@ -30,54 +27,10 @@ let pool: MingoPool;
 let workDir: string;
 const engines: { name: string; sql: SqlSandbox; mql: MqlRunner }[] = [];
 
-const partOf = (org: string, n: number): PartInfo => ({
-  kind: 'part',
-  partId: `${org}-p${n}`,
-  partName: `${org}-part-${n}`,
-  machineId: `${org}-m${n}`,
-  robotName: `robot-${n}`,
-  locationId: `${org}-loc`,
-  organizationId: org,
-});
-
-/** Upload u: a few points with nested, odd and missing values; its rows are synced `daysAgo` days back. */
-function upload(u: number, org: string) {
-  const points: TabularPoint[] = Array.from({ length: 3 + (u % 4) }, (_, i) => ({
-    timeRequested: new Date(today - 5 * DAY + u * 3_600_000 + i * 1000),
-    timeReceived: new Date(today - 5 * DAY + u * 3_600_000 + i * 1000 + 7),
-    data:
-      i === 2
-        ? { readings: { note: `it's "quoted" é ${u}`, list: [1, 'two', null] } }
-        : { readings: { temperature: 20 + u + i / 4, humidity: (u * 7 + i) % 100 } },
-  }));
-  const capture = {
-    part: partOf(org, u % 2),
-    componentType: 'rdk:component:sensor',
-    componentName: u % 3 === 0 ? 'thermo' : 'hygro',
-    methodName: 'Readings',
-    methodParameters: u % 2 ? { rate: u } : undefined,
-    tags: u % 5 === 0 ? ['calibrated', 'x'] : u % 5 === 1 ? ['platform:internal'] : [],
-  };
-  return { capture, points, uploadId: `upload-${org}-${u}` };
-}
-
-// Days back each upload's rows are synced: 4, 3 and 1 days ago are sealed, 0 (today) stays the tail.
-const daysAgo = (u: number) => [4, 3, 1, 0][u % 4];
-
 test.before(async () => {
   duck = (await duckBackend.openForFile()) as Store;
   pg = (await pgBackend.openForFile()) as PgStore & StoreWithBlobs;
-  // Interleaved organizations, in the same order on both stores: seqs come out the same.
-  for (let u = 0; u < 24; u++) {
-    for (const org of ['org-a', 'org-b']) {
-      const { capture, points, uploadId } = upload(u, org);
-      await insertTabular(duck, capture, points, uploadId);
-      await insertTabular(pg, capture, points, uploadId);
-      const synced = new Date(today - daysAgo(u) * DAY + u * 60_000 + (org === 'org-b' ? 7 : 0));
-      await ensureReadingsPartition(pg, synced);
-      for (const store of [duck, pg] as const) await store.execute('UPDATE tabular_data SET time_synced = ? WHERE upload_id = ?', [synced, uploadId]);
-    }
-  }
+  await storeSameUploads(duck, pg);
   workDir = mkdtempSync(join(tmpdir(), 'scale-out-diff-'));
   scaleOut = startScaleOutQuery(pg, { dataDir: workDir, seal: false });
   pool = new MingoPool({ processes: 1 });

@@ -14,7 +14,8 @@ import { duckdbResourceSettings } from '../../store/duckdb-settings.js';
 import type { BlobStore } from '../../store/blob-store.js';
 import { LeaderElection } from '../../store/pg-leader.js';
 import type { PgStore } from '../../store/pg-store.js';
-import type { ConnectionSource } from '../sql/sql-sandbox.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { ConnectOptions, ConnectionSource } from '../sql/sql-sandbox.js';
 import { ScaleOutReadings } from './scale-out-readings.js';
 import { ReadingsSealer } from './sealer.js';
 
@@ -75,7 +76,9 @@ export function startScaleOutQuery(store: PgStore & { readonly blobs: BlobStore 
           onFollower: () => clearInterval(timer),
         });
   return {
-    connect: (organizationId) => readings.connect(organizationId),
+    connect: Object.assign((organizationId: string, connectOptions?: ConnectOptions) => readings.connect(organizationId, connectOptions), {
+      refresh: (conn: DuckDBConnection) => readings.refresh(conn),
+    }),
     readings,
     sealer,
     async stop() {

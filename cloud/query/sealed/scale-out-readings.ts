@@ -13,12 +13,47 @@
 // The manifest and the tail are read in one transaction that first takes a share lock on tabular_data:
 // the sealer's commit (which drops a sealed day's partition) cannot run while it is held, so a query
 // sees a day either in the manifest or in PostgreSQL, never in neither or both.
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, timestampTZValue, type DuckDBConnection } from '@duckdb/node-api';
 import type { BlobStore } from '../../store/blob-store.js';
 import type { PgStore } from '../../store/pg-store.js';
 import { sqlString } from '../sql/readings-view.js';
 import { copyReadings, PG_READINGS_SELECT, READINGS_TABLE_COLUMNS, readingsTableDdl } from './readings-rows.js';
 import { SegmentCache, type Segment } from './segment-cache.js';
+import { PIPELINE_DDL } from '../pipelines/pipeline-store.js';
+import type { ConnectOptions } from '../sql/sql-sandbox.js';
+import type { SqlSession } from '../../store/tabular.js';
+
+const SINK_DDL = PIPELINE_DDL.find((s) => s.includes('query_data_pipeline_sink ('))!;
+
+/**
+ * The organization's pipeline sinks (the PostgreSQL endpoint shows each as a relation), copied into the
+ * query's DuckDB as the embedded table query_data_pipeline_sink, when PostgreSQL has the pipelines' tables.
+ */
+async function copySinks(tx: SqlSession, organizationId: string, conn: DuckDBConnection): Promise<void> {
+  await conn.run('DELETE FROM query_data_pipeline_sink');
+  const [{ ok }] = await tx.query("SELECT to_regclass('query_data_pipeline_sink') IS NOT NULL AND to_regclass('query_data_pipelines') IS NOT NULL AS ok");
+  if (!ok) return;
+  const rows = await tx.query(
+    `SELECT s.pipeline_id, s.run_id, CAST(extract(epoch FROM s.data_end) * 1000000 AS bigint) AS data_end, s.position, s.doc
+     FROM query_data_pipeline_sink s JOIN query_data_pipelines p ON p.id = s.pipeline_id WHERE p.organization_id = $1`,
+    [organizationId],
+  );
+  if (rows.length === 0) return;
+  const appender = await conn.createAppender('query_data_pipeline_sink');
+  try {
+    for (const r of rows) {
+      appender.appendVarchar(String(r.pipeline_id));
+      appender.appendVarchar(String(r.run_id));
+      appender.appendTimestampTZ(timestampTZValue(BigInt(r.data_end as bigint)));
+      appender.appendInteger(Number(r.position));
+      appender.appendVarchar(String(r.doc));
+      appender.endRow();
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
 
 export interface ScaleOutReadingsOptions {
   /** The local segment cache's folder and bound. */
@@ -37,6 +72,8 @@ const SEGMENT_SELECT = READINGS_TABLE_COLUMNS.map(({ name, kind }) => {
 
 export class ScaleOutReadings {
   readonly cache: SegmentCache;
+  /** The connections that connect() handed out, with what refresh() reads for them. */
+  private readonly sessions = new WeakMap<DuckDBConnection, { organizationId: string; sinks: boolean }>();
 
   constructor(
     private readonly store: PgStore & { readonly blobs: BlobStore },
@@ -49,7 +86,7 @@ export class ScaleOutReadings {
    * A connection to a new DuckDB that holds organizationId's readings as main.tabular_data and nothing
    * else. Closing the connection closes that DuckDB and lets the cache evict its segments.
    */
-  async connect(organizationId: string): Promise<DuckDBConnection> {
+  async connect(organizationId: string, options: ConnectOptions = {}): Promise<DuckDBConnection> {
     const instance = await DuckDBInstance.create(':memory:', {
       memory_limit: `${this.options.memoryMb}MB`,
       threads: String(this.options.threads),
@@ -61,7 +98,8 @@ export class ScaleOutReadings {
     try {
       conn = await instance.connect();
       await conn.run(readingsTableDdl('tabular_data_tail'));
-      const segments = await this.readTail(organizationId, conn);
+      if (options.sinks) await conn.run(SINK_DDL);
+      const segments = await this.readTail(organizationId, conn, options.sinks === true);
       const pinned = await this.cache.pin(segments);
       release = pinned.release;
       const files = `[${pinned.paths.map(sqlString).join(', ')}]`;
@@ -86,11 +124,26 @@ export class ScaleOutReadings {
       instance.closeSync();
       release();
     };
+    this.sessions.set(conn, { organizationId, sinks: options.sinks === true });
     return conn;
   }
 
-  /** Copies the organization's unsealed rows into tabular_data_tail; returns its sealed segments. */
-  private async readTail(organizationId: string, conn: DuckDBConnection): Promise<Segment[]> {
+  /**
+   * Reads the organization's unsealed rows into the connection's tail again (a PostgreSQL endpoint
+   * session does this before each statement it runs, so it sees new uploads as the embedded mode does).
+   * The connection keeps the segments it opened with: rows of days sealed since stay in its tail as it
+   * last read them.
+   */
+  async refresh(conn: DuckDBConnection): Promise<void> {
+    const session = this.sessions.get(conn);
+    if (session) await this.readTail(session.organizationId, conn, session.sinks);
+  }
+
+  /**
+   * Copies the organization's unsealed rows into tabular_data_tail, replacing those it holds from the
+   * first unsealed day on; returns the sealed segments.
+   */
+  private async readTail(organizationId: string, conn: DuckDBConnection, sinks: boolean): Promise<Segment[]> {
     return this.store.transact(async (tx) => {
       // Before the snapshot is taken: the sealer cannot drop a partition while this is held.
       await tx.execute('LOCK TABLE tabular_data IN ACCESS SHARE MODE');
@@ -98,15 +151,18 @@ export class ScaleOutReadings {
         organizationId,
       ]);
       const [{ horizon }] = await tx.query('SELECT max(day) AS horizon FROM tabular_sealed_days');
-      // A retried transaction starts the copy over.
-      await conn.run('DELETE FROM tabular_data_tail');
       const select = `SELECT ${PG_READINGS_SELECT} FROM tabular_data WHERE organization_id = $1`;
-      if (horizon === null) await copyReadings(tx, `${select} ORDER BY seq`, [organizationId], conn, 'tabular_data_tail');
-      else {
+      // Deleting first also starts a retried transaction's copy over.
+      if (horizon === null) {
+        await conn.run('DELETE FROM tabular_data_tail');
+        await copyReadings(tx, `${select} ORDER BY seq`, [organizationId], conn, 'tabular_data_tail');
+      } else {
         // Days are sealed oldest first: the tail is everything from the day after the newest sealed one.
         const from = new Date((horizon as Date).getTime() + 86_400_000);
+        await conn.run(`DELETE FROM tabular_data_tail WHERE time_synced >= '${from.toISOString()}'::TIMESTAMPTZ OR time_synced IS NULL`);
         await copyReadings(tx, `${select} AND (time_synced >= $2 OR time_synced IS NULL) ORDER BY seq`, [organizationId, from], conn, 'tabular_data_tail');
       }
+      if (sinks) await copySinks(tx, organizationId, conn);
       return segments.map((s) => ({ key: String(s.object_key), hash: String(s.content_hash), bytes: Number(s.bytes) }));
     });
   }

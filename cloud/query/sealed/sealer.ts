@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { openBlobWriter, type BlobStore } from '../../store/blob-store.js';
 import { dayOf, ensureReadingsPartition } from '../../store/pg-readings.js';
 import type { PgStore } from '../../store/pg-store.js';
-import { copyReadings, PG_READINGS_SELECT, readingsTableDdl } from './readings-rows.js';
+import { exportReadingsAsJson, readingsFromJson } from './readings-rows.js';
 
 const DAY_MS = 86_400_000;
 
@@ -100,20 +100,20 @@ export class ReadingsSealer {
   async sealPartition(partition: string, day: Date): Promise<SealedDay | undefined> {
     const work = join(this.options.workDir, `seal-${randomUUID()}`);
     await mkdir(work, { recursive: true });
-    const instance = await DuckDBInstance.create(join(work, 'stage.duckdb'), {
+    const instance = await DuckDBInstance.create(':memory:', {
       memory_limit: `${this.options.memoryMb ?? 256}MB`,
-      threads: '1',
+      threads: '2',
       temp_directory: join(work, 'spill'),
     });
     const conn = await instance.connect();
     try {
-      await conn.run(readingsTableDdl('stage'));
-      // Ordered by organization, then seq: each organization's rows are contiguous (its COPY below
-      // reads few row groups) and in upload order, the embedded table's natural order.
-      const staged = await this.store.transactAt('READ COMMITTED', (tx) =>
-        copyReadings(tx, `SELECT ${PG_READINGS_SELECT} FROM ${partition} ORDER BY organization_id, seq`, [], conn, 'stage'),
+      // Ordered by organization, then seq: one file per organization, its rows in upload order (the
+      // embedded table's natural order), which the Parquet object keeps.
+      const files = await this.store.transactAt('READ COMMITTED', (tx) =>
+        exportReadingsAsJson(tx, `FROM ${partition} ORDER BY organization_id, seq`, [], work),
       );
-      const segments = await this.writeSegments(conn, work, day);
+      const staged = files.reduce((n, f) => n + f.rows, 0);
+      const segments = await this.writeSegments(conn, files, work, day);
       const committed = await this.store.transactAt('READ COMMITTED', async (tx) => {
         // No insert into the partition from here to the drop: then its rows are exactly the staged ones.
         await tx.execute(`LOCK TABLE ${partition} IN ACCESS EXCLUSIVE MODE`);
@@ -149,18 +149,16 @@ export class ReadingsSealer {
   }
 
   /** One Parquet object per organization of the staged day, put into the blob store. */
-  private async writeSegments(conn: DuckDBConnection, work: string, day: Date) {
-    const orgs = (await conn.runAndReadAll('SELECT DISTINCT organization_id FROM stage ORDER BY 1')).getRows().map((r) => r[0] as string | null);
+  private async writeSegments(conn: DuckDBConnection, files: { organizationId: string | null; file: string; rows: number }[], work: string, day: Date) {
     const segments: { organizationId: string; key: string; rows: number; hash: string; bytes: number }[] = [];
-    for (const [i, org] of orgs.entries()) {
-      const file = join(work, `segment-${i}.parquet`);
-      const where = org === null ? 'organization_id IS NULL' : `organization_id = '${org.replace(/'/g, "''")}'`;
-      const counted = await conn.runAndReadAll(`COPY (SELECT * FROM stage WHERE ${where}) TO '${file}' (FORMAT parquet, COMPRESSION zstd)`);
-      const rows = Number(counted.getRows()[0]?.[0] ?? 0);
-      const { hash, bytes } = await this.putFile(file, day);
-      // Rows without an organization belong to no query; they are kept, under the empty name.
-      segments.push({ organizationId: org ?? '', key: segmentKey(day, hash), rows, hash, bytes });
+    for (const [i, { organizationId, file, rows }] of files.entries()) {
+      const parquet = join(work, `segment-${i}.parquet`);
+      await conn.run(`COPY (${readingsFromJson(file)}) TO '${parquet}' (FORMAT parquet, COMPRESSION zstd)`);
       await rm(file, { force: true });
+      const { hash, bytes } = await this.putFile(parquet, day);
+      // Rows without an organization belong to no query; they are kept, under the empty name.
+      segments.push({ organizationId: organizationId ?? '', key: segmentKey(day, hash), rows, hash, bytes });
+      await rm(parquet, { force: true });
     }
     return segments;
   }

@@ -18,7 +18,21 @@ import { inSpan } from '../../../core/serving/telemetry/tracing.js';
  * scopes). Scale-out: a DuckDB of the query's own with only that organization's rows
  * (cloud/query/sealed/scale-out-readings.ts).
  */
-export type ConnectionSource = (organizationId: string) => Promise<DuckDBConnection>;
+export type ConnectionSource = ((organizationId: string, options?: ConnectOptions) => Promise<DuckDBConnection>) & {
+  /**
+   * Brings a long-lived connection's data up to date (scale-out: it holds a copy of the unsealed rows).
+   * Absent when the connection reads the live table itself (embedded).
+   */
+  refresh?: (conn: DuckDBConnection) => Promise<void>;
+};
+
+export interface ConnectOptions {
+  /**
+   * The connection also serves the organization's pipeline sinks (main.query_data_pipeline_sink), which the
+   * PostgreSQL endpoint shows as relations. The embedded DuckDB always has them.
+   */
+  sinks?: boolean;
+}
 
 /** Refuses query text over the limit before anything parses it. */
 export function checkTextSize(text: string, limits: Pick<QueryLimits, 'maxTextBytes'>, field: string): void {
@@ -61,7 +75,7 @@ export class SqlSandbox {
    */
   async openSession(organizationId: string): Promise<DuckDBConnection> {
     const viewSql = createReadingsView(organizationId);
-    const conn = await this.connect(organizationId);
+    const conn = await this.connect(organizationId, { sinks: true });
     try {
       await conn.run(viewSql);
       return conn;
@@ -69,6 +83,11 @@ export class SqlSandbox {
       conn.closeSync();
       throw err;
     }
+  }
+
+  /** Brings a session connection (openSession) up to date before a statement runs on it; see ConnectionSource.refresh. */
+  async refreshSession(conn: DuckDBConnection): Promise<void> {
+    await this.connect.refresh?.(conn);
   }
 
   /** Like query, and also names the result columns (the PostgreSQL endpoint describes them). */
