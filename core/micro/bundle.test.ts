@@ -3,8 +3,10 @@
 // worker-thread pool, database or native code, serve with one JavaScript thread whatever the number of
 // resources, and turn every model it lacks into an error of that resource.
 import test from 'ava';
-import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Metafile } from 'esbuild';
@@ -53,7 +55,7 @@ test('the bundle holds no worker pool, database, ONNX runtime or native code', (
   // The same drivers as platform-server, linked in.
   t.true(inputs.some((i) => i.endsWith('drivers/motor/gpio/driver.ts')));
   t.true(statSync(bundle).size > 0);
-  t.regex(readFileSync(bundle, 'utf8').slice(0, 40), /^#!\/usr\/bin\/env node/);
+  t.regex(readFileSync(bundle, 'utf8').split('\n', 1)[0], /^#!\/usr\/bin\/env -S GLIBC_TUNABLES=\S+ node --lite-mode/);
 });
 
 test('the bundle leaves out what Node has built in and what nothing here calls (scripts/build-micro.mjs)', (t) => {
@@ -139,4 +141,41 @@ test('the bundle runs 30 resources on the threads Node starts anyway (no thread 
   // Node's own: the main thread, 4 V8 platform threads, 4 libuv pool threads and a few more; platform-server
   // would add one per resource.
   t.true(threads <= 12, `${threads} threads`);
+});
+
+/** What a process was started with: its executable, its argv and its environment, from /proc. */
+function started(pid: number): { exe: string; argv: string[]; env: string[] } {
+  const list = (file: string) => readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0').slice(0, -1);
+  return { exe: realpathSync(`/proc/${pid}/exe`), argv: list('cmdline'), env: list('environ') };
+}
+
+test('run as a command, its first line starts node itself with lite mode and a fixed glibc trim threshold', async (t) => {
+  const home = mkdtempSync(join(dir, 'home-'));
+  const configPath = join(dir, 'machine-command.json');
+  writeFileSync(configPath, JSON.stringify(config(1)));
+  // spawnMicro runs the bundle itself (its #! line), as the installed platform-micro-server command does.
+  const program = await spawnMicro(configPath, home, { bundle, args: ['-debug'] });
+  t.teardown(() => program.stop());
+  const { exe, argv, env } = started(program.child.pid!);
+  // env -S execs node in the same process: no wrapper stands between the caller and the runtime.
+  t.is(exe, realpathSync(process.execPath));
+  t.deepEqual(argv.slice(1), ['--lite-mode', '--no-expose-wasm', bundle, '-config', configPath, '-debug']);
+  t.true(env.includes('GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072'));
+  t.true(env.includes(`HOME=${home}`), "the caller's environment is kept");
+  const sensors = new SensorServiceClient(program.address, insecure());
+  t.deepEqual(((await call(sensors, 'getReadings', { name: 's0' })) as { readings: unknown }).readings, { i: 0 });
+  // A signal to the pid the caller holds reaches the runtime, which shuts down cleanly.
+  t.is(await program.stop(), 0);
+});
+
+test("run as a command, its exit codes and output are the runtime's own", async (t) => {
+  const run = promisify(execFile);
+  const { stdout } = await run(bundle, ['-version']);
+  t.regex(stdout, /^platform-micro-server \d+\.\d+\.\d+/);
+  const bad = await run(bundle, ['-no-such-flag']).then(
+    () => undefined,
+    (err: { code: number; stderr: string }) => err,
+  );
+  t.is(bad?.code, 2);
+  t.regex(bad!.stderr, /no-such-flag/);
 });

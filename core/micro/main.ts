@@ -1,6 +1,14 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072 node --lite-mode --no-expose-wasm
 // platform-micro-server: the lightweight machine runtime for small Linux boards, in one thread
 // (core/micro/README.md). Same config file, same credentials file and same gRPC APIs as platform-server.
+//
+// The first line (kept by esbuild as the bundle's first line, so the installed `platform-micro-server`
+// command and `./platform-micro-server.mjs` start this way) trades speed for memory before the process
+// exists, where nothing inside it could (core/micro/README.md, "Memory"): V8's lite mode (no JIT compiler:
+// its code and its compiled functions are never paged in or made; WebAssembly, which needs a JIT, off) and
+// glibc's trim threshold fixed at its 128 KiB default (a fixed threshold does not rise, so the parser's
+// freed memory goes back to the system). `env -S` splits the line (coreutils 8.30 and later); the line
+// stays under 128 bytes, the kernels' old limit. `node platform-micro-server.mjs` runs without them.
 import './v8-heap.js';
 import 'reflect-metadata';
 import { InvalidConfigError } from '../config/machine-config.js';

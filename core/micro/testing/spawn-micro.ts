@@ -10,8 +10,13 @@ const SERVER_MAIN = fileURLToPath(new URL('../../server/main.ts', import.meta.ur
 export interface SpawnProgramOptions {
   env?: NodeJS.ProcessEnv;
   args?: string[];
-  /** Run this bundle (dist/platform-micro-server.mjs) instead of the sources. */
+  /**
+   * Run this bundle (dist/platform-micro-server.mjs) instead of the sources: platform-micro-server as an
+   * executable, the way the installed command runs (its first line sets its node flags and GLIBC_TUNABLES).
+   */
   bundle?: string;
+  /** With `bundle`: run it as `node <bundle>` instead, without the flags of its first line. */
+  plainNode?: boolean;
   /** Node's own flags, such as --max-old-space-size. */
   nodeFlags?: string[];
 }
@@ -23,6 +28,7 @@ export function spawnMicro(configPath: string, dir: string, options: SpawnProgra
     name: 'platform-micro-server',
     env: { ...process.env, HOME: dir, ...options.env },
     nodeFlags: [...(options.bundle ? [] : ['--import', 'tsx']), ...(options.nodeFlags ?? [])],
+    direct: options.bundle !== undefined && !options.plainNode,
     servingLine: /platform-micro-server serving on (\S+)/,
   });
 }

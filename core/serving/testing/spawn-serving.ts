@@ -30,16 +30,23 @@ export interface SpawnServingOptions {
   timeoutMs?: number;
   /** Runs node through this command, which must exec it (e.g. ['ip', 'netns', 'exec', 'ns1']): signals reach node. */
   prefix?: string[];
+  /**
+   * Runs the script itself, as an installed command runs: its `#!` line picks the interpreter and that
+   * interpreter's flags (the script must be executable). `nodeFlags` then go in NODE_OPTIONS.
+   */
+  direct?: boolean;
 }
 
 const SERVING = /serving(?: on)? (\S+)/;
 
-/** Runs `node [nodeFlags] script ...args` and resolves when it prints its serving line. */
+/** Runs `node [nodeFlags] script ...args` (or `script ...args`, `direct`) and resolves when it prints its serving line. */
 export async function spawnServing(script: string, args: string[], options: SpawnServingOptions): Promise<ServingProgram> {
-  const argv = [process.execPath, ...(options.nodeFlags ?? []), script, ...args];
+  const argv = options.direct ? [script, ...args] : [process.execPath, ...(options.nodeFlags ?? []), script, ...args];
   const [command, ...rest] = [...(options.prefix ?? []), ...argv];
+  let env = options.env ?? process.env;
+  if (options.direct && options.nodeFlags?.length) env = { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, ...options.nodeFlags].filter(Boolean).join(' ') };
   const child = spawn(command, rest, {
-    env: options.env ?? process.env,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
