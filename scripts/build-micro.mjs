@@ -1,6 +1,7 @@
 // Bundles platform-micro-server (core/micro/main.ts) into one file, dist/platform-micro-server.mjs, with
 // esbuild: every package it uses inside, minified, no native dependency, runnable by Node 20 anywhere
-// (`node platform-micro-server.mjs -config machine.json`). Two modules that find files next to the
+// (`./platform-micro-server.mjs -config machine.json`: the entry's #! line, kept first, sets node's flags
+// and GLIBC_TUNABLES, core/micro/main.ts; or `node platform-micro-server.mjs`, without them). Two modules that find files next to the
 // sources are swapped for build-time constants: the version (package.json) and the protobuf descriptor
 // set that server reflection serves (gzipped into the bundle, ~30 KB); the Prometheus metrics become
 // no-ops (core/micro/no-metrics.ts: there is no web port to serve /metrics on). Left out, and loaded only if a
