@@ -25,7 +25,7 @@ export interface BinaryRowSpec {
   time: string;
   seq: number;
   /** Content put in the blob store under the row's blob key. */
-  content?: string;
+  content?: string | Uint8Array;
   internal?: boolean;
 }
 
@@ -60,7 +60,8 @@ export async function binaryFixture(store: StoreWithBlobs) {
     arm: await createMachine(store, { org: orgA, name: 'arm', location: field }),
     other: await createMachine(store, { org: orgB, name: 'other' }),
   };
-  const authorizer = new Authorizer(store, new TokenSigner(Buffer.alloc(32, 7)));
+  const tokens = new TokenSigner(Buffer.alloc(32, 7));
+  const authorizer = new Authorizer(store, tokens);
   const principal = async (org: string, role: Role, scope: { location?: string; machine?: string } = {}): Promise<KeyPrincipal> => {
     const key = await createKey(store, { org, role, ...scope });
     const type: ScopeType = scope.location ? 'location' : scope.machine ? 'machine' : 'organization';
@@ -101,7 +102,7 @@ export async function binaryFixture(store: StoreWithBlobs) {
           r.datasets ?? [],
           r.time,
           new Date('2026-11-27T12:00:00Z'),
-          r.content?.length ?? 0,
+          typeof r.content === 'string' ? Buffer.byteLength(r.content) : (r.content?.length ?? 0),
           blobKey(r.id),
           r.internal ?? false,
         ],
@@ -116,7 +117,7 @@ export async function binaryFixture(store: StoreWithBlobs) {
     const [row] = await store.query('SELECT tags, dataset_ids, internal FROM binary_data WHERE binary_data_id = ?', [id]);
     return row ? { tags: row.tags, datasets: row.dataset_ids, internal: row.internal } : undefined;
   };
-  return { orgA, orgB, field, machines, keys, authorizer, binary: new BinaryDataStore(store, authorizer), insert, dataset, stored, blobKey };
+  return { orgA, orgB, field, machines, keys, tokens, authorizer, binary: new BinaryDataStore(store, authorizer), insert, dataset, stored, blobKey };
 }
 
 export type BinaryFixture = Awaited<ReturnType<typeof binaryFixture>>;
