@@ -31,8 +31,8 @@ test('a job whose tags no image carries fails FAILED_PRECONDITION naming the lab
       arguments: { epochs: '1' },
     });
   const done = (id: string) =>
-    waitFor('the job to end', () => {
-      const job = training.getTrainingJob(id);
+    waitFor('the job to end', async () => {
+      const job = await training.getTrainingJob(id);
       return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
     });
   const classify = await done(await submit('SINGLE_LABEL_CLASSIFICATION', 'v1'));
@@ -44,5 +44,5 @@ test('a job whose tags no image carries fails FAILED_PRECONDITION naming the lab
   const nothing = await done(await submit('OBJECT_DETECTION', 'v3', empty));
   t.is(nothing.errorStatus?.code, status.FAILED_PRECONDITION);
   t.regex(nothing.errorStatus!.message, /has no images/);
-  t.is(training.artefacts.list('org').length, 0);
+  t.is((await training.artefacts.list('org')).length, 0);
 });

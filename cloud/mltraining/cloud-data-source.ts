@@ -1,14 +1,15 @@
-// TrainingDataSource over the cloud store (cloud/store): a dataset is the binary data whose
+// TrainingDataSource over the cloud's tables and blobs (either backend, cloud/store/tabular.ts): a dataset is the binary data whose
 // dataset_ids contain its id; labels come from binary_data.tags and table bounding_boxes.
 import { DatasetVersions } from '../dataset/dataset-versions.js';
 import { defaultSplit } from '../dataset/split.js';
-import type { Store } from '../store/store.js';
+import { listHas } from '../store/list-sql.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import type { TrainingDataSource, TrainingImage } from './data-source.js';
 
 export class CloudTrainingDataSource implements TrainingDataSource {
   private readonly versions: DatasetVersions;
 
-  constructor(private readonly store: Store) {
+  constructor(private readonly store: StoreWithBlobs) {
     this.versions = new DatasetVersions(store);
   }
 
@@ -32,7 +33,7 @@ export class CloudTrainingDataSource implements TrainingDataSource {
         boundingBoxes: m.boxes.map(({ id: _id, ...box }) => box),
       }));
     }
-    const member = `organization_id = ? AND list_contains(dataset_ids, ?) AND mime_type LIKE 'image/%' AND NOT internal`;
+    const member = `organization_id = ? AND ${listHas(this.store.dialect, 'dataset_ids')} AND mime_type LIKE 'image/%' AND NOT internal`;
     const rows = await this.store.query(`SELECT binary_data_id, file_ext, tags FROM binary_data WHERE ${member} ORDER BY seq`, [organizationId, datasetId]);
     const boxes = await this.store.query(
       `SELECT binary_data_id, label, x_min_normalized, y_min_normalized, x_max_normalized, y_max_normalized

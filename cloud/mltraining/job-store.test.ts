@@ -1,16 +1,20 @@
+// The job store on both backends (training-tables.ts): snapshots, the create checks, logs, and the
+// claims that let a job be run (and completed) once when several processes touch it.
+import { status } from '@grpc/grpc-js';
 import test from 'ava';
-import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tabularBackends } from '../testing/tabular-backends.js';
+import { rejectionCodeOf } from '../testing/tenancy-fixture.js';
 import { JobStore } from './job-store.js';
 import type { TrainingJob } from './training-job.js';
 
-const job = (id: string): TrainingJob => ({
+const backends = tabularBackends(test);
+
+const job = (id: string, modelVersion = id): TrainingJob => ({
   id,
   organizationId: 'org',
   datasetId: 'd',
   modelName: 'm',
-  modelVersion: 'v',
+  modelVersion,
   isCustomJob: false,
   registryItemId: '',
   registryItemVersion: '',
@@ -23,42 +27,109 @@ const job = (id: string): TrainingJob => ({
   validationMetrics: {},
 });
 
-async function setup(t: { teardown(fn: () => Promise<void>): void }) {
-  const root = await mkdtemp(join(tmpdir(), 'job-store-'));
-  t.teardown(() => rm(root, { recursive: true, force: true }));
-  return root;
+for (const backend of backends) {
+  const open = async (t: Parameters<typeof backend.open>[0], maxLog?: number) => {
+    const store = new JobStore(await backend.open(t), maxLog);
+    await store.init();
+    return store;
+  };
+
+  test(`${backend.name}: saves are ordered, the last snapshot wins; remove takes the job and its log`, async (t) => {
+    const store = await open(t);
+    await store.create(job('a'), 10);
+    const saves = [];
+    for (const s of ['IN_PROGRESS', 'CANCELING', 'CANCELED'] as const) saves.push(store.save({ ...job('a'), status: s }));
+    await Promise.all(saves);
+    t.deepEqual(
+      (await store.list('org')).map((j) => [j.id, j.status]),
+      [['a', 'CANCELED']],
+    );
+    t.deepEqual(Object.fromEntries(await store.counts()), { CANCELED: 1 });
+    await store.appendLog('a', { level: 'info', time: 't', message: 'x' });
+    await store.remove('a');
+    t.is(await store.get('a'), undefined);
+    t.is((await store.readLog('a')).total, 0);
+  });
+
+  test(`${backend.name}: a taken model version is ALREADY_EXISTS; past the pending limit RESOURCE_EXHAUSTED`, async (t) => {
+    const store = await open(t);
+    t.is(await store.create(job('a', 'v1'), 2), 0);
+    t.is(await rejectionCodeOf(store.create(job('b', 'v1'), 2)), status.ALREADY_EXISTS);
+    t.is(await store.create(job('c', 'v2'), 2), 1);
+    t.is(await rejectionCodeOf(store.create(job('d', 'v3'), 2)), status.RESOURCE_EXHAUSTED);
+    t.deepEqual(
+      (await store.withStatus(['PENDING'])).map((j) => j.id),
+      ['a', 'c'],
+    );
+  });
+
+  test(`${backend.name}: a log keeps its entries in order and stops at its cap with a notice; pages by position`, async (t) => {
+    const tables = await backend.open(t);
+    const store = new JobStore(tables, 3);
+    await store.init();
+    for (let i = 1; i <= 5; i++) void store.appendLog('a', { level: 'info', time: 't', message: `line ${i}` });
+    await store.closeLog('a');
+    const { entries, total } = await store.readLog('a');
+    t.deepEqual(
+      entries.map((e) => e.message),
+      ['line 1', 'line 2', 'line 3', 'log truncated after 3 entries'],
+    );
+    t.is(total, 4);
+    t.deepEqual(
+      (await store.readLog('a', 2, 1)).entries.map((e) => e.message),
+      ['line 3'],
+    );
+    // Another JobStore on the same tables (another process) appending later continues after the last entry.
+    const second = new JobStore(tables, 10);
+    await second.appendLog('a', { level: 'info', time: 't', message: 'from another process' });
+    t.deepEqual(
+      (await store.readLog('a', 4)).entries.map((e) => e.message),
+      ['from another process'],
+    );
+  });
+
+  test(`${backend.name}: only the run that claimed a job last may write it; a cancel request's CANCELING stays`, async (t) => {
+    const store = await open(t);
+    await store.create(job('a'), 10);
+    const first = (await store.claim('a', 'run-1', 'q1', false)) as TrainingJob;
+    t.is(first.status, 'PENDING');
+    t.is((await store.get('a'))?.status, 'IN_PROGRESS');
+    t.deepEqual(await store.saveRun({ ...first, status: 'IN_PROGRESS' }, 'run-1'), { status: 'IN_PROGRESS' });
+    // Not PENDING any more: a second claim needs takeOver (the first run's process died).
+    t.is(await store.claim('a', 'run-2', 'q1', false), undefined);
+    t.truthy(await store.claim('a', 'run-2', 'q1', true));
+    t.deepEqual(await store.saveRun({ ...first, status: 'COMPLETED' }, 'run-1'), { lost: true });
+    t.is((await store.get('a'))?.status, 'IN_PROGRESS');
+    t.deepEqual((await store.cancel('a', 'now'))?.job.status, 'CANCELING');
+    t.deepEqual(await store.saveRun({ ...first, status: 'IN_PROGRESS' }, 'run-2'), { status: 'CANCELING' });
+    t.deepEqual(await store.saveRun({ ...first, status: 'CANCELED' }, 'run-2'), { status: 'CANCELED' });
+    // Finished: nothing moves it any more.
+    t.deepEqual(await store.saveRun({ ...first, status: 'COMPLETED' }, 'run-2'), { status: 'CANCELED' });
+    t.is(await store.claim('a', 'run-3', 'q1', true), undefined);
+  });
+
+  test(`${backend.name}: a claim with a per-organization limit is 'busy' while the organization runs that many`, async (t) => {
+    const store = await open(t);
+    await store.create(job('a'), 10);
+    await store.create(job('b'), 10);
+    await store.create({ ...job('c'), organizationId: 'other' }, 10);
+    t.truthy(await store.claim('a', 'run-a', 'q', false, 1));
+    t.is(await store.claim('b', 'run-b', 'q', false, 1), 'busy');
+    t.is((await store.get('b'))?.status, 'PENDING');
+    t.truthy(await store.claim('c', 'run-c', 'q', false, 1));
+    t.deepEqual((await store.owned()).map((o) => o.id).sort(), ['a', 'c']);
+    await store.saveRun({ ...job('a'), status: 'COMPLETED' }, 'run-a');
+    t.truthy(await store.claim('b', 'run-b', 'q', false, 1));
+  });
+
+  test(`${backend.name}: cancel makes a PENDING job CANCELED at once and leaves a finished one alone`, async (t) => {
+    const store = await open(t);
+    await store.create(job('a'), 10);
+    const canceled = await store.cancel('a', '2024-01-02T00:00:00.000Z');
+    t.is(canceled?.before, 'PENDING');
+    t.is((await store.get('a'))?.status, 'CANCELED');
+    t.is(await store.claim('a', 'run-1', '', false), undefined);
+    t.is((await store.cancel('a', 'later'))?.before, 'CANCELED');
+    t.is(await store.cancel('nope', 'now'), undefined);
+  });
 }
-
-test('saves are durable and ordered; the last snapshot wins; unreadable files are reported, not fatal', async (t) => {
-  const root = await setup(t);
-  const store = new JobStore(root);
-  const a = job('a');
-  const saves = [];
-  for (const status of ['IN_PROGRESS', 'CANCELING', 'CANCELED'] as const) saves.push(store.save({ ...a, status }));
-  await Promise.all(saves);
-  await appendFile(join(root, 'jobs', 'broken.json'), '{"id": ');
-  const bad: string[] = [];
-  const loaded = await new JobStore(root).loadAll((file) => bad.push(file));
-  t.deepEqual(
-    loaded.map((j) => [j.id, j.status]),
-    [['a', 'CANCELED']],
-  );
-  t.deepEqual(bad, ['broken.json']);
-  await store.remove('a');
-  t.deepEqual(await new JobStore(root).loadAll(() => undefined), []);
-});
-
-test('a log keeps its entries in order, stops at its cap with a notice, and survives a torn last line', async (t) => {
-  const root = await setup(t);
-  const store = new JobStore(root, 3);
-  for (let i = 1; i <= 5; i++) void store.appendLog('a', { level: 'info', time: 't', message: `line ${i}` });
-  await store.closeLog('a');
-  const entries = await store.readLog('a');
-  t.deepEqual(
-    entries.map((e) => e.message),
-    ['line 1', 'line 2', 'line 3', 'log truncated after 3 entries'],
-  );
-  await appendFile(join(root, 'jobs', 'a.logs.jsonl'), '{"level":"info","ti');
-  t.is((await store.readLog('a')).length, 4);
-  t.true((await readFile(join(root, 'jobs', 'a.logs.jsonl'), 'utf8')).startsWith('{"level":"info","time":"t","message":"line 1"}'));
-});

@@ -1,73 +1,205 @@
-// Jobs persist as one JSON file each (<root>/jobs/<id>.json, written atomically) with their log as
-// JSON lines next to them (<id>.logs.jsonl). Writes of one job are chained so that an older snapshot can
-// never replace a newer one.
-import { mkdir, open, readdir, readFile, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { writeFileDurable } from '../../core/serving/durable-file.js';
-import type { TrainingJob, TrainingLogEntry } from './training-job.js';
+// Jobs and their logs in the cloud's tables (training-tables.ts), on either backend: one row per job
+// (the job as JSON plus the columns lookups filter by) and one row per log entry. Several processes
+// may touch one job in the scale-out mode (an API process cancels it, a worker runs it), so every
+// change that depends on the row's state is made in one transaction that reads it first.
+// Writes of one job from this process are chained so that an older snapshot never replaces a newer one.
+import { alreadyExists, resourceExhausted } from '../../core/serving/status-error.js';
+import type { SqlSession, TabularRow, TabularStore } from '../store/tabular.js';
+import { ensureTrainingTables } from './training-tables.js';
+import { isFinished, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
 
-/** A chatty custom script must not fill the disk: past this many lines a job's log keeps only a notice. */
+/** A chatty custom script must not fill the database: past this many lines a job's log keeps only a notice. */
 export const maxLogEntriesPerJob = 20_000;
 const maxMessageLength = 4_000;
 export const logPageSize = 500;
 
-interface LogSink {
-  handle: Promise<FileHandle>;
-  count: number;
-  chain: Promise<unknown>;
+/** What a run's write found: the row's status, or that the job is gone or owned by another run. */
+export type RunWrite = { status: TrainingStatus } | { gone: true } | { lost: true };
+
+function jobOf(row: TabularRow): TrainingJob {
+  const job = JSON.parse(String(row.job)) as TrainingJob;
+  job.status = String(row.status) as TrainingStatus;
+  return job;
+}
+
+async function writeRow(tx: SqlSession, job: TrainingJob): Promise<number> {
+  return tx.execute('UPDATE training_jobs SET status = ?, job = ? WHERE id = ?', [job.status, JSON.stringify(job), job.id]);
 }
 
 export class JobStore {
   private readonly chains = new Map<string, Promise<unknown>>();
-  private readonly logs = new Map<string, LogSink>();
-  private readonly folder: string;
+  /** Next log position per job this process appends to (read from the table on the first append). */
+  private readonly positions = new Map<string, Promise<number>>();
+  private readonly logChains = new Map<string, Promise<unknown>>();
 
   constructor(
-    root: string,
+    private readonly store: TabularStore,
     private readonly maxLogEntries = maxLogEntriesPerJob,
-  ) {
-    this.folder = join(root, 'jobs');
+  ) {}
+
+  init(): Promise<void> {
+    return ensureTrainingTables(this.store);
   }
 
-  private jobPath(id: string): string {
-    return join(this.folder, `${id}.json`);
-  }
-
-  private logPath(id: string): string {
-    return join(this.folder, `${id}.logs.jsonl`);
-  }
-
-  /** Every job on disk. A file that cannot be parsed is skipped and reported, never fatal. */
-  async loadAll(onBadFile: (file: string, err: Error) => void): Promise<TrainingJob[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.folder);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const jobs: TrainingJob[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json'))) {
-      try {
-        jobs.push(JSON.parse(await readFile(join(this.folder, name), 'utf8')) as TrainingJob);
-      } catch (err) {
-        onBadFile(name, err as Error);
+  /**
+   * Inserts a new PENDING job, refused (ALREADY_EXISTS) when its model version is taken by a job or a
+   * stored model, or (RESOURCE_EXHAUSTED) when its organization already has maxPending pending jobs.
+   * Returns how many jobs of the organization were pending before it (its place in the line).
+   */
+  async create(job: TrainingJob, maxPending: number): Promise<number> {
+    return this.store.transact(async (tx) => {
+      const key = [job.organizationId, job.modelName, job.modelVersion];
+      const used =
+        (await tx.query('SELECT 1 FROM training_jobs WHERE organization_id = ? AND model_name = ? AND model_version = ? LIMIT 1', key)).length > 0 ||
+        (await tx.query('SELECT 1 FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ? LIMIT 1', key)).length > 0;
+      if (used) throw alreadyExists(`model_version '${job.modelVersion}' is already used for model ${job.modelName} in organization ${job.organizationId}`);
+      const pendingRows = await tx.query("SELECT count(*) AS n FROM training_jobs WHERE organization_id = ? AND status = 'PENDING'", [job.organizationId]);
+      const pending = Number(pendingRows[0].n);
+      if (pending >= maxPending) {
+        throw resourceExhausted(
+          `organization ${job.organizationId} already has ${pending} pending training jobs, the limit (PLATFORM_TRAINING_MAX_PENDING_PER_ORG); wait for some to start or cancel them`,
+        );
       }
-    }
-    return jobs;
+      await tx.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+        job.id,
+        job.organizationId,
+        job.modelName,
+        job.modelVersion,
+        job.status,
+        new Date(job.createdOn),
+        '',
+        '',
+        JSON.stringify(job),
+      ]);
+      return pending;
+    });
   }
 
-  /** Durably saves a snapshot of the job (taken now, written after earlier saves of the same job). */
+  async get(id: string): Promise<TrainingJob | undefined> {
+    const rows = await this.store.query('SELECT status, job FROM training_jobs WHERE id = ?', [id]);
+    return rows.length ? jobOf(rows[0]) : undefined;
+  }
+
+  /** The organization's jobs (with that status, if given), oldest first. */
+  async list(organizationId: string, status?: TrainingStatus): Promise<TrainingJob[]> {
+    const rows = status
+      ? await this.store.query('SELECT status, job FROM training_jobs WHERE organization_id = ? AND status = ? ORDER BY created_on, id', [
+          organizationId,
+          status,
+        ])
+      : await this.store.query('SELECT status, job FROM training_jobs WHERE organization_id = ? ORDER BY created_on, id', [organizationId]);
+    return rows.map(jobOf);
+  }
+
+  /** Every job in one of the statuses, oldest first (restart recovery, the queue's refill). */
+  async withStatus(statuses: readonly TrainingStatus[]): Promise<TrainingJob[]> {
+    const rows = await this.store.query('SELECT status, job FROM training_jobs WHERE status IN (SELECT unnest(CAST(? AS VARCHAR[]))) ORDER BY created_on, id', [
+      statuses,
+    ]);
+    return rows.map(jobOf);
+  }
+
+  /** Jobs per status, for /metrics. */
+  async counts(): Promise<Map<string, number>> {
+    const rows = await this.store.query('SELECT status, count(*) AS n FROM training_jobs GROUP BY status');
+    return new Map(rows.map((r) => [String(r.status), Number(r.n)]));
+  }
+
+  /** Saves the job as it is (written after earlier saves of the same job from this process). */
   save(job: TrainingJob): Promise<void> {
-    const text = JSON.stringify(job, null, 1);
-    return this.enqueue(job.id, () => writeFileDurable(this.jobPath(job.id), text, 0o600));
+    const snapshot = structuredClone(job);
+    return this.enqueue(job.id, async () => {
+      await writeRow(this.store, snapshot);
+    });
+  }
+
+  /**
+   * Makes `token` the run that owns the job, if it may run: PENDING, or (takeOver) IN_PROGRESS or
+   * CANCELING left by a run whose process died; a PENDING job becomes IN_PROGRESS here. With
+   * perOrganization, 'busy' when that many jobs of its organization run already (on any process).
+   * Returns the job as it was, or undefined when it may not run.
+   */
+  claim(id: string, token: string, queueJobId: string, takeOver: boolean, perOrganization?: number): Promise<TrainingJob | 'busy' | undefined> {
+    return this.store.transact(async (tx) => {
+      const rows = await tx.query('SELECT status, job FROM training_jobs WHERE id = ?', [id]);
+      if (!rows.length) return undefined;
+      const job = jobOf(rows[0]);
+      const may = job.status === 'PENDING' || (takeOver && (job.status === 'IN_PROGRESS' || job.status === 'CANCELING'));
+      if (!may) return undefined;
+      if (perOrganization !== undefined) {
+        const running = await tx.query(
+          "SELECT count(*) AS n FROM training_jobs WHERE organization_id = ? AND status IN ('IN_PROGRESS', 'CANCELING') AND id <> ?",
+          [job.organizationId, id],
+        );
+        if (Number(running[0].n) >= perOrganization) return 'busy';
+      }
+      const status = job.status === 'PENDING' ? 'IN_PROGRESS' : job.status;
+      await tx.execute('UPDATE training_jobs SET run_token = ?, queue_job_id = ?, status = ? WHERE id = ?', [token, queueJobId, status, id]);
+      return job;
+    });
+  }
+
+  /** Jobs that a run owns (IN_PROGRESS or CANCELING) and that came through the queue: the reaper's candidates. */
+  async owned(): Promise<{ id: string; runToken: string }[]> {
+    const rows = await this.store.query("SELECT id, run_token FROM training_jobs WHERE status IN ('IN_PROGRESS', 'CANCELING') AND queue_job_id <> ''");
+    return rows.map((r) => ({ id: String(r.id), runToken: String(r.run_token) }));
+  }
+
+  /**
+   * A run's write: only while `token` owns the job. A CANCELING status set by a cancel request stays
+   * until the run writes a finished status. `also` runs in the same transaction (the stored model of a
+   * COMPLETED job), so the two commit together or not at all.
+   */
+  saveRun(job: TrainingJob, token: string, also?: (tx: SqlSession) => Promise<void>): Promise<RunWrite> {
+    const snapshot = structuredClone(job);
+    let result: RunWrite = { gone: true };
+    return this.enqueue(job.id, async () => {
+      result = await this.store.transact(async (tx): Promise<RunWrite> => {
+        const rows = await tx.query('SELECT status, run_token FROM training_jobs WHERE id = ?', [snapshot.id]);
+        if (!rows.length) return { gone: true };
+        if (String(rows[0].run_token) !== token) return { lost: true };
+        const stored = String(rows[0].status) as TrainingStatus;
+        const written = { ...snapshot };
+        if (stored === 'CANCELING' && !isFinished(written.status)) written.status = 'CANCELING';
+        if (isFinished(stored)) return { status: stored };
+        await also?.(tx);
+        await writeRow(tx, written);
+        return { status: written.status };
+      });
+    }).then(() => result);
+  }
+
+  /**
+   * A cancel request: PENDING becomes CANCELED at once, IN_PROGRESS becomes CANCELING (the run that
+   * owns it stops). Returns the job before and after, or undefined for an unknown id.
+   */
+  cancel(id: string, now: string): Promise<{ before: TrainingStatus; job: TrainingJob } | undefined> {
+    return this.store.transact(async (tx) => {
+      const rows = await tx.query('SELECT status, job FROM training_jobs WHERE id = ?', [id]);
+      if (!rows.length) return undefined;
+      const job = jobOf(rows[0]);
+      const before = job.status;
+      if (before === 'PENDING') {
+        Object.assign(job, {
+          status: 'CANCELED',
+          errorStatus: { code: 1, message: 'canceled by request before it started' },
+          lastModified: now,
+          trainingEnded: now,
+        });
+      } else if (before === 'IN_PROGRESS') Object.assign(job, { status: 'CANCELING', lastModified: now });
+      else return { before, job };
+      await writeRow(tx, job);
+      return { before, job };
+    });
   }
 
   async remove(id: string): Promise<void> {
     await this.closeLog(id);
     await this.enqueue(id, async () => {
-      await rm(this.jobPath(id), { force: true });
-      await rm(this.logPath(id), { force: true });
+      await this.store.transact(async (tx) => {
+        await tx.execute('DELETE FROM training_job_logs WHERE job_id = ?', [id]);
+        await tx.execute('DELETE FROM training_jobs WHERE id = ?', [id]);
+      });
     });
     this.chains.delete(id);
   }
@@ -81,64 +213,62 @@ export class JobStore {
     return next;
   }
 
-  /** Appends a log entry (written in order; synced by closeLog). */
+  /** Appends a log entry (written in order). */
   appendLog(id: string, entry: TrainingLogEntry): Promise<void> {
-    let sink = this.logs.get(id);
-    if (!sink) {
-      sink = { handle: mkdir(this.folder, { recursive: true }).then(() => open(this.logPath(id), 'a', 0o600)), count: -1, chain: Promise.resolve() };
-      this.logs.set(id, sink);
-    }
-    const target = sink;
     const line = { ...entry, message: entry.message.slice(0, maxMessageLength) };
-    const write = target.chain.then(async () => {
-      if (target.count < 0) target.count = (await this.readLog(id)).length;
-      if (target.count > this.maxLogEntries) return;
-      const notice = target.count === this.maxLogEntries;
-      const shown = notice ? { level: 'warn', time: entry.time, message: `log truncated after ${this.maxLogEntries} entries` } : line;
-      target.count += 1;
-      await (await target.handle).appendFile(`${JSON.stringify(shown)}\n`);
+    const write = (this.logChains.get(id) ?? Promise.resolve()).then(async () => {
+      let position = this.positions.get(id);
+      if (!position) {
+        position = this.store
+          .query('SELECT coalesce(max(position) + 1, 0) AS next FROM training_job_logs WHERE job_id = ?', [id])
+          .then((rows) => Number(rows[0].next));
+        this.positions.set(id, position);
+      }
+      const at = await position.catch(() => {
+        this.positions.delete(id);
+        throw new Error('the log position could not be read');
+      });
+      if (at > this.maxLogEntries) return;
+      const shown = at === this.maxLogEntries ? { level: 'warn', time: entry.time, message: `log truncated after ${this.maxLogEntries} entries` } : line;
+      this.positions.set(id, Promise.resolve(at + 1));
+      try {
+        await this.store.execute('INSERT INTO training_job_logs VALUES (?, ?, ?, ?, ?)', [id, at, shown.level, shown.time, shown.message]);
+      } catch (err) {
+        this.positions.delete(id); // another process appended (a unique key on PostgreSQL): read it again next time
+        throw err;
+      }
     });
-    target.chain = write.catch(() => undefined);
+    this.logChains.set(
+      id,
+      write.catch(() => undefined),
+    );
     return write;
   }
 
-  /** Flushes the job's log to disk and releases its file handle. */
+  /** Waits for the job's log writes and forgets its position. */
   async closeLog(id: string): Promise<void> {
-    const sink = this.logs.get(id);
-    if (!sink) return;
-    this.logs.delete(id);
-    await sink.chain;
-    const handle = await sink.handle;
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await this.logChains.get(id);
+    this.logChains.delete(id);
+    this.positions.delete(id);
   }
 
-  async readLog(id: string): Promise<TrainingLogEntry[]> {
-    let text: string;
-    try {
-      text = await readFile(this.logPath(id), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
-    const entries: TrainingLogEntry[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        entries.push(JSON.parse(line) as TrainingLogEntry);
-      } catch {
-        // A torn last line after a crash: the entries before it are intact.
-      }
-    }
-    return entries;
+  /** Entries from `start`, at most `limit`, and how many the log holds now. */
+  async readLog(id: string, start = 0, limit = Number.MAX_SAFE_INTEGER): Promise<{ entries: TrainingLogEntry[]; total: number }> {
+    const rows = await this.store.query('SELECT level, time, message FROM training_job_logs WHERE job_id = ? AND position >= ? ORDER BY position LIMIT ?', [
+      id,
+      start,
+      Math.min(limit, 2 ** 31 - 1),
+    ]);
+    const total = Number((await this.store.query('SELECT count(*) AS n FROM training_job_logs WHERE job_id = ?', [id]))[0].n);
+    return {
+      entries: rows.map((r) => ({ level: r.level as TrainingLogEntry['level'], time: String(r.time), message: String(r.message) })),
+      total,
+    };
   }
 
   /** Waits for every pending write. */
   async flush(): Promise<void> {
     await Promise.all([...this.chains.values()]);
-    await Promise.all([...this.logs.keys()].map((id) => this.closeLog(id)));
+    await Promise.all([...this.logChains.keys()].map((id) => this.closeLog(id)));
   }
 }

@@ -40,12 +40,12 @@ test('the final metrics event of a custom script wins over the progress event be
       modelVersion: version,
       arguments: {},
     });
-    const job = await waitFor(`job ${id} to finish`, () => {
-      const j = training.getTrainingJob(id);
+    const job = await waitFor(`job ${id} to finish`, async () => {
+      const j = await training.getTrainingJob(id);
       return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
     });
     t.is(job.status, 'COMPLETED', JSON.stringify(job.errorStatus));
     t.deepEqual(job.validationMetrics, { accuracy: 0.93, f1: 0.9 });
-    t.deepEqual(training.artefacts.list(org, 'm').find((a) => a.modelVersion === version)?.validationMetrics, { accuracy: 0.93, f1: 0.9 });
+    t.deepEqual((await training.artefacts.list(org, 'm')).find((a) => a.modelVersion === version)?.validationMetrics, { accuracy: 0.93, f1: 0.9 });
   }
 });

@@ -1,7 +1,6 @@
 // platform.app.mltraining.v1.MLTrainingService over the MLTraining core. Every call first checks for an
 // organization-level owner key; jobs of another organization answer NOT_FOUND, as if absent.
 import type { Metadata, Server } from '@grpc/grpc-js';
-import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { MLTrainingServiceService, type MLTrainingServiceServer } from '../../gen/platform/app/mltraining/v1/ml_training.js';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
@@ -22,7 +21,7 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
   const ownJob = async (metadata: Metadata, id: string): Promise<TrainingJob> => {
     if (!id) throw invalidArgument('id is required');
     const org = await auth.requireOwner(metadata);
-    const job = training.getTrainingJob(id);
+    const job = await training.getTrainingJob(id);
     if (job.organizationId !== org) throw notFound(`no training job with id ${id}`);
     return job;
   };
@@ -45,7 +44,7 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
     getTrainingJob: unary(async (req, md) => ({ metadata: jobToProto(await ownJob(md, req.id)) })),
     listTrainingJobs: unary(async (req, md) => {
       await orgOf(md, req.organizationId);
-      return { jobs: training.listTrainingJobs(req.organizationId, statusFromProto(req.status)).map(jobToProto) };
+      return { jobs: (await training.listTrainingJobs(req.organizationId, statusFromProto(req.status))).map(jobToProto) };
     }),
     cancelTrainingJob: unary(async (req, md) => {
       await training.cancelTrainingJob((await ownJob(md, req.id)).id);
@@ -88,7 +87,7 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
     }),
     listModelArtefacts: unary(async (req, md) => {
       await orgOf(md, req.organizationId);
-      return { artefacts: training.artefacts.list(req.organizationId, req.modelName || undefined).map(artefactToProto) };
+      return { artefacts: (await training.artefacts.list(req.organizationId, req.modelName || undefined)).map(artefactToProto) };
     }),
     downloadModelArtefact: serverStream(async (call) => {
       const req = call.request;
@@ -96,8 +95,9 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
       if (!req.modelName) throw invalidArgument('model_name is required');
       if (!req.modelVersion) throw invalidArgument('model_version is required');
       if (!req.fileName) throw invalidArgument('file_name is required');
-      const path = training.artefacts.filePath(req.organizationId, req.modelName, req.modelVersion, req.fileName);
-      for await (const chunk of createReadStream(path, { highWaterMark: chunkBytes })) {
+      const content = await training.artefacts.readFile(req.organizationId, req.modelName, req.modelVersion, req.fileName);
+      for (let at = 0; at < content.length; at += chunkBytes) {
+        const chunk = content.subarray(at, at + chunkBytes);
         if (call.cancelled) return;
         if (!call.write({ chunk })) await once(call, 'drain');
       }

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MLTraining, type MLTrainingOptions } from './ml-training.js';
@@ -36,8 +36,8 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }, options: Pa
 }
 
 const finished = (training: MLTraining, id: string) =>
-  waitFor(`job ${id} to finish`, () => {
-    const job = training.getTrainingJob(id);
+  waitFor(`job ${id} to finish`, async () => {
+    const job = await training.getTrainingJob(id);
     return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
   });
 
@@ -61,14 +61,14 @@ test('a custom job gets the exported dataset and arguments, and its model become
   t.is(job.modelFramework, 'ONNX'); // guessed from model.onnx
   t.deepEqual(job.progress, { epoch: 1, totalEpochs: 1, loss: 0.5, validationMetricName: 'accuracy', validationMetric: 0.75, imagesPerSecond: 10 });
   t.truthy(job.trainingStarted && job.trainingEnded);
-  const [artefact] = training.artefacts.list(org, 'm');
+  const [artefact] = await training.artefacts.list(org, 'm');
   t.is(artefact.id, job.syncedModelId);
   t.deepEqual(
     artefact.files.map((f) => f.name),
     ['extra/greeting.txt', 'first-annotation.jsonl', 'model.onnx'],
   );
-  t.is(await readFile(training.artefacts.filePath(org, 'm', 'v1', 'extra/greeting.txt'), 'utf8'), 'hello there\n');
-  const annotation = JSON.parse(await readFile(training.artefacts.filePath(org, 'm', 'v1', 'first-annotation.jsonl'), 'utf8'));
+  t.is((await training.artefacts.readFile(org, 'm', 'v1', 'extra/greeting.txt')).toString('utf8'), 'hello there\n');
+  const annotation = JSON.parse((await training.artefacts.readFile(org, 'm', 'v1', 'first-annotation.jsonl')).toString('utf8'));
   t.regex(annotation.image_path, /^images\/.+\.png$/);
   t.is(annotation.classification_annotations.length, 1);
   t.is(annotation.bounding_box_annotations.length, 1);
@@ -91,10 +91,10 @@ test('cancel kills the whole process tree: CANCELING, then CANCELED', async (t) 
   await upload('blocker', blockerScript);
   const id = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
   const grandchild = await waitFor('the script to start its child', () => jobProcesses(id, 'sleep')[0]);
-  const trainer = training.getTrainingJob(id).pid!;
+  const trainer = (await training.getTrainingJob(id)).pid!;
   t.true(isRunning(grandchild));
   await training.cancelTrainingJob(id);
-  t.is(training.getTrainingJob(id).status, 'CANCELING');
+  t.is((await training.getTrainingJob(id)).status, 'CANCELING');
   const job = await finished(training, id);
   t.is(job.status, 'CANCELED');
   t.is(job.errorStatus?.code, status.CANCELLED);
@@ -112,28 +112,28 @@ test('the queue respects its concurrency; a pending job cancels at once', async 
   const second = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2'));
   const third = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v3'));
   await waitFor('the first job to run', () => jobProcesses(first, 'sleep').length > 0);
-  t.is(training.getTrainingJob(second).status, 'PENDING');
+  t.is((await training.getTrainingJob(second)).status, 'PENDING');
   t.deepEqual(
-    training.listTrainingJobs(org, 'PENDING').map((j) => j.id),
+    (await training.listTrainingJobs(org, 'PENDING')).map((j) => j.id),
     [second, third],
   );
   t.deepEqual(
-    training.listTrainingJobs(org, 'IN_PROGRESS').map((j) => j.id),
+    (await training.listTrainingJobs(org, 'IN_PROGRESS')).map((j) => j.id),
     [first],
   );
-  t.is(training.listTrainingJobs(org).length, 3);
-  t.is(training.listTrainingJobs('another-org').length, 0);
+  t.is((await training.listTrainingJobs(org)).length, 3);
+  t.is((await training.listTrainingJobs('another-org')).length, 0);
   await training.cancelTrainingJob(second);
-  t.is(training.getTrainingJob(second).status, 'CANCELED');
+  t.is((await training.getTrainingJob(second)).status, 'CANCELED');
   await training.cancelTrainingJob(first);
   t.is((await finished(training, third)).status, 'COMPLETED');
-  t.is(training.getTrainingJob(first).status, 'CANCELED');
+  t.is((await training.getTrainingJob(first)).status, 'CANCELED');
 });
 
 test('cancel and get of an unknown id give NOT_FOUND', async (t) => {
   const { training } = await setup(t);
   t.is(((await t.throwsAsync(training.cancelTrainingJob('nope'))) as { code?: number }).code, status.NOT_FOUND);
-  t.is((t.throws(() => training.getTrainingJob('nope')) as { code?: number }).code, status.NOT_FOUND);
+  t.is(((await t.throwsAsync(training.getTrainingJob('nope'))) as { code?: number }).code, status.NOT_FOUND);
 });
 
 test('only finished jobs can be deleted; a deleted job is gone but its model stays', async (t) => {
@@ -151,9 +151,9 @@ test('only finished jobs can be deleted; a deleted job is gone but its model sta
   const done = await training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2'));
   await finished(training, done);
   await training.deleteCompletedTrainingJob(done);
-  t.is((t.throws(() => training.getTrainingJob(done)) as { code?: number }).code, status.NOT_FOUND);
-  t.is(training.listTrainingJobs(org).length, 0);
-  t.is(training.artefacts.list(org).length, 1);
+  t.is(((await t.throwsAsync(training.getTrainingJob(done))) as { code?: number }).code, status.NOT_FOUND);
+  t.is((await training.listTrainingJobs(org)).length, 0);
+  t.is((await training.artefacts.list(org)).length, 1);
   // The model keeps its version: it cannot be trained again under it.
   const again = await t.throwsAsync(training.submitCustomTrainingJob(custom(datasetId, 'writer', 'v2')));
   t.is((again as { code?: number }).code, status.ALREADY_EXISTS);
@@ -170,7 +170,7 @@ test('a failing script fails its job with the reason from stderr; one writing no
   const lazy = await finished(training, await training.submitCustomTrainingJob(custom(datasetId, 'lazy', 'v2')));
   t.is(lazy.status, 'FAILED');
   t.regex(lazy.errorStatus!.message, /without writing a model/);
-  t.is(training.artefacts.list(org).length, 0);
+  t.is((await training.artefacts.list(org)).length, 0);
 });
 
 test('a script past its wall-clock limit is stopped and fails with DEADLINE_EXCEEDED', async (t) => {
@@ -217,7 +217,7 @@ test('submit checks its fields and names the broken rule', async (t) => {
   const noScript = await code(training.submitCustomTrainingJob(custom(datasetId, 'absent', 'v1')));
   t.is(noScript.code, status.NOT_FOUND);
   t.regex((await code(training.submitCustomTrainingJob(custom(datasetId, 'absent', 'v1', { dataset_file: 'x' })))).message, /set by the service/);
-  t.is(training.listTrainingJobs(org).length, 0);
+  t.is((await training.listTrainingJobs(org)).length, 0);
 });
 
 test('logs come in pages; the token of a finished job ends at the last entry', async (t) => {
@@ -248,7 +248,7 @@ test('a running job with no entry left gives an empty next_page_token; its resum
   const id = await training.submitCustomTrainingJob(custom(datasetId, 'blocker', 'v1'));
   await waitFor('the blocker to log', async () => (await training.getTrainingJobLogs(id)).logs.some((l) => l.message === 'blocking'));
   const first = await training.getTrainingJobLogs(id);
-  t.is(training.getTrainingJob(id).status, 'IN_PROGRESS');
+  t.is((await training.getTrainingJob(id)).status, 'IN_PROGRESS');
   t.is(first.nextPageToken, '', 'a reader paging until the token is empty ends while the job runs');
   t.is(first.resumePageToken, String(first.logs.length));
   const none = await training.getTrainingJobLogs(id, first.resumePageToken);
@@ -280,7 +280,7 @@ test('a stop fails the running job with the reason and keeps pending ones for th
   const next = new MLTraining({ root, dataSource: source, killGraceMs: 500 });
   await next.start();
   t.teardown(() => next.stop());
-  const stopped = next.getTrainingJob(running);
+  const stopped = await next.getTrainingJob(running);
   t.is(stopped.status, 'FAILED');
   t.is(stopped.errorStatus?.code, status.UNAVAILABLE);
   t.regex(stopped.errorStatus!.message, /the cloud stopped while the job was running/);

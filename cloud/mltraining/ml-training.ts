@@ -1,10 +1,14 @@
 // The ML training service's core, independent of gRPC: submit, inspect, list, cancel and delete jobs,
-// run them through a queue, and recover them after a restart.
+// run them, and recover them after a restart. Jobs, logs, models and scripts live in the cloud's tables
+// and blob store (job-store.ts, model-artefacts.ts, script-registry.ts), so any process can answer for
+// any job. Where jobs run: on the embedded default in this process, through the fair TrainingQueue; in
+// the scale-out mode a `dispatch` (worker-queue.ts) hands them to the pg-boss queue that
+// `platform-cloud worker` processes take them from (worker.ts), and they run there through runClaimed().
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { alreadyExists, failedPrecondition, invalidArgument, notFound, resourceExhausted } from '../../core/serving/status-error.js';
+import { failedPrecondition, invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { ModelArtefactStore } from './model-artefacts.js';
@@ -13,6 +17,8 @@ import { defaultPython } from './python-command.js';
 import { TrainingScriptRegistry, type RegistryLimits } from './script-registry.js';
 import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
 import { TrainingQueue } from './training-queue.js';
+import { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { TrainingRun, type TrainingRunContext } from './training-run.js';
 import type { ProcessLimits } from './trainer-process.js';
 import type { DiskLimits } from './job-disk-watch.js';
@@ -20,9 +26,22 @@ import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './tr
 import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
 import { inSpan } from '../../core/serving/telemetry/tracing.js';
 
+/** Hands a submitted job to the processes that run it (the scale-out mode's pg-boss queue). */
+export interface TrainingDispatch {
+  /** placeInLine: how many jobs of its organization were pending before it (the queue's fairness). */
+  submit(job: TrainingJob, placeInLine: number): Promise<void>;
+}
+
 export interface MLTrainingOptions {
-  /** Folder for jobs, logs, registry, models and work files (the cloud uses <data-dir>/mltraining). */
+  /** Folder for work files (the cloud uses <data-dir>/mltraining); also the DuckDB store's when `store` is absent. */
   root: string;
+  /** The cloud's tables and blobs. Absent: an embedded DuckDB store of its own under <root>/store (tests, benchmarks). */
+  store?: StoreWithBlobs;
+  /**
+   * Where submitted jobs go: absent, they run in this process (the fair TrainingQueue; restart recovery
+   * at start); given, to the dispatch, and this process runs only what runClaimed() is handed.
+   */
+  dispatch?: TrainingDispatch;
   dataSource: TrainingDataSource;
   /** Jobs that train at the same time, in total. Default 2. */
   concurrency?: number;
@@ -93,23 +112,40 @@ export function checkOrganizationId(value: string, field = 'organization_id'): v
 export class MLTraining {
   readonly registry: TrainingScriptRegistry;
   readonly artefacts: ModelArtefactStore;
-  private readonly store: JobStore;
-  private readonly jobs = new Map<string, TrainingJob>();
+  readonly jobs: JobStore;
   private readonly runs = new Map<string, TrainingRun>();
   private readonly queue: TrainingQueue;
   private readonly ctx: TrainingRunContext;
   private readonly bubblewrap: BubblewrapConfinement;
+  private readonly tables: StoreWithBlobs | undefined;
+  private ownStore: Store | undefined;
+  private counts = new Map<string, number>();
+  private watch?: NodeJS.Timeout;
   private started = false;
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(private readonly options: MLTrainingOptions) {
-    this.store = new JobStore(options.root);
-    this.registry = new TrainingScriptRegistry(options.root, options.registryLimits);
-    this.artefacts = new ModelArtefactStore(options.root);
+    this.tables = options.store;
+    // Without options.store, the store is opened only in start(): the modules, made now, reach whichever
+    // store is open through this forwarding object.
+    const store = new Proxy({} as StoreWithBlobs, {
+      get: (_target, key) => {
+        const target = this.tables ?? this.ownStore;
+        if (!target) throw new Error('the training service is not started');
+        const value = (target as unknown as Record<string | symbol, unknown>)[key];
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    this.jobs = new JobStore(store);
+    this.registry = new TrainingScriptRegistry(store, options.registryLimits);
+    this.artefacts = new ModelArtefactStore(store);
     const concurrency = options.concurrency ?? defaultConcurrency;
-    this.queue = new TrainingQueue({ concurrency, perOrganization: options.perOrganizationConcurrency ?? 1 }, (id) => this.execute(id));
+    this.queue = new TrainingQueue({ concurrency, perOrganization: options.perOrganizationConcurrency ?? 1 }, (id) =>
+      this.runClaimed(id, '', false).then(() => undefined),
+    );
     this.ctx = {
       workRoot: join(options.root, 'work'),
-      store: this.store,
+      store: this.jobs,
       dataSource: options.dataSource,
       registry: this.registry,
       artefacts: this.artefacts,
@@ -148,19 +184,40 @@ export class MLTraining {
     if (!(custom ? this.ctx.confinement.custom : this.ctx.confinement.builtin)) throw failedPrecondition(this.ctx.confinement.unconfinedReason);
   }
 
-  /** Loads jobs and models; fails jobs that were running when the cloud stopped, requeues pending ones. */
+  /**
+   * Opens the tables; in the embedded default also fails jobs that were running when the cloud
+   * stopped and queues the pending ones (in the scale-out mode, workers take over a dead worker's jobs).
+   */
   async start(): Promise<void> {
-    await this.artefacts.load();
-    const jobs = await this.store.loadAll((file, err) => this.options.logger?.warn({ file, err: err.message }, 'unreadable training job file skipped'));
-    for (const job of jobs.sort((a, b) => a.createdOn.localeCompare(b.createdOn))) {
-      this.jobs.set(job.id, job);
-      if (job.status === 'IN_PROGRESS' || job.status === 'CANCELING') await this.recoverInterrupted(job);
+    if (!this.tables) {
+      await mkdir(this.options.root, { recursive: true });
+      this.ownStore = await Store.open(join(this.options.root, 'store'), { readers: 1, insertLanes: 1 });
     }
+    await this.jobs.init();
+    const local = !this.options.dispatch;
+    if (local) for (const job of await this.jobs.withStatus(['IN_PROGRESS', 'CANCELING'])) await this.recoverInterrupted(job);
     await rm(this.ctx.workRoot, { recursive: true, force: true });
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
     await this.chooseConfinement();
     this.started = true;
-    for (const job of this.jobs.values()) if (job.status === 'PENDING') this.queue.push(job.id, job.organizationId);
+    if (local) for (const job of await this.jobs.withStatus(['PENDING'])) this.queue.push(job.id, job.organizationId);
+    await this.refreshCounts();
+    // Counts for /metrics, and cancel requests made in other processes for the jobs running here.
+    this.watch = setInterval(() => void this.poll(), 1_000);
+    this.watch.unref();
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      for (const [id, run] of this.runs) if ((await this.jobs.get(id))?.status === 'CANCELING') run.stop('canceled');
+      await this.refreshCounts();
+    } catch (err) {
+      this.options.logger?.warn({ err: (err as Error).message }, 'training jobs could not be read');
+    }
+  }
+
+  private async refreshCounts(): Promise<void> {
+    this.counts = await this.jobs.counts();
   }
 
   private async recoverInterrupted(job: TrainingJob): Promise<void> {
@@ -177,27 +234,32 @@ export class MLTraining {
       lastModified: now,
       pid: undefined,
     });
-    await this.store.appendLog(job.id, { level: canceled ? 'info' : 'error', time: now, message });
-    await this.store.closeLog(job.id);
-    await this.store.save(job);
+    await this.jobs.appendLog(job.id, { level: canceled ? 'info' : 'error', time: now, message });
+    await this.jobs.closeLog(job.id);
+    await this.jobs.save(job);
     this.options.logger?.warn({ jobId: job.id, status: job.status }, 'training job interrupted by a restart');
   }
 
-  /** How many jobs are in each status now (the cloud's /metrics). */
+  /** How many jobs are in each status (the cloud's /metrics; read from the tables every second). */
   jobCountsByStatus(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const job of this.jobs.values()) counts.set(job.status, (counts.get(job.status) ?? 0) + 1);
-    return counts;
+    return new Map(this.counts);
   }
 
-  /** Stops taking jobs, ends running trainers (their jobs FAIL as interrupted) and flushes state. */
-  async stop(): Promise<void> {
+  /**
+   * Stops taking jobs, ends running trainers and flushes state. Their jobs FAIL as interrupted, or with
+   * 'release' (a worker stopping) stay IN_PROGRESS for another worker to run again.
+   */
+  async stop(how: 'fail' | 'release' = 'fail'): Promise<void> {
+    clearInterval(this.watch);
     const draining = this.queue.drain();
-    for (const run of this.runs.values()) run.stop('shutdown');
+    for (const run of this.runs.values()) run.stop(how === 'release' ? 'release' : 'shutdown');
     await draining;
-    await this.store.flush();
+    await Promise.allSettled([...this.running]);
+    await this.jobs.flush();
     // Every run removed its own folder; the root-mode jobs folder outside the data directory goes too.
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
+    await this.ownStore?.close();
+    this.ownStore = undefined;
   }
 
   async submitTrainingJob(request: SubmitTrainingJob): Promise<string> {
@@ -252,26 +314,12 @@ export class MLTraining {
     if (owner !== request.organizationId) throw notFound(`no dataset ${request.datasetId} in organization ${request.organizationId}`);
   }
 
-  private enqueue(
+  private async enqueue(
     fields: Omit<TrainingJob, 'id' | 'status' | 'createdOn' | 'lastModified' | 'syncedModelId' | 'validationMetrics' | 'arguments'> & {
       arguments?: Record<string, string>;
     },
   ): Promise<string> {
-    // Checked and claimed synchronously, so two concurrent submits cannot both take a version.
-    const used =
-      [...this.jobs.values()].some(
-        (j) => j.organizationId === fields.organizationId && j.modelName === fields.modelName && j.modelVersion === fields.modelVersion,
-      ) || this.artefacts.find(fields.organizationId, fields.modelName, fields.modelVersion);
-    if (used)
-      throw alreadyExists(`model_version '${fields.modelVersion}' is already used for model ${fields.modelName} in organization ${fields.organizationId}`);
     if (!this.started) throw failedPrecondition('the training service is starting; try again');
-    const maxPending = this.options.maxPendingPerOrg ?? 100;
-    const pending = [...this.jobs.values()].filter((j) => j.organizationId === fields.organizationId && j.status === 'PENDING').length;
-    if (pending >= maxPending) {
-      throw resourceExhausted(
-        `organization ${fields.organizationId} already has ${pending} pending training jobs, the limit (PLATFORM_TRAINING_MAX_PENDING_PER_ORG); wait for some to start or cancel them`,
-      );
-    }
     const now = new Date().toISOString();
     const job: TrainingJob = {
       ...fields,
@@ -283,89 +331,95 @@ export class MLTraining {
       syncedModelId: '',
       validationMetrics: {},
     };
-    this.jobs.set(job.id, job);
-    return this.store.save(job).then(
-      () => {
-        this.queue.push(job.id, job.organizationId);
-        return job.id;
-      },
-      (err) => {
-        this.jobs.delete(job.id);
+    // The version check, the pending limit and the insert are one transaction (JobStore.create).
+    const place = await this.jobs.create(job, this.options.maxPendingPerOrg ?? 100);
+    if (this.options.dispatch) {
+      await this.options.dispatch.submit(job, place).catch(async (err: unknown) => {
+        await this.jobs.remove(job.id).catch(() => undefined);
         throw err;
-      },
-    );
+      });
+    } else this.queue.push(job.id, job.organizationId);
+    void this.refreshCounts().catch(() => undefined);
+    return job.id;
   }
 
-  private async execute(id: string): Promise<void> {
-    const job = this.jobs.get(id);
-    if (!job || job.status !== 'PENDING') return;
-    const run = new TrainingRun(job, this.ctx);
+  /**
+   * Runs a job here if it may run: PENDING, or (takeOver, a worker taking a dead worker's job) left
+   * IN_PROGRESS or CANCELING. Resolves when the run has ended: 'ran'; 'skipped' when the job was not
+   * there to run (finished, canceled, deleted); 'busy' when options.perOrganization jobs of its
+   * organization run already. options.onClaimed is called once the job is this process's to run.
+   */
+  async runClaimed(
+    id: string,
+    queueJobId: string,
+    takeOver: boolean,
+    options: { perOrganization?: number; onClaimed?: () => Promise<void>; runner?: string } = {},
+  ): Promise<'ran' | 'skipped' | 'busy'> {
+    const token = randomUUID();
+    const job = await this.jobs.claim(id, token, queueJobId, takeOver, options.perOrganization);
+    if (job === undefined || job === 'busy') return job ?? 'skipped';
+    const run = new TrainingRun(job, this.ctx, token);
     this.runs.set(id, run);
-    try {
+    const task = (async () => {
+      await options.onClaimed?.();
+      if (job.status !== 'PENDING') await run.restartNotice();
+      if (options.runner) await this.jobs.appendLog(id, { level: 'info', time: new Date().toISOString(), message: `run by ${options.runner}` });
       // A span when tracing is on (--otlp-endpoint): the job's whole run, from its start to its end state.
       await inSpan('training job', { 'platform.training_job_id': id, 'platform.model_name': job.modelName }, () => run.execute());
+    })();
+    this.running.add(task);
+    try {
+      await task;
     } finally {
+      this.running.delete(task);
       this.runs.delete(id);
+      void this.refreshCounts().catch(() => undefined);
     }
+    return 'ran';
   }
 
   /** Removes a script version; refused while a pending job of the organization still needs it. */
   async deleteTrainingScript(organizationId: string, registryItemId: string, version: string): Promise<void> {
     checkOrganizationId(organizationId);
-    const waiting = [...this.jobs.values()].find(
-      (j) => j.organizationId === organizationId && j.status === 'PENDING' && j.registryItemId === registryItemId && j.registryItemVersion === version,
-    );
+    const waiting = (await this.jobs.list(organizationId, 'PENDING')).find((j) => j.registryItemId === registryItemId && j.registryItemVersion === version);
     if (waiting) {
       throw failedPrecondition(`training script ${registryItemId} version ${version} is needed by pending job ${waiting.id}; cancel it first`);
     }
     await this.registry.delete(organizationId, registryItemId, version);
   }
 
-  getTrainingJob(id: string): TrainingJob {
-    const job = this.jobs.get(id);
+  async getTrainingJob(id: string): Promise<TrainingJob> {
+    const job = await this.jobs.get(id);
     if (!job) throw notFound(`no training job with id ${id}`);
-    return structuredClone(job);
+    return job;
   }
 
-  listTrainingJobs(organizationId: string, status?: TrainingStatus): TrainingJob[] {
-    return [...this.jobs.values()]
-      .filter((j) => j.organizationId === organizationId && (!status || j.status === status))
-      .sort((a, b) => a.createdOn.localeCompare(b.createdOn))
-      .map((j) => structuredClone(j));
+  listTrainingJobs(organizationId: string, status?: TrainingStatus): Promise<TrainingJob[]> {
+    return this.jobs.list(organizationId, status);
   }
 
   /** PENDING jobs end CANCELED at once; running ones go CANCELING until their process group is gone. */
   async cancelTrainingJob(id: string): Promise<void> {
-    const job = this.jobs.get(id);
-    if (!job) throw notFound(`no training job with id ${id}`);
-    if (isFinished(job.status)) throw failedPrecondition(`training job ${id} has already finished (${job.status}); only unfinished jobs can be canceled`);
-    if (job.status === 'CANCELING') return;
     const now = new Date().toISOString();
-    if (job.status === 'PENDING' && this.queue.remove(id)) {
-      Object.assign(job, {
-        status: 'CANCELED',
-        errorStatus: { code: 1, message: 'canceled by request before it started' },
-        lastModified: now,
-        trainingEnded: now,
-      });
-      await this.store.save(job);
-      await this.store.appendLog(id, { level: 'info', time: now, message: 'canceled before it started' });
-      await this.store.closeLog(id);
-      return;
-    }
-    Object.assign(job, { status: 'CANCELING', lastModified: now });
-    await this.store.save(job);
-    this.runs.get(id)?.stop('canceled');
+    const result = await this.jobs.cancel(id, now);
+    if (!result) throw notFound(`no training job with id ${id}`);
+    const { before } = result;
+    if (isFinished(before)) throw failedPrecondition(`training job ${id} has already finished (${before}); only unfinished jobs can be canceled`);
+    if (before === 'PENDING') {
+      this.queue.remove(id);
+      await this.jobs.appendLog(id, { level: 'info', time: now, message: 'canceled before it started' });
+      await this.jobs.closeLog(id);
+    } else this.runs.get(id)?.stop('canceled'); // a run in another process sees CANCELING within a second
+    void this.refreshCounts().catch(() => undefined);
   }
 
   async deleteCompletedTrainingJob(id: string): Promise<void> {
-    const job = this.jobs.get(id);
-    if (!job) throw notFound(`no training job with id ${id}`);
+    const job = await this.getTrainingJob(id);
     if (!isFinished(job.status)) {
       throw failedPrecondition(`training job ${id} is ${job.status}; only a finished job (COMPLETED, FAILED or CANCELED) can be deleted`);
     }
-    this.jobs.delete(id);
-    await this.store.remove(id);
+    await this.jobs.remove(id);
+    void this.refreshCounts().catch(() => undefined);
   }
 
   /**
@@ -375,12 +429,11 @@ export class MLTraining {
    * passes back later to get only the entries appended since.
    */
   async getTrainingJobLogs(id: string, pageToken = ''): Promise<{ logs: TrainingLogEntry[]; nextPageToken: string; resumePageToken: string }> {
-    this.getTrainingJob(id); // NOT_FOUND for an unknown job
+    await this.getTrainingJob(id); // NOT_FOUND for an unknown job
     const start = pageToken === '' ? 0 : Number(pageToken);
     if (!Number.isInteger(start) || start < 0) throw invalidArgument(`page_token '${pageToken}' is not a token this service returned`);
-    const all = await this.store.readLog(id);
-    const logs = all.slice(start, start + logPageSize);
+    const { entries: logs, total } = await this.jobs.readLog(id, start, logPageSize);
     const next = start + logs.length;
-    return { logs, nextPageToken: next < all.length ? String(next) : '', resumePageToken: String(next) };
+    return { logs, nextPageToken: next < total ? String(next) : '', resumePageToken: String(next) };
   }
 }

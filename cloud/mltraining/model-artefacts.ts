@@ -1,13 +1,17 @@
-// Versioned model artefacts written by finished jobs: <root>/models/<org>/<artefact id>/ holds the
-// files (model.onnx, labels.txt, metrics.json for built-in jobs; whatever a custom script wrote) and
-// manifest.json. An artefact outlives the job that made it: deleting a job keeps its model.
+// Versioned model artefacts written by finished jobs: a row of training_models (training-tables.ts)
+// holds the manifest, and the cloud's BlobStore the files, under mltraining/models/<org>/<artefact
+// id>/<file> (files on the embedded default, S3 in the scale-out mode). The files are put first and the
+// row commits with the job's COMPLETED status (training-run.ts), so a stored model is always whole and
+// made once. An artefact outlives the job that made it: deleting a job keeps its model.
 import { randomUUID } from 'node:crypto';
-import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, lstat, mkdir, open, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { failedPrecondition, notFound } from '../../core/serving/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/serving/durable-file.js';
+import { openBlobWriter } from '../store/blob-store.js';
+import type { SqlSession, StoreWithBlobs } from '../store/tabular.js';
+import { trainingBlobPrefix } from './training-tables.js';
 import type { ModelFramework, ModelType } from './training-job.js';
-
 export interface ModelArtefactFile {
   name: string;
   sizeBytes: number;
@@ -38,16 +42,6 @@ export function frameworkOf(files: string[]): ModelFramework | undefined {
   return undefined;
 }
 
-async function listFiles(folder: string, base = folder): Promise<ModelArtefactFile[]> {
-  const found: ModelArtefactFile[] = [];
-  for (const entry of await readdir(folder, { withFileTypes: true })) {
-    const full = join(folder, entry.name);
-    if (entry.isDirectory()) found.push(...(await listFiles(full, base)));
-    else if (entry.isFile()) found.push({ name: relative(base, full).split(sep).join('/'), sizeBytes: (await stat(full)).size });
-  }
-  return found;
-}
-
 /**
  * Copies only regular files and folders. The output folder was written by a (possibly hostile)
  * trainer: a symbolic link in it would make the cloud, reading with its own rights, copy a file of the
@@ -67,74 +61,144 @@ export async function copyRegularTree(from: string, to: string, skipped: string[
   return skipped;
 }
 
+/** An artefact whose files are in the blob store and whose row is not yet written (record() writes it). */
+export interface UploadedArtefact {
+  artefact: ModelArtefact;
+  blobKeys: string[];
+}
+
+const readChunk = 1024 * 1024;
+
 export class ModelArtefactStore {
-  private readonly folder: string;
-  private readonly artefacts = new Map<string, ModelArtefact>();
+  constructor(private readonly store: StoreWithBlobs) {}
 
-  constructor(root: string) {
-    this.folder = join(root, 'models');
+  private static keyOf(organizationId: string, id: string, fileName: string): string {
+    return `${trainingBlobPrefix}models/${organizationId}/${id}/${fileName}`;
   }
 
-  async load(): Promise<void> {
-    for (const org of await readdir(this.folder).catch(() => [] as string[])) {
-      if (org.startsWith('.')) continue;
-      for (const id of await readdir(join(this.folder, org)).catch(() => [] as string[])) {
-        const text = await readFile(join(this.folder, org, id, 'manifest.json'), 'utf8').catch(() => undefined);
-        if (!text) continue; // an artefact whose manifest never landed was not reported as stored
-        const artefact = JSON.parse(text) as ModelArtefact;
-        this.artefacts.set(artefact.id, artefact);
-      }
-    }
-  }
-
-  /** Copies a trainer's output folder in as a new artefact (durable once this resolves). */
-  async add(outputFolder: string, meta: NewModelArtefact, skipped: string[] = []): Promise<ModelArtefact> {
+  /**
+   * Puts a trainer's output folder into the blob store as a new artefact's files. Only regular files
+   * and folders are taken (as copyRegularTree does, and for the same reason); the others are added to
+   * `skipped`. The artefact is not listed until record() writes its row.
+   */
+  async upload(outputFolder: string, meta: NewModelArtefact, skipped: string[] = []): Promise<UploadedArtefact> {
+    if (!(await lstat(outputFolder)).isDirectory()) throw failedPrecondition('the model output folder was replaced by something that is not a folder');
     const id = randomUUID();
-    const staging = join(this.folder, '.staging', id);
-    await mkdir(staging, { recursive: true });
+    const files: ModelArtefactFile[] = [];
+    const blobKeys: string[] = [];
+    let labelsText = '';
     try {
-      await copyRegularTree(outputFolder, join(staging, 'files'), skipped);
-      const files = (await listFiles(join(staging, 'files'))).sort((a, b) => a.name.localeCompare(b.name));
-      const labelsText = await readFile(join(staging, 'files', 'labels.txt'), 'utf8').catch(() => '');
-      const artefact: ModelArtefact = {
-        ...meta,
-        id,
-        files,
-        labels: labelsText
-          .split('\n')
-          .map((l) => l.trim())
-          .filter(Boolean),
-        createdOn: new Date().toISOString(),
+      const walk = async (folder: string): Promise<void> => {
+        for (const entry of (await readdir(folder, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
+          const path = join(folder, entry.name);
+          const name = relative(outputFolder, path).split(sep).join('/');
+          const kind = await lstat(path);
+          if (kind.isDirectory()) await walk(path);
+          else if (!kind.isFile()) skipped.push(name);
+          else {
+            // O_NOFOLLOW: a link swapped in after the lstat is refused, not followed with the cloud's rights.
+            const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+            try {
+              if (!(await handle.stat()).isFile()) {
+                skipped.push(name);
+                continue;
+              }
+              const key = ModelArtefactStore.keyOf(meta.organizationId, id, name);
+              const writer = await openBlobWriter(this.store.blobs);
+              const buffer = Buffer.alloc(readChunk);
+              const kept: Buffer[] = [];
+              for (;;) {
+                const { bytesRead } = await handle.read(buffer, 0, readChunk, null);
+                if (bytesRead === 0) break;
+                const chunk = Buffer.from(buffer.subarray(0, bytesRead));
+                if (name === 'labels.txt') kept.push(chunk);
+                await writer.write(chunk);
+              }
+              blobKeys.push(key);
+              await writer.commit(key).catch(async (err: unknown) => {
+                await writer.abort();
+                throw err;
+              });
+              files.push({ name, sizeBytes: writer.size });
+              if (name === 'labels.txt') labelsText = Buffer.concat(kept).toString('utf8');
+            } finally {
+              await handle.close();
+            }
+          }
+        }
       };
-      await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(artefact, null, 1), 0o600);
-      const target = join(this.folder, meta.organizationId, id);
-      await mkdir(join(target, '..'), { recursive: true });
-      await rename(staging, target);
-      await syncFolder(join(target, '..'));
-      this.artefacts.set(id, artefact);
-      return artefact;
-    } finally {
-      await rm(staging, { recursive: true, force: true });
+      await walk(outputFolder);
+    } catch (err) {
+      await this.discard({ blobKeys });
+      throw err;
     }
+    const artefact: ModelArtefact = {
+      ...meta,
+      id,
+      files: files.sort((a, b) => a.name.localeCompare(b.name)),
+      labels: labelsText
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+      createdOn: new Date().toISOString(),
+    };
+    return { artefact, blobKeys };
   }
 
-  list(organizationId: string, modelName?: string): ModelArtefact[] {
-    return [...this.artefacts.values()]
-      .filter((a) => a.organizationId === organizationId && (!modelName || a.modelName === modelName))
+  /** Writes the artefact's row, in the transaction that completes its job. */
+  async record(tx: SqlSession, artefact: ModelArtefact): Promise<void> {
+    await tx.execute('INSERT INTO training_models VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      artefact.id,
+      artefact.organizationId,
+      artefact.modelName,
+      artefact.modelVersion,
+      artefact.trainingJobId,
+      new Date(artefact.createdOn),
+      JSON.stringify(artefact),
+    ]);
+  }
+
+  /** Removes the files of an artefact whose row was never written. */
+  async discard(uploaded: Pick<UploadedArtefact, 'blobKeys'>): Promise<void> {
+    for (const key of uploaded.blobKeys) await this.store.blobs.delete(key).catch(() => undefined);
+  }
+
+  /** The organization's artefacts (of one model, if given), by model name, then oldest first. */
+  async list(organizationId: string, modelName?: string): Promise<ModelArtefact[]> {
+    const rows = modelName
+      ? await this.store.query('SELECT artefact FROM training_models WHERE organization_id = ? AND model_name = ?', [organizationId, modelName])
+      : await this.store.query('SELECT artefact FROM training_models WHERE organization_id = ?', [organizationId]);
+    return rows
+      .map((r) => JSON.parse(String(r.artefact)) as ModelArtefact)
       .sort((a, b) => a.modelName.localeCompare(b.modelName) || a.createdOn.localeCompare(b.createdOn));
   }
 
-  find(organizationId: string, modelName: string, modelVersion: string): ModelArtefact | undefined {
-    return this.list(organizationId, modelName).find((a) => a.modelVersion === modelVersion);
+  async find(organizationId: string, modelName: string, modelVersion: string): Promise<ModelArtefact | undefined> {
+    const rows = await this.store.query('SELECT artefact FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ?', [
+      organizationId,
+      modelName,
+      modelVersion,
+    ]);
+    return rows.length ? (JSON.parse(String(rows[0].artefact)) as ModelArtefact) : undefined;
   }
 
-  /** The path of one file of an artefact; NOT_FOUND when the model, version or file does not exist. */
-  filePath(organizationId: string, modelName: string, modelVersion: string, fileName: string): string {
-    const artefact = this.find(organizationId, modelName, modelVersion);
+  /** The content of one file of an artefact; NOT_FOUND when the model, version or file does not exist. */
+  async readFile(organizationId: string, modelName: string, modelVersion: string, fileName: string): Promise<Buffer> {
+    const artefact = await this.find(organizationId, modelName, modelVersion);
     if (!artefact) throw notFound(`no model artefact ${modelName} version ${modelVersion} in organization ${organizationId}`);
-    if (!artefact.files.some((f) => f.name === fileName)) {
-      throw notFound(`model ${modelName} version ${modelVersion} has no file '${fileName}' (files: ${artefact.files.map((f) => f.name).join(', ')})`);
+    return this.content(artefact, fileName);
+  }
+
+  /** The content of one file of a listed artefact; NOT_FOUND names the files that exist. */
+  async content(artefact: ModelArtefact, fileName: string): Promise<Buffer> {
+    const file = artefact.files.find((f) => f.name === fileName);
+    if (!file) {
+      throw notFound(
+        `model ${artefact.modelName} version ${artefact.modelVersion} has no file '${fileName}' (files: ${artefact.files.map((f) => f.name).join(', ')})`,
+      );
     }
-    return join(this.folder, organizationId, artefact.id, 'files', ...fileName.split('/'));
+    const content = await this.store.blobs.get(ModelArtefactStore.keyOf(artefact.organizationId, artefact.id, fileName), file.sizeBytes);
+    if (!content) throw new Error(`the file ${fileName} of model ${artefact.modelName} version ${artefact.modelVersion} is missing from the blob store`);
+    return content;
   }
 }

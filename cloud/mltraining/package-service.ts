@@ -5,7 +5,6 @@
 // a hostile tenant cannot even learn which model names exist elsewhere.
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { once } from 'node:events';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { PackageServiceService, type PackageFile, type PackageServiceServer } from '../../gen/platform/app/packages/v1/packages.js';
@@ -44,9 +43,9 @@ export class PackageCatalog {
   constructor(private readonly artefacts: ModelArtefactStore) {}
 
   /** The artefact of a package version in the caller's organization; NOT_FOUND names the package and what is missing. */
-  find(callerOrg: string, name: PackageName, version: string): ModelArtefact {
+  async find(callerOrg: string, name: PackageName, version: string): Promise<ModelArtefact> {
     // Another organization's package looks exactly like one that does not exist.
-    const versions = name.organizationId === callerOrg ? this.artefacts.list(name.organizationId, name.modelName) : [];
+    const versions = name.organizationId === callerOrg ? await this.artefacts.list(name.organizationId, name.modelName) : [];
     if (versions.length === 0) throw notFound(`${name.label}: no such package in organization ${callerOrg}`);
     if (!version || version === 'latest') return versions[versions.length - 1];
     const found = versions.find((a) => a.modelVersion === version);
@@ -58,8 +57,8 @@ export class PackageCatalog {
     return Promise.all(artefact.files.map(async (f) => ({ name: f.name, sha256: await this.digest(artefact, f.name), sizeBytes: f.sizeBytes })));
   }
 
-  path(artefact: ModelArtefact, fileName: string): string {
-    return this.artefacts.filePath(artefact.organizationId, artefact.modelName, artefact.modelVersion, fileName);
+  content(artefact: ModelArtefact, fileName: string): Promise<Buffer> {
+    return this.artefacts.content(artefact, fileName);
   }
 
   private digest(artefact: ModelArtefact, fileName: string): Promise<string> {
@@ -67,9 +66,9 @@ export class PackageCatalog {
     let digest = this.digests.get(key);
     if (!digest) {
       digest = (async () => {
-        const hash = createHash('sha256');
-        for await (const chunk of createReadStream(this.path(artefact, fileName), { highWaterMark: chunkBytes })) hash.update(chunk as Buffer);
-        return hash.digest('hex');
+        return createHash('sha256')
+          .update(await this.content(artefact, fileName))
+          .digest('hex');
       })();
       // A failed read is not remembered: the next call tries again.
       digest.catch(() => this.digests.delete(key));
@@ -86,7 +85,7 @@ export function packageHandlers(catalog: PackageCatalog, auth: PackageAuth): Pac
       const name = parsePackageId(req.packageId, 'package_id');
       if (req.type && req.type !== ML_MODEL_PACKAGE)
         throw invalidArgument(`${name.label}: type must be "${ML_MODEL_PACKAGE}", got ${JSON.stringify(req.type)}`);
-      const artefact = catalog.find(org, name, req.version);
+      const artefact = await catalog.find(org, name, req.version);
       return { package: { packageId: req.packageId, type: ML_MODEL_PACKAGE, version: artefact.modelVersion, files: await catalog.files(artefact) } };
     }),
     downloadPackageFile: serverStream(async (call) => {
@@ -95,11 +94,13 @@ export function packageHandlers(catalog: PackageCatalog, auth: PackageAuth): Pac
       const name = parsePackageId(req.packageId, 'package_id');
       if (!req.version || req.version === 'latest') throw invalidArgument(`${name.label}: version must be a concrete version, as GetPackage answered it`);
       if (!req.fileName) throw invalidArgument(`${name.label}: file_name is required`);
-      const artefact = catalog.find(org, name, req.version);
+      const artefact = await catalog.find(org, name, req.version);
       if (!artefact.files.some((f) => f.name === req.fileName)) {
         throw notFound(`${name.label}@${req.version}: no file ${JSON.stringify(req.fileName)} (files: ${artefact.files.map((f) => f.name).join(', ')})`);
       }
-      for await (const chunk of createReadStream(catalog.path(artefact, req.fileName), { highWaterMark: chunkBytes })) {
+      const content = await catalog.content(artefact, req.fileName);
+      for (let at = 0; at < content.length; at += chunkBytes) {
+        const chunk = content.subarray(at, at + chunkBytes);
         if (call.cancelled) return;
         if (!call.write({ chunk })) await once(call, 'drain');
       }

@@ -1,17 +1,33 @@
 import { status } from '@grpc/grpc-js';
 import test from 'ava';
-import { mkdtemp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { c as createTar, Header } from 'tar';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { defaultRegistryLimits, scanPackage, TrainingScriptRegistry } from './script-registry.js';
 import { scriptPackage } from './testing/script-package.js';
+import { ensureTrainingTables } from './training-tables.js';
+import { tabularBackends } from '../testing/tabular-backends.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
+import type { ExecutionContext } from 'ava';
 
-async function setup(t: { teardown(fn: () => Promise<void>): void }) {
+// The registry's rules on the embedded default; the same statements run on PostgreSQL in worker.test.ts.
+const [duckdb] = tabularBackends(test);
+
+async function setup(t: ExecutionContext) {
   const root = await mkdtemp(join(tmpdir(), 'registry-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
-  return { root, registry: new TrainingScriptRegistry(root) };
+  const store: StoreWithBlobs = await duckdb.open(t);
+  await ensureTrainingTables(store);
+  return { root, store, registry: new TrainingScriptRegistry(store) };
+}
+
+/** The script's package unpacked as a run gets it. */
+async function packageFolder(registry: TrainingScriptRegistry, script: Awaited<ReturnType<TrainingScriptRegistry['get']>>): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), 'registry-stage-'));
+  await registry.stage(script, folder);
+  return folder;
 }
 
 const upload = (pkg: Uint8Array, over: Record<string, unknown> = {}) => ({
@@ -40,7 +56,7 @@ test('an uploaded version is listed, can be fetched and is immutable', async (t)
   t.is((await registry.list('org')).length, 3);
   t.is((await registry.list('another-org')).length, 0);
   const found = await registry.get('org', 'acme:trainer', '1.0.0');
-  t.is(await readFile(join(found.packageFolder, 'lib', 'util.py'), 'utf8'), 'X = 1\n');
+  t.is(await readFile(join(await packageFolder(registry, found), 'lib', 'util.py'), 'utf8'), 'X = 1\n');
   t.is(code(await t.throwsAsync(registry.upload(upload(pkg)))), status.ALREADY_EXISTS);
   t.is(code(await t.throwsAsync(registry.get('org', 'acme:trainer', '9.9.9'))), status.NOT_FOUND);
   t.is(code(await t.throwsAsync(registry.get('another-org', 'acme:trainer', '1.0.0'))), status.NOT_FOUND);
@@ -89,27 +105,27 @@ function emptyFilesArchive(count: number, tail = Buffer.alloc(1024)): Buffer {
 }
 
 test('a package of more entries than the limit is refused from its headers, before anything is unpacked', async (t) => {
-  const { registry, root } = await setup(t);
+  const { registry, store } = await setup(t);
   // 20,000 empty files in a 100 KB upload (the issue's had 200,000 in 1.2 MB and took 204 s to accept).
   const flood = emptyFilesArchive(20_000);
   t.true(flood.length < 200_000);
   const err = await t.throwsAsync(registry.upload(upload(flood, { entrypoint: 'f/0' })));
   t.is(code(err), status.INVALID_ARGUMENT);
   t.regex(err!.message, /more than 10000 entries \(files and folders; PLATFORM_TRAINING_SCRIPT_MAX_FILES\)/);
-  t.deepEqual(await readdir(join(root, 'registry', '.staging')).catch(() => []), []);
+  t.deepEqual(await registry.list('org'), []);
   // Early: past entry 10,000 the rest is not even read (here it is garbage, which would give another error).
   const early = await t.throwsAsync(scanPackage(emptyFilesArchive(10_001, Buffer.alloc(4096, 0x41)), defaultRegistryLimits));
   t.regex(early!.message, /more than 10000 entries/);
   // The unpacked size is bounded the same way, from the headers.
   const big = await scriptPackage({ 'train.py': 'x'.repeat(5000) });
-  const tooBig = await t.throwsAsync(new TrainingScriptRegistry(root, { maxUnpackedBytes: 4096 }).upload(upload(big)));
+  const tooBig = await t.throwsAsync(new TrainingScriptRegistry(store, { maxUnpackedBytes: 4096 }).upload(upload(big)));
   t.regex(tooBig!.message, /unpacks to more than 4096 bytes \(PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB\)/);
   t.is((await registry.list('org')).length, 0);
 });
 
 test("an organization's scripts are bounded in number and bytes; deleting one frees its share", async (t) => {
-  const { root } = await setup(t);
-  const registry = new TrainingScriptRegistry(root, { maxScriptsPerOrg: 2, maxBytesPerOrg: 3000 });
+  const { store } = await setup(t);
+  const registry = new TrainingScriptRegistry(store, { maxScriptsPerOrg: 2, maxBytesPerOrg: 3000 });
   const pkg = await scriptPackage({ 'train.py': 'x'.repeat(1000) });
   await registry.upload(upload(pkg, { version: '1' }));
   await registry.upload(upload(pkg, { version: '2' }));
@@ -149,7 +165,7 @@ test('the header scan reads long names (pax), folders and sizes as tar does, and
   t.true(contents.entries >= 3);
   const script = await registry.upload(upload(pkg));
   t.is(script.unpackedBytes, contents.bytes);
-  t.is(await readFile(join((await registry.get('org', 'acme:trainer', '1.0.0')).packageFolder, ...deep.split('/')), 'utf8'), 'X = 2\n');
+  t.is(await readFile(join(await packageFolder(registry, await registry.get('org', 'acme:trainer', '1.0.0')), ...deep.split('/')), 'utf8'), 'X = 2\n');
   // An uncompressed tar is read the same way.
   const plain = gunzipSync(pkg);
   t.deepEqual(await scanPackage(plain, defaultRegistryLimits), contents);

@@ -1,14 +1,19 @@
 // The registry of custom training scripts. A script is a versioned package (a tar archive, gzipped or
 // not) with an entrypoint, owned by an organization and identified by (registry_item_id, version).
-// Versions are immutable. Layout: <root>/registry/<org>/<item>/<version>/{manifest.json,package/}.
+// Versions are immutable. A version is a row of training_scripts (training-tables.ts) and its archive
+// a blob, mltraining/scripts/<org>/<item>/<version>/<uuid>.tar, in the cloud's BlobStore (S3 in the
+// scale-out mode). An upload is unpacked once into a temp folder to check it (bounds, links, the
+// entrypoint); a run unpacks the archive again, with the same checks, into its job folder (stage()).
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { x as extractTar } from 'tar';
 import { alreadyExists, invalidArgument, notFound, resourceExhausted } from '../../core/serving/status-error.js';
-import { syncDir as syncFolder, writeFileDurable } from '../../core/serving/durable-file.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import type { ModelFramework, ModelType } from './training-job.js';
 import { scanPackage } from './package-scan.js';
+import { trainingBlobPrefix } from './training-tables.js';
 
 export { scanPackage } from './package-scan.js';
 
@@ -82,14 +87,17 @@ function checkEntrypoint(entrypoint: string): void {
   }
 }
 
+const duplicate = (item: string, version: string) => alreadyExists(`training script ${item} version ${version} already exists; versions are immutable`);
+
 export class TrainingScriptRegistry {
-  private readonly folder: string;
   private readonly limits: RegistryLimits;
-  /** One upload or delete at a time per organization, so that its quota is checked against settled state. */
+  /** One upload or delete at a time per organization in this process (the transaction settles it across processes). */
   private readonly orgLocks = new Map<string, Promise<unknown>>();
 
-  constructor(root: string, limits: Partial<RegistryLimits> = {}) {
-    this.folder = join(root, 'registry');
+  constructor(
+    private readonly store: StoreWithBlobs,
+    limits: Partial<RegistryLimits> = {},
+  ) {
     this.limits = { ...defaultRegistryLimits, ...limits };
   }
 
@@ -104,77 +112,102 @@ export class TrainingScriptRegistry {
     return next;
   }
 
-  private versionFolder(org: string, item: string, version: string): string {
-    return join(this.folder, org, item, version);
-  }
-
   async upload(upload: TrainingScriptUpload): Promise<TrainingScript> {
     checkRegistryRef(upload.registryItemId, upload.version);
     checkEntrypoint(upload.entrypoint);
     if (upload.package.length === 0) throw invalidArgument('package must be a non-empty tar archive');
     if (upload.package.length > maxPackageBytes) throw invalidArgument(`package must be at most ${maxPackageBytes} bytes`);
-    return this.serialize(upload.organizationId, () => this.store(upload));
+    return this.serialize(upload.organizationId, () => this.save(upload));
   }
 
-  private async store(upload: TrainingScriptUpload): Promise<TrainingScript> {
-    const target = this.versionFolder(upload.organizationId, upload.registryItemId, upload.version);
-    if (await exists(target)) {
-      throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
-    }
-    const existing = await this.list(upload.organizationId);
-    if (existing.length >= this.limits.maxScriptsPerOrg) {
+  /** The organization's script count and unpacked bytes; throws when `adding` more would pass a limit. */
+  private checkQuota(org: string, count: number, used: number, adding: number | undefined): void {
+    if (count >= this.limits.maxScriptsPerOrg) {
       throw resourceExhausted(
-        `organization ${upload.organizationId} already keeps ${existing.length} training script versions, the limit (PLATFORM_TRAINING_SCRIPTS_PER_ORG); delete some with DeleteTrainingScript`,
+        `organization ${org} already keeps ${count} training script versions, the limit (PLATFORM_TRAINING_SCRIPTS_PER_ORG); delete some with DeleteTrainingScript`,
       );
     }
+    if (adding !== undefined && used + adding > this.limits.maxBytesPerOrg) {
+      throw resourceExhausted(
+        `organization ${org} would keep ${used + adding} bytes of training scripts, more than its ${this.limits.maxBytesPerOrg}-byte quota (PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB); delete some with DeleteTrainingScript`,
+      );
+    }
+  }
+
+  private async usage(org: string): Promise<{ count: number; used: number }> {
+    const rows = await this.store.query('SELECT count(*) AS n, coalesce(sum(unpacked_bytes), 0) AS bytes FROM training_scripts WHERE organization_id = ?', [
+      org,
+    ]);
+    return { count: Number(rows[0].n), used: Number(rows[0].bytes) };
+  }
+
+  private async save(upload: TrainingScriptUpload): Promise<TrainingScript> {
+    const org = upload.organizationId;
+    const ref = [org, upload.registryItemId, upload.version];
+    const exists = 'SELECT 1 FROM training_scripts WHERE organization_id = ? AND registry_item_id = ? AND version = ?';
+    if ((await this.store.query(exists, ref)).length) throw duplicate(upload.registryItemId, upload.version);
+    const before = await this.usage(org);
+    this.checkQuota(org, before.count, before.used, undefined);
     const contents = await scanPackage(upload.package, this.limits);
     if (contents.others.length) throw invalidArgument(`package may contain only files and folders; links found: ${contents.others.slice(0, 10).join(', ')}`);
-    const used = existing.reduce((sum, s) => sum + (s.unpackedBytes ?? s.packageSizeBytes), 0);
-    if (used + contents.bytes > this.limits.maxBytesPerOrg) {
-      throw resourceExhausted(
-        `organization ${upload.organizationId} would keep ${used + contents.bytes} bytes of training scripts, more than its ${this.limits.maxBytesPerOrg}-byte quota (PLATFORM_TRAINING_SCRIPT_BYTES_PER_ORG_MB); delete some with DeleteTrainingScript`,
-      );
-    }
-    const staging = join(this.folder, '.staging', randomUUID());
-    await mkdir(join(staging, 'package'), { recursive: true });
+    this.checkQuota(org, before.count, before.used, contents.bytes);
+    const staging = await mkdtemp(join(tmpdir(), 'platform-script-'));
     try {
       await this.extract(upload.package, staging);
       const entry = await stat(join(staging, 'package', upload.entrypoint)).catch(() => undefined);
       if (!entry?.isFile()) throw invalidArgument(`entrypoint '${upload.entrypoint}' is not a file in the package`);
-      const script: TrainingScript = {
-        organizationId: upload.organizationId,
-        registryItemId: upload.registryItemId,
-        version: upload.version,
-        entrypoint: upload.entrypoint,
-        modelType: upload.modelType,
-        modelFramework: upload.modelFramework,
-        description: upload.description ?? '',
-        packageSizeBytes: upload.package.length,
-        unpackedBytes: contents.bytes,
-        createdOn: new Date().toISOString(),
-      };
-      await writeFileDurable(join(staging, 'manifest.json'), JSON.stringify(script, null, 1), 0o600);
-      await mkdir(join(target, '..'), { recursive: true });
-      if (await exists(target))
-        throw alreadyExists(`training script ${upload.registryItemId} version ${upload.version} already exists; versions are immutable`);
-      await rename(staging, target);
-      await syncFolder(join(target, '..'));
-      return script;
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
+    const script: TrainingScript = {
+      organizationId: org,
+      registryItemId: upload.registryItemId,
+      version: upload.version,
+      entrypoint: upload.entrypoint,
+      modelType: upload.modelType,
+      modelFramework: upload.modelFramework,
+      description: upload.description ?? '',
+      packageSizeBytes: upload.package.length,
+      unpackedBytes: contents.bytes,
+      createdOn: new Date().toISOString(),
+    };
+    const blobKey = `${trainingBlobPrefix}scripts/${org}/${upload.registryItemId}/${upload.version}/${randomUUID()}.tar`;
+    await this.store.blobs.put(blobKey, upload.package);
+    try {
+      // Checked again with the insert: another process may have uploaded meanwhile.
+      await this.store.transact(async (tx) => {
+        if ((await tx.query(exists, ref)).length) throw duplicate(upload.registryItemId, upload.version);
+        const rows = await tx.query('SELECT count(*) AS n, coalesce(sum(unpacked_bytes), 0) AS bytes FROM training_scripts WHERE organization_id = ?', [org]);
+        this.checkQuota(org, Number(rows[0].n), Number(rows[0].bytes), contents.bytes);
+        await tx.execute('INSERT INTO training_scripts VALUES (?, ?, ?, ?, ?, ?, ?)', [
+          org,
+          upload.registryItemId,
+          upload.version,
+          new Date(script.createdOn),
+          contents.bytes,
+          blobKey,
+          JSON.stringify(script),
+        ]);
+      });
+    } catch (err) {
+      await this.store.blobs.delete(blobKey).catch(() => undefined);
+      throw err;
+    }
+    return script;
   }
 
-  private async extract(pkg: Uint8Array, staging: string): Promise<void> {
-    const archive = join(staging, 'package.tar');
-    await writeFile(archive, pkg);
+  /** Unpacks an archive into <into>/package, taking only files and folders within the bounds. */
+  private async extract(pkg: Uint8Array, into: string): Promise<void> {
+    const archive = join(into, 'package.tar');
+    await mkdir(join(into, 'package'), { recursive: true });
+    await writeFile(archive, pkg, { mode: 0o600 });
     let total = 0;
     let entries = 0;
     const problems: string[] = [];
     try {
       await extractTar({
         file: archive,
-        cwd: join(staging, 'package'),
+        cwd: join(into, 'package'),
         strict: true,
         // Links are the classic escape from an extraction folder; scripts do not need them.
         filter: (path, entry) => {
@@ -202,17 +235,28 @@ export class TrainingScriptRegistry {
     if (problems.length) throw invalidArgument(`package may contain only files and folders within its bounds; refused: ${problems.slice(0, 10).join(', ')}`);
   }
 
-  async get(organizationId: string, registryItemId: string, version: string): Promise<TrainingScript & { packageFolder: string }> {
+  async get(organizationId: string, registryItemId: string, version: string): Promise<TrainingScript & { blobKey: string }> {
     checkRegistryRef(registryItemId, version, 'registry_item_version');
-    const folder = this.versionFolder(organizationId, registryItemId, version);
+    const rows = await this.store.query('SELECT script, blob_key FROM training_scripts WHERE organization_id = ? AND registry_item_id = ? AND version = ?', [
+      organizationId,
+      registryItemId,
+      version,
+    ]);
+    if (!rows.length) throw notFound(`no training script ${registryItemId} version ${version} in the registry of organization ${organizationId}`);
+    return { ...(JSON.parse(String(rows[0].script)) as TrainingScript), blobKey: String(rows[0].blob_key) };
+  }
+
+  /** Unpacks the script's package into `folder` (for a run), with the checks of an upload. */
+  async stage(script: { blobKey: string; registryItemId: string; version: string }, folder: string): Promise<void> {
+    const pkg = await this.store.blobs.get(script.blobKey);
+    if (!pkg) throw new Error(`the package of training script ${script.registryItemId} version ${script.version} is missing from the blob store`);
+    const staging = await mkdtemp(join(tmpdir(), 'platform-script-'));
     try {
-      const script = JSON.parse(await readFile(join(folder, 'manifest.json'), 'utf8')) as TrainingScript;
-      return { ...script, packageFolder: join(folder, 'package') };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        throw notFound(`no training script ${registryItemId} version ${version} in the registry of organization ${organizationId}`);
-      }
-      throw err;
+      await this.extract(pkg, staging);
+      await mkdir(folder, { recursive: true });
+      await cp(join(staging, 'package'), folder, { recursive: true });
+    } finally {
+      await rm(staging, { recursive: true, force: true });
     }
   }
 
@@ -220,37 +264,24 @@ export class TrainingScriptRegistry {
   async delete(organizationId: string, registryItemId: string, version: string): Promise<void> {
     checkRegistryRef(registryItemId, version);
     await this.serialize(organizationId, async () => {
-      const folder = this.versionFolder(organizationId, registryItemId, version);
-      if (!(await exists(join(folder, 'manifest.json')))) {
-        throw notFound(`no training script ${registryItemId} version ${version} in the registry of organization ${organizationId}`);
-      }
-      // Out of the listing in one step (rename), then removed at leisure.
-      const doomed = join(this.folder, '.staging', `deleted-${randomUUID()}`);
-      await mkdir(join(this.folder, '.staging'), { recursive: true });
-      await rename(folder, doomed);
-      await syncFolder(join(folder, '..'));
-      await rm(doomed, { recursive: true, force: true });
-      await rmdir(join(folder, '..')).catch(() => undefined); // the item's folder, once empty
+      const ref = [organizationId, registryItemId, version];
+      const keys = await this.store.transact(async (tx) => {
+        const rows = await tx.query('SELECT blob_key FROM training_scripts WHERE organization_id = ? AND registry_item_id = ? AND version = ?', ref);
+        await tx.execute('DELETE FROM training_scripts WHERE organization_id = ? AND registry_item_id = ? AND version = ?', ref);
+        return rows.map((r) => String(r.blob_key));
+      });
+      if (!keys.length) throw notFound(`no training script ${registryItemId} version ${version} in the registry of organization ${organizationId}`);
+      // The row is gone first: a crash here leaves an archive that nothing names, never a row without one.
+      for (const key of keys) await this.store.blobs.delete(key).catch(() => undefined);
     });
   }
 
   async list(organizationId: string, registryItemId?: string): Promise<TrainingScript[]> {
-    const orgFolder = join(this.folder, organizationId);
-    const items = registryItemId ? [registryItemId] : await readdir(orgFolder).catch(() => [] as string[]);
-    const scripts: TrainingScript[] = [];
-    for (const item of items) {
-      for (const version of await readdir(join(orgFolder, item)).catch(() => [] as string[])) {
-        const manifest = await readFile(join(orgFolder, item, version, 'manifest.json'), 'utf8').catch(() => undefined);
-        if (manifest) scripts.push(JSON.parse(manifest) as TrainingScript);
-      }
-    }
-    return scripts.sort((a, b) => a.registryItemId.localeCompare(b.registryItemId) || a.createdOn.localeCompare(b.createdOn));
+    const rows = registryItemId
+      ? await this.store.query('SELECT script FROM training_scripts WHERE organization_id = ? AND registry_item_id = ?', [organizationId, registryItemId])
+      : await this.store.query('SELECT script FROM training_scripts WHERE organization_id = ?', [organizationId]);
+    return rows
+      .map((r) => JSON.parse(String(r.script)) as TrainingScript)
+      .sort((a, b) => a.registryItemId.localeCompare(b.registryItemId) || a.createdOn.localeCompare(b.createdOn));
   }
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

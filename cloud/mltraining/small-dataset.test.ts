@@ -2,7 +2,7 @@
 // checkpoint is kept, and a model no better than chance is called that in the logs and the metrics.
 import test from 'ava';
 import { encode } from 'fast-png';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MLTraining } from './ml-training.js';
@@ -21,8 +21,8 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }) {
     await rm(root, { recursive: true, force: true });
   });
   const done = (id: string) =>
-    waitFor('the job to end', () => {
-      const job = training.getTrainingJob(id);
+    waitFor('the job to end', async () => {
+      const job = await training.getTrainingJob(id);
       return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
     });
   return { source, training, done };
@@ -55,8 +55,8 @@ test('40 images with default arguments train a model that tells the two labels a
   t.false(logs.some((l) => l.message.includes('no better than chance')));
 
   const fresh = shapeImages(20, { colours: ['red', 'blue'], size: 32, seed: 99 });
-  const model = await readFile(training.artefacts.filePath('org', 'm', 'v1', 'model.onnx'));
-  const labels = (await readFile(training.artefacts.filePath('org', 'm', 'v1', 'labels.txt'), 'utf8')).trim().split('\n');
+  const model = await training.artefacts.readFile('org', 'm', 'v1', 'model.onnx');
+  const labels = (await training.artefacts.readFile('org', 'm', 'v1', 'labels.txt')).toString('utf8').trim().split('\n');
   const { probabilities } = await runOnnx(model, fresh, 32);
   t.true(singleLabelAccuracy(probabilities.data, labels, fresh) >= 0.9);
 });

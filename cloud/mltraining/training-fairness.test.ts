@@ -49,8 +49,8 @@ async function setup(t: { teardown(fn: () => Promise<void>): void }, options: Pa
       modelVersion: version,
     });
   const finished = (id: string) =>
-    waitFor(`job ${id} to finish`, () => {
-      const job = training.getTrainingJob(id);
+    waitFor(`job ${id} to finish`, async () => {
+      const job = await training.getTrainingJob(id);
       return ['COMPLETED', 'FAILED', 'CANCELED'].includes(job.status) && job;
     });
   return { training, submit, finished };
@@ -77,10 +77,10 @@ test('an organization runs one job at a time; the second slot goes to another or
   const a2 = await submit('a', 'blocker', 'v2');
   const b1 = await submit('b', 'blocker', 'v1');
   await waitFor("B's job to run beside A's", () => jobProcesses(b1, 'sleep').length > 0 && jobProcesses(a1, 'sleep').length > 0);
-  t.is(training.getTrainingJob(a2).status, 'PENDING');
+  t.is((await training.getTrainingJob(a2)).status, 'PENDING');
   await training.cancelTrainingJob(a1);
   await waitFor("A's second job to run once its first is gone", () => jobProcesses(a2, 'sleep').length > 0);
-  t.is(training.getTrainingJob(b1).status, 'IN_PROGRESS');
+  t.is((await training.getTrainingJob(b1)).status, 'IN_PROGRESS');
   await training.cancelTrainingJob(a2);
   await training.cancelTrainingJob(b1);
   for (const id of [a1, a2, b1]) t.is((await finished(id)).status, 'CANCELED');

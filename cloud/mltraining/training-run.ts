@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { exportDataset } from './dataset-export.js';
 import type { TrainingDataSource } from './data-source.js';
 import { jobIdVariable } from './orphan-trainers.js';
-import type { JobStore } from './job-store.js';
+import type { JobStore, RunWrite } from './job-store.js';
+import type { SqlSession } from '../store/tabular.js';
 import { frameworkOf, type ModelArtefactStore } from './model-artefacts.js';
 import type { TrainingScriptRegistry } from './script-registry.js';
 import { TrainerProcess, type ProcessLimits, type TrainerProcessSpec, type TrainerEvent, type TrainerOutcome } from './trainer-process.js';
 import type { JobFolders, TrainerConfinement } from './trainer-sandbox.js';
 import { watchDisk, type DiskLimits } from './job-disk-watch.js';
-import type { ErrorStatus, TrainingJob, TrainingLogEntry } from './training-job.js';
+import { isFinished, type ErrorStatus, type TrainingJob, type TrainingLogEntry } from './training-job.js';
 
 // The built-in trainer's folder; it is copied into each job folder and run from there.
 const builtinFolder = join(dirname(fileURLToPath(import.meta.url)), 'python');
@@ -50,17 +51,32 @@ class JobFailure extends Error {
 export class TrainingRun {
   private readonly abort = new AbortController();
   private process?: TrainerProcess;
-  private stopReason?: 'canceled' | 'shutdown';
+  private stopReason?: 'canceled' | 'shutdown' | 'release';
   private lastError = '';
   private overLimit?: string;
+  /** The job was deleted or another run owns it now: this run writes nothing more. */
+  private lost = false;
 
   constructor(
     private readonly job: TrainingJob,
     private readonly ctx: TrainingRunContext,
+    /** This run's claim on the job (JobStore.claim): its writes count only while it owns the job. */
+    private readonly token: string,
   ) {}
 
-  /** Stops the run: 'canceled' ends the job CANCELED, 'shutdown' FAILED (the cloud is stopping). */
-  stop(reason: 'canceled' | 'shutdown'): void {
+  /** Logs that the job runs again: the process that ran it before stopped (crash or kill). */
+  async restartNotice(): Promise<void> {
+    const canceling = this.job.status === 'CANCELING';
+    Object.assign(this.job, { status: canceling ? 'CANCELING' : 'PENDING', progress: undefined, validationMetrics: {}, pid: undefined });
+    if (canceling) this.stop('canceled');
+    await this.log('warn', 'the process that ran this job stopped (crash or kill); the job runs again from the start');
+  }
+
+  /**
+   * Stops the run: 'canceled' ends the job CANCELED, 'shutdown' FAILED (the cloud is stopping),
+   * 'release' leaves it IN_PROGRESS for another worker to run again (a worker is stopping).
+   */
+  stop(reason: 'canceled' | 'shutdown' | 'release'): void {
     this.stopReason ??= reason;
     this.abort.abort();
     this.process?.cancel();
@@ -116,7 +132,7 @@ export class TrainingRun {
         throw new JobFailure({ code: grpcStatus.FAILED_PRECONDITION, message: 'the trainer exited without writing a model to --model_output_directory' });
       }
       const skipped: string[] = [];
-      const artefact = await this.ctx.artefacts.add(
+      const { artefact, blobKeys } = await this.ctx.artefacts.upload(
         output,
         {
           organizationId: job.organizationId,
@@ -130,8 +146,18 @@ export class TrainingRun {
         skipped,
       );
       if (skipped.length) await this.log('warn', `not stored (only regular files and folders are): ${skipped.slice(0, 20).join(', ')}`);
+      // The model's row and the job's COMPLETED status commit together, and only while this run owns
+      // the job: a job is completed once, with one model, even when a worker that was thought dead
+      // comes back.
+      const written = await this.finish({ status: 'COMPLETED', syncedModelId: artefact.id, modelFramework: artefact.modelFramework }, (tx) =>
+        this.ctx.artefacts.record(tx, artefact),
+      );
+      if (!('status' in written) || written.status !== 'COMPLETED') {
+        await this.ctx.artefacts.discard({ blobKeys });
+        if ('status' in written && written.status === 'CANCELING') throw new Error('stopped');
+        return;
+      }
       await this.log('info', `stored model ${job.modelName} version ${job.modelVersion}: ${artefact.files.map((f) => f.name).join(', ')}`);
-      await this.finish({ status: 'COMPLETED', syncedModelId: artefact.id, modelFramework: artefact.modelFramework });
     } catch (err) {
       await this.fail(err);
     } finally {
@@ -164,7 +190,7 @@ export class TrainingRun {
       };
     }
     const script = await this.ctx.registry.get(job.organizationId, job.registryItemId, job.registryItemVersion);
-    await cp(script.packageFolder, folders.script, { recursive: true });
+    await this.ctx.registry.stage(script, folders.script);
     const entry = [inside.script, ...script.entrypoint.split('/')].join('/');
     const typeArg = job.modelType ? [`--model_type=${job.modelType.toLowerCase()}`] : [];
     const userArgs = Object.entries(job.arguments).map(([k, v]) => `--${k}=${v}`);
@@ -244,6 +270,11 @@ export class TrainingRun {
   }
 
   private async fail(err: unknown): Promise<void> {
+    if (this.lost) return;
+    if (this.stopReason === 'release') {
+      await this.log('warn', 'the worker running the job is stopping; another worker runs it again');
+      return;
+    }
     if (this.stopReason === 'canceled') {
       await this.log('info', 'the job was canceled');
       await this.finish({ status: 'CANCELED', errorStatus: { code: grpcStatus.CANCELLED, message: 'canceled by request' } });
@@ -262,18 +293,29 @@ export class TrainingRun {
     await this.finish({ status: 'FAILED', errorStatus });
   }
 
-  private finish(changes: Partial<TrainingJob>): Promise<void> {
-    return this.update({ ...changes, trainingEnded: new Date().toISOString(), pid: undefined });
+  private finish(changes: Partial<TrainingJob>, also?: (tx: SqlSession) => Promise<void>): Promise<RunWrite> {
+    return this.update({ ...changes, trainingEnded: new Date().toISOString(), pid: undefined }, also);
   }
 
-  private async update(changes: Partial<TrainingJob>): Promise<void> {
-    // CANCELING set by a cancel request stays until the run ends.
+  private async update(changes: Partial<TrainingJob>, also?: (tx: SqlSession) => Promise<void>): Promise<RunWrite> {
+    // CANCELING set by a cancel request stays until the run ends (JobStore.saveRun keeps it too when
+    // the request came through another process).
     if (this.job.status === 'CANCELING' && changes.status === 'IN_PROGRESS') delete changes.status;
     Object.assign(this.job, changes, { lastModified: new Date().toISOString() });
-    await this.ctx.store.save(this.job);
+    const written = await this.ctx.store.saveRun(this.job, this.token, also);
+    if (!('status' in written)) {
+      // Deleted, or taken over by another worker (this one was thought dead): stop, write nothing more.
+      this.lost = true;
+      this.stop('canceled');
+    } else if (written.status === 'CANCELING' && !isFinished(this.job.status)) {
+      this.job.status = 'CANCELING';
+      this.stop('canceled');
+    }
+    return written;
   }
 
   private log(level: TrainingLogEntry['level'], message: string): Promise<void> {
+    if (this.lost) return Promise.resolve();
     // A log that cannot be written (disk full) must not leave the job stuck IN_PROGRESS.
     return this.ctx.store.appendLog(this.job.id, { level, time: new Date().toISOString(), message }).catch(() => undefined);
   }

@@ -41,7 +41,7 @@ test('a training job is a span from its start to its end state', async (t) => {
     modelVersion: 'v1',
     arguments: {},
   });
-  await waitFor(`job ${id} to finish`, () => training.getTrainingJob(id).status === 'COMPLETED');
+  await waitFor(`job ${id} to finish`, async () => (await training.getTrainingJob(id)).status === 'COMPLETED');
   const span = await waitFor('the job span', () => memory.getFinishedSpans().find((s) => s.name === 'training job'));
   t.is(span.attributes['platform.training_job_id'], id);
   t.is(span.attributes['platform.model_name'], 'm');

@@ -18,6 +18,12 @@
 import { LeaderElection } from './pg-leader.js';
 import type { StoreWithBlobs, TabularStore } from './tabular.js';
 
+/**
+ * ML training's blobs (model files and script packages): named by its own tables
+ * (cloud/mltraining/training-tables.ts), not by binary_data, so the sweep leaves the prefix alone.
+ */
+export const trainingBlobPrefix = 'mltraining/';
+
 /** Default of PLATFORM_BLOB_ORPHAN_AGE_S: far longer than any upload takes from blob write to commit. */
 export const defaultBlobOrphanAgeS = 600;
 
@@ -80,7 +86,7 @@ export async function removeOrphanBlobs(store: StoreWithBlobs, minAgeMs: number,
   };
   for await (const blob of list()) {
     if (!keepGoing()) break;
-    if (now - blob.modifiedMs < minAgeMs) continue;
+    if (now - blob.modifiedMs < minAgeMs || blob.key.startsWith(trainingBlobPrefix)) continue;
     batch.push(blob.key);
     if (batch.length >= batchSize) await sweep();
   }

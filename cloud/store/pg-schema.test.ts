@@ -2,6 +2,7 @@
 // PostgreSQL), its migrations, and the day partitions of the readings (pg-readings.ts).
 import test from 'ava';
 import { ensureReleaseTables } from '../agent/releases.js';
+import { ensureTrainingTables } from '../mltraining/training-tables.js';
 import { ensurePartConfigTables } from '../parts/part-configs.js';
 import { PartStatusBook } from '../parts/part-status.js';
 import { DatabaseUsers } from '../query/pg/database-users.js';
@@ -38,6 +39,7 @@ test('the PostgreSQL tables have the columns of the DuckDB ones: names, order, t
   await ensureReleaseTables(duck);
   await PartStatusBook.open(duck);
   await new DatabaseUsers(duck).init();
+  await ensureTrainingTables(duck);
   const pg = await postgres.open(t);
   const tables = (await duck.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name`)).map((r) =>
     String(r.table_name),

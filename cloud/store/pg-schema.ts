@@ -177,6 +177,29 @@ export const pgMigrations: readonly Migration[] = [
       'CREATE INDEX bounding_boxes_label ON bounding_boxes (label, binary_data_id)',
     ],
   },
+  {
+    // cloud/mltraining/training-tables.ts (jobs, logs, models, scripts)
+    id: '0009-training',
+    statements: [
+      `CREATE TABLE training_jobs (
+         id text PRIMARY KEY, organization_id text NOT NULL, model_name text NOT NULL, model_version text NOT NULL,
+         status text NOT NULL, created_on timestamptz NOT NULL, run_token text NOT NULL, queue_job_id text NOT NULL,
+         job text NOT NULL)`,
+      `CREATE INDEX training_jobs_organization ON training_jobs (organization_id, status)`,
+      `CREATE UNIQUE INDEX training_jobs_model_version ON training_jobs (organization_id, model_name, model_version)`,
+      `CREATE TABLE training_job_logs (
+         job_id text NOT NULL, position integer NOT NULL, level text NOT NULL, time text NOT NULL, message text NOT NULL,
+         PRIMARY KEY (job_id, position))`,
+      `CREATE TABLE training_models (
+         id text PRIMARY KEY, organization_id text NOT NULL, model_name text NOT NULL, model_version text NOT NULL,
+         training_job_id text NOT NULL, created_on timestamptz NOT NULL, artefact text NOT NULL)`,
+      `CREATE UNIQUE INDEX training_models_version ON training_models (organization_id, model_name, model_version)`,
+      `CREATE TABLE training_scripts (
+         organization_id text NOT NULL, registry_item_id text NOT NULL, version text NOT NULL, created_on timestamptz NOT NULL,
+         unpacked_bytes bigint NOT NULL, blob_key text NOT NULL, script text NOT NULL,
+         PRIMARY KEY (organization_id, registry_item_id, version))`,
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

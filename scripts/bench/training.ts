@@ -91,8 +91,8 @@ async function service(source: MemoryDataSource, org: string, datasetId: string,
     });
     const job = await waitFor(
       'the job to finish',
-      () => {
-        const j = training.getTrainingJob(id);
+      async () => {
+        const j = await training.getTrainingJob(id);
         return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
       },
       30 * 60_000,

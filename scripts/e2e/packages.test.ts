@@ -10,6 +10,8 @@ import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ModelArtefactStore } from '../../cloud/mltraining/model-artefacts.js';
+import { ensureTrainingTables } from '../../cloud/mltraining/training-tables.js';
+import { Store } from '../../cloud/store/store.js';
 import { bearer, call as cloudCall, partClients, type PartClients } from '../../cloud/parts/testing/part-clients.js';
 import { adminJson, removeDataDir, spawnCloud, tempDataDir, type SpawnedCloud } from '../../cloud/testing/spawn-cloud.js';
 import { writeChannelMeansModel } from '../../drivers/mlmodel/testing/tiny-onnx.js';
@@ -38,20 +40,35 @@ const packagesDir = join(work, 'packages');
 const env = { PLATFORM_ONLINE_DIR: join(work, 'online'), PLATFORM_PACKAGES_DIR: packagesDir, PLATFORM_ONLINE_RETRY_MAX_MS: '1000' };
 const runtimes: SpawnedRuntime[] = [];
 
+/** Artefact ids by `${org}/${model name}/${version}`, to find their files in the blob store. */
+const artefactIds = new Map<string, string>();
+
 /** Stores a model artefact as a finished training job would: model.onnx (a tiny real model) and labels.txt. */
 async function storeArtefact(org: string, modelName: string, modelVersion: string, size: number): Promise<void> {
   const out = mkdtempSync(join(work, 'out-'));
   writeChannelMeansModel(join(out, 'model.onnx'), size);
   writeFileSync(join(out, 'labels.txt'), 'red\ngreen\nblue\n');
-  const store = new ModelArtefactStore(join(dataDir, 'mltraining'));
-  await store.add(out, { organizationId: org, modelName, modelVersion, trainingJobId: `job-${modelName}-${modelVersion}`, validationMetrics: {} });
+  const store = await Store.open(dataDir, { readers: 1, insertLanes: 1 });
+  try {
+    await ensureTrainingTables(store);
+    const artefacts = new ModelArtefactStore(store);
+    const { artefact } = await artefacts.upload(out, {
+      organizationId: org,
+      modelName,
+      modelVersion,
+      trainingJobId: `job-${modelName}-${modelVersion}`,
+      validationMetrics: {},
+    });
+    await store.transact((tx) => artefacts.record(tx, artefact));
+    artefactIds.set(`${org}/${modelName}/${modelVersion}`, artefact.id);
+  } finally {
+    await store.close();
+  }
 }
 
-const artefactFile = async (org: string, modelName: string, modelVersion: string, file: string) => {
-  const store = new ModelArtefactStore(join(dataDir, 'mltraining'));
-  await store.load();
-  return store.filePath(org, modelName, modelVersion, file);
-};
+/** Where the embedded default's blob store keeps a file of an artefact (model-artefacts.ts). */
+const artefactFile = async (org: string, modelName: string, modelVersion: string, file: string) =>
+  join(dataDir, 'blobs', 'mltraining', 'models', org, artefactIds.get(`${org}/${modelName}/${modelVersion}`)!, file);
 
 const mlmodel = (name: string, pkg: string) => ({
   name,
