@@ -8,6 +8,9 @@ import { addMLTrainingService } from './ml-training-service.js';
 import { addPackageService, authorizerPackageAuth } from './package-service.js';
 import { authorizerTrainingAuth } from './training-auth.js';
 import { trainingSettingsFromEnv } from './training-settings.js';
+import type { PgStore } from '../store/pg-store.js';
+import type PgBoss from 'pg-boss';
+import type { TrainingDispatch } from './ml-training.js';
 import { Observed } from '../../core/serving/telemetry/metrics.js';
 
 const trainingJobs = new Observed('platform_training_jobs', 'Training jobs known to the cloud, by status (PENDING, IN_PROGRESS, COMPLETED, …)', ['state']);
@@ -16,12 +19,27 @@ const trainingJobs = new Observed('platform_training_jobs', 'Training jobs known
 // cloud/server/extension-contract.ts).
 export function createMlTrainingExtension(): CloudExtension {
   let running: MLTraining | undefined;
+  let boss: PgBoss | undefined;
   let unobserve: () => void = () => undefined;
   return {
     name: 'mltraining',
     async start(ctx) {
+      // The scale-out mode: jobs go to the pg-boss queue in the same PostgreSQL, and `platform-cloud
+      // worker` processes run them (worker.ts); the embedded default runs them in this process.
+      // pg-boss is loaded only then.
+      let dispatch: TrainingDispatch | undefined;
+      if (ctx.tables.dialect === 'postgres') {
+        const { BossTrainingDispatch, openBoss } = await import('./worker-queue.js');
+        const logger = ctx.logger.child({ extension: 'mltraining' });
+        boss = await openBoss((ctx.tables as unknown as PgStore).url, {
+          supervise: false,
+          onError: (err) => logger.warn({ err: err.message }, 'training queue error'),
+        });
+        dispatch = new BossTrainingDispatch(boss);
+      }
       const training = new MLTraining({
         ...trainingSettingsFromEnv(),
+        dispatch,
         root: join(ctx.dataDir, 'mltraining'),
         store: ctx.tables,
         dataSource: new CloudTrainingDataSource(ctx.tables),
@@ -38,6 +56,8 @@ export function createMlTrainingExtension(): CloudExtension {
       unobserve();
       await running?.stop();
       running = undefined;
+      await boss?.stop({ graceful: false, wait: true });
+      boss = undefined;
     },
   };
 }
