@@ -3,10 +3,13 @@
 // same method with the same request on both, in the same order (so that state they change, a GPIO level
 // or a motor's power, changes alike), and the answers must be equal: the same response, or the same
 // status code with the same message. Only what differs by nature is masked: times and session ids.
+// The micro-server is the shipped file, built here and run as the installed command runs it (its first
+// line: V8's lite mode, no JIT), so that the suite covers the bundle and the interpreter it runs in.
 import test from 'ava';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildMicro } from '../../scripts/build-micro.mjs';
 import { BoardServiceClient } from '../../gen/platform/component/board/v1/board.js';
 import { CameraServiceClient } from '../../gen/platform/component/camera/v1/camera.js';
 import { EncoderServiceClient, PositionType } from '../../gen/platform/component/encoder/v1/encoder.js';
@@ -194,7 +197,9 @@ test.before(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'platform-conformance-'));
   const configPath = join(dir, 'machine.json');
   writeFileSync(configPath, JSON.stringify(conformanceConfig(join(dir, 'capture')), null, 2));
-  [full, micro] = await Promise.all([spawnFullServer(configPath, dir), spawnMicro(configPath, dir)]);
+  const bundle = join(dir, 'platform-micro-server.mjs');
+  await buildMicro(bundle);
+  [full, micro] = await Promise.all([spawnFullServer(configPath, dir), spawnMicro(configPath, dir, { bundle })]);
   clients.full = clientsFor(full.address);
   clients.micro = clientsFor(micro.address);
 });
