@@ -1,8 +1,10 @@
 // `platform-cloud key list|revoke|rotate`: the life of an API key after `key create`. Revoking marks the
 // row (history stays); rotating replaces the stored hash and refuses tokens issued before the rotation.
-// The Authorizer re-reads a key at most KEY_FRESHNESS_MS after it last did, so both take effect within a
-// second for tokens already handed out.
+// Both tell every process's Authorizer at once (publishKeyChange), and an Authorizer re-reads a key at
+// most KEY_FRESHNESS_MS after it last did anyway, so both take effect within a second for tokens already
+// handed out, on every process of the cloud.
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
+import { publishKeyChange } from '../auth/authorizer.js';
 import { hashSecret, newSecret } from '../auth/secret-hash.js';
 import type { TabularStore } from '../store/tabular.js';
 
@@ -52,6 +54,7 @@ export async function revokeKey(store: TabularStore, args: { id?: unknown }): Pr
   const id = requireId(args.id, 'id');
   await activeKey(store, id);
   await store.execute('UPDATE api_keys SET revoked_at = ? WHERE id = ?', [new Date(), id]);
+  await publishKeyChange(store, id);
   return { id, revoked: true };
 }
 
@@ -61,5 +64,6 @@ export async function rotateKey(store: TabularStore, args: { id?: unknown }): Pr
   await activeKey(store, id);
   const key = newSecret();
   await store.execute('UPDATE api_keys SET key_hash = ?, rotated_at = ? WHERE id = ?', [await hashSecret(key), new Date(), id]);
+  await publishKeyChange(store, id);
   return { id, key };
 }

@@ -11,7 +11,7 @@ import { invalidArgument, notFound, permissionDenied } from '../../core/serving/
 import { parseAgentConfig } from '../../core/config/agent-config.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { describePrincipal } from '../auth/principal.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { unary } from '../kit/handlers.js';
 import { AGENT_SUBSYSTEMS, ReleaseResolutionError, resolveRelease } from './releases.js';
 import { getPartAgentConfig } from './machine-agent-config.js';
@@ -20,7 +20,12 @@ import { VersionSpecError } from '../../core/config/version-spec.js';
 /** How often agents check in: the agent's default, so that one cloud can slow every agent down later. */
 export const CHECK_INTERVAL_SECONDS = 300;
 
-export async function deviceAgentConfig(store: Store, authorizer: Authorizer, req: DeviceAgentConfigRequest, md: Metadata): Promise<DeviceAgentConfigResponse> {
+export async function deviceAgentConfig(
+  store: TabularStore,
+  authorizer: Authorizer,
+  req: DeviceAgentConfigRequest,
+  md: Metadata,
+): Promise<DeviceAgentConfigResponse> {
   if (!req.partId) throw invalidArgument('part_id is required');
   const platform = req.hostInfo?.platform;
   if (!platform) throw invalidArgument('host_info.platform is required (e.g. linux/amd64)');
@@ -50,7 +55,7 @@ export async function deviceAgentConfig(store: Store, authorizer: Authorizer, re
   return { agentConfig: saved.agent, maintenance: saved.maintenance, updateInfo, errors, checkIntervalSeconds: CHECK_INTERVAL_SECONDS };
 }
 
-export function addAgentService(server: Server, store: Store, authorizer: Authorizer): void {
+export function addAgentService(server: Server, store: TabularStore, authorizer: Authorizer): void {
   server.addService(AgentDeviceServiceService, {
     deviceAgentConfig: unary((req: DeviceAgentConfigRequest, md) => deviceAgentConfig(store, authorizer, req, md)),
   });

@@ -1,4 +1,5 @@
-// The agent extension of platform-cloud: the AgentDeviceService, its tables, and the admin commands
+// The agent extension of platform-cloud: the AgentDeviceService, its tables (on ctx.tables: DuckDB in the
+// embedded default, PostgreSQL in the scale-out mode), and the admin commands
 //   platform-cloud agent release add|list, agent channel set, agent config set|get
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -134,9 +135,9 @@ function commands(program: Command, admin: AdminRunner): void {
 export const agentExtension: CloudExtension = {
   name: 'agent',
   async start(ctx) {
-    await ensureReleaseTables(ctx.store);
-    await ensureMachineConfigTables(ctx.store);
-    addAgentService(ctx.server, ctx.store, ctx.authorizer);
+    await ensureReleaseTables(ctx.tables);
+    await ensureMachineConfigTables(ctx.tables);
+    addAgentService(ctx.server, ctx.tables, ctx.authorizer);
   },
   commands,
   adminActions: {

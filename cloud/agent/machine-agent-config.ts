@@ -5,11 +5,11 @@
 import { invalidArgument } from '../../core/serving/status-error.js';
 import { parseAgentConfig } from '../../core/config/agent-config.js';
 import { ConfigError } from '../../plugins/validation.js';
-import type { Store } from '../store/store.js';
+import type { TabularStore } from '../store/tabular.js';
 import { ensurePartConfigTables, latestPartConfig, mainPartOf, savePartConfig } from '../parts/part-configs.js';
 
 /** Kept for the extension's start-up; the agent config now lives in the part's machine config. */
-export async function ensureMachineConfigTables(store: Store): Promise<void> {
+export async function ensureMachineConfigTables(store: TabularStore): Promise<void> {
   await ensurePartConfigTables(store);
 }
 
@@ -26,7 +26,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Saves a machine's agent config. `config` is a machine config (with `agent` and maybe `maintenance`)
  * or the `agent` object alone.
  */
-export async function setMachineAgentConfig(store: Store, args: Record<string, unknown>): Promise<{ machine_id: string }> {
+export async function setMachineAgentConfig(store: TabularStore, args: Record<string, unknown>): Promise<{ machine_id: string }> {
   await ensureMachineConfigTables(store);
   const machineId = args.machine;
   if (typeof machineId !== 'string' || !machineId) throw invalidArgument('machine is required');
@@ -58,12 +58,12 @@ export async function setMachineAgentConfig(store: Store, args: Record<string, u
   return { machine_id: machineId };
 }
 
-export async function getMachineAgentConfig(store: Store, machineId: string): Promise<SavedAgentConfig> {
+export async function getMachineAgentConfig(store: TabularStore, machineId: string): Promise<SavedAgentConfig> {
   return getPartAgentConfig(store, (await mainPartOf(store, machineId)).id);
 }
 
 /** The `agent` and `maintenance` objects of a part's newest saved machine config: one source of truth per part. */
-export async function getPartAgentConfig(store: Store, partId: string): Promise<SavedAgentConfig> {
+export async function getPartAgentConfig(store: TabularStore, partId: string): Promise<SavedAgentConfig> {
   const config = (await latestPartConfig(store, partId))?.config ?? {};
   return {
     agent: isObject(config.agent) ? config.agent : {},

@@ -74,7 +74,7 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
   if (payload.length > MAX_PAYLOAD_CHARS) {
     throw invalidArgument(`credentials.payload: at most ${MAX_PAYLOAD_CHARS} characters (an API key or a part secret), got ${payload.length}`);
   }
-  deps.gate.check(entity, address);
+  await deps.gate.check(entity, address);
   const table =
     type === credentialTypes.apiKey
       ? 'SELECT key_hash AS h FROM api_keys WHERE id = ? AND revoked_at IS NULL'
@@ -83,11 +83,11 @@ export async function authenticate(deps: AuthDeps, request: AuthenticateRequest,
   // The same answer for an unknown entity and a wrong secret, so callers cannot probe for ids.
   const ok = rows.length > 0 && (await deps.hashes.run(() => verifySecret(payload, String(rows[0].h))));
   if (!ok) {
-    deps.gate.failed(entity, address);
+    await deps.gate.failed(entity, address);
     // The entity is the caller's input: echoed bounded (a 128 KiB one once wedged the web port's channel).
     throw unauthenticated(`invalid credentials for entity ${echo(entity)}`);
   }
-  deps.gate.succeeded(entity, address);
+  await deps.gate.succeeded(entity, address);
   const kind = type === credentialTypes.apiKey ? 'api-key' : 'part';
   return { accessToken: deps.tokens.sign(entity, kind), expiresInSeconds: deps.tokens.ttlSeconds };
 }

@@ -6,6 +6,7 @@
 // organization-level key. Machine parts may only upload data for themselves.
 import type { Metadata } from '@grpc/grpc-js';
 import { permissionDenied, unauthenticated } from '../../core/serving/status-error.js';
+import { storeChannels } from '../store/pg-notify.js';
 import type { TabularStore } from '../store/tabular.js';
 import { describePrincipal, type KeyPrincipal, type PartPrincipal, type Place, type Principal, type Role, type ScopeType } from './principal.js';
 import { TokenError, type TokenSigner } from './token.js';
@@ -17,13 +18,31 @@ export interface Need {
   level?: 'organization';
 }
 
-/** How stale a cached API key may be: revocation and rotation take effect within this time. */
+/**
+ * How stale a cached API key may be: revocation and rotation take effect within this time, in every
+ * process, even when the notification below is lost.
+ */
 export const KEY_FRESHNESS_MS = 500;
+
+/** The channel on which a revoked or rotated key's id is sent (cloud/store/pg-notify.ts). */
+export const KEY_CHANNEL = 'platform_api_key';
+
+/**
+ * Tells the Authorizers of every process of the cloud that keyId changed (revoked, rotated), so they
+ * drop their cached copy now rather than after KEY_FRESHNESS_MS. Call after the change committed;
+ * never rejects (the change is made; the cache's age bounds what a lost notification costs).
+ */
+export async function publishKeyChange(store: TabularStore, keyId: string): Promise<void> {
+  await storeChannels(store)
+    .publish(KEY_CHANNEL, keyId)
+    .catch(() => undefined);
+}
 
 export class Authorizer {
   // Parts never change once created, so their lookups are cached for the process' life. Keys can be
-  // revoked or rotated (by an admin command, possibly in another process before this one started), so a
-  // key's row is re-read once its cached copy is older than KEY_FRESHNESS_MS.
+  // revoked or rotated (by an admin command, possibly in another process), so a key's cached copy is
+  // dropped when publishKeyChange says so (from any process of the cloud), and re-read anyway once it
+  // is older than KEY_FRESHNESS_MS.
   private readonly keys = new Map<string, { principal: KeyPrincipal | undefined; rotatedAtS: number; readAt: number }>();
   private readonly parts = new Map<string, PartPrincipal>();
   // The reads under way, shared by every call that needs the same row meanwhile. Without them, 2000
@@ -36,7 +55,28 @@ export class Authorizer {
   constructor(
     private readonly store: TabularStore,
     readonly tokens: TokenSigner,
-  ) {}
+    /** How stale a cached key may be (tests set it long, to see the notifications alone at work). */
+    private readonly keyFreshnessMs = KEY_FRESHNESS_MS,
+  ) {
+    const channels = storeChannels(store);
+    channels.subscribe(KEY_CHANNEL, (keyId) => this.forgetKey(keyId));
+    // Notifications were missed: any key may have changed meanwhile.
+    channels.onResync(() => {
+      this.keyChanges++;
+      this.keys.clear();
+      this.keyReads.clear();
+    });
+  }
+
+  /** Counts the forgets: a read that began before one may have read the old row, and is not cached. */
+  private keyChanges = 0;
+
+  /** Drops the cached copy of a key (and any read of it under way), so the next call reads it afresh. */
+  private forgetKey(keyId: string): void {
+    this.keyChanges++;
+    this.keys.delete(keyId);
+    this.keyReads.delete(keyId);
+  }
 
   /** Verifies `authorization: Bearer <token>`; throws UNAUTHENTICATED when it is missing or invalid. */
   async authenticate(metadata: Metadata): Promise<Principal> {
@@ -126,10 +166,11 @@ export class Authorizer {
    */
   async keyPrincipal(keyId: string, issuedAtS?: number): Promise<KeyPrincipal | undefined> {
     let entry = this.keys.get(keyId);
-    if (!entry || Date.now() - entry.readAt >= KEY_FRESHNESS_MS) {
+    if (!entry || Date.now() - entry.readAt >= this.keyFreshnessMs) {
       entry = await this.once(this.keyReads, keyId, async () => {
+        const changes = this.keyChanges;
         const read = await this.readKey(keyId);
-        this.keys.set(keyId, read);
+        if (changes === this.keyChanges) this.keys.set(keyId, read);
         return read;
       });
     }

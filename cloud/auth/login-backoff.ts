@@ -2,7 +2,9 @@
 // many failures in a window, a key id or a source address is refused with RESOURCE_EXHAUSTED for a while,
 // before any scrypt runs, so a flood of wrong keys costs the server a map lookup, not a hash. A cloud
 // has one gate (created in cloud/server/cloud-server.ts, handed to extensions as CloudContext.loginGate),
-// so failures over psql count toward Authenticate's back-off and the other way round.
+// so failures over psql count toward Authenticate's back-off and the other way round. In the
+// scale-out mode the counts live in PostgreSQL (login-backoff-pg.ts), shared by every process of the
+// cloud, so that spreading attempts over the processes gains an attacker nothing.
 //
 // Settings (environment of `platform-cloud serve`):
 //   PLATFORM_LOGIN_MAX_FAILURES          failures per key id per window before it backs off (default 10)
@@ -13,11 +15,45 @@
 //   PLATFORM_LOGIN_BACKOFF_S             how long a key id or address is refused once over (default 60)
 import { resourceExhausted } from '../../core/serving/status-error.js';
 
+/** Callers await each call: the in-process gate answers at once, the PostgreSQL one after a statement. */
 export interface LoginGate {
-  /** Throws StatusError RESOURCE_EXHAUSTED (naming when to retry) while this key id or address is backing off. */
-  check(keyId: string, address: string): void;
-  failed(keyId: string, address: string): void;
-  succeeded(keyId: string, address: string): void;
+  /** Throws (or rejects with) StatusError RESOURCE_EXHAUSTED, naming when to retry, while this key id or address is backing off. */
+  check(keyId: string, address: string): void | Promise<void>;
+  failed(keyId: string, address: string): void | Promise<void>;
+  succeeded(keyId: string, address: string): void | Promise<void>;
+}
+
+/** The limits of a gate, from PLATFORM_LOGIN_* (see the header). */
+export interface LoginLimits {
+  maxKeyFailures: number;
+  maxAddressFailures: number;
+  windowMs: number;
+  backoffMs: number;
+}
+
+/** Reads and checks PLATFORM_LOGIN_* (see the header). */
+export function loginLimitsFromEnv(env: NodeJS.ProcessEnv = process.env): LoginLimits {
+  const read = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be a number >= 1, got '${raw}'`);
+    return value;
+  };
+  return {
+    maxKeyFailures: read('PLATFORM_LOGIN_MAX_FAILURES', 10),
+    maxAddressFailures: read('PLATFORM_LOGIN_MAX_ADDRESS_FAILURES', 100),
+    windowMs: read('PLATFORM_LOGIN_WINDOW_S', 60) * 1000,
+    backoffMs: read('PLATFORM_LOGIN_BACKOFF_S', 60) * 1000,
+  };
+}
+
+/** The refusal of a key id or address backing off until `until` (ms). */
+export function backoffRefusal(who: string, limit: number, windowMs: number, until: number, now: number): Error {
+  return resourceExhausted(
+    `login back-off: ${who} had ${limit} or more failed logins within ${windowMs / 1000} s; ` +
+      `retry after ${new Date(until).toISOString()} (in ${Math.ceil((until - now) / 1000)} s)`,
+  );
 }
 
 export interface LoginBackoffOptions {
@@ -93,19 +129,7 @@ export class LoginBackoff implements LoginGate {
 
   /** The gate configured from PLATFORM_LOGIN_* (see the header). */
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LoginBackoff {
-    const read = (name: string, fallback: number) => {
-      const raw = env[name];
-      if (raw === undefined || raw === '') return fallback;
-      const value = Number(raw);
-      if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be a number >= 1, got '${raw}'`);
-      return value;
-    };
-    return new LoginBackoff({
-      maxKeyFailures: read('PLATFORM_LOGIN_MAX_FAILURES', 10),
-      maxAddressFailures: read('PLATFORM_LOGIN_MAX_ADDRESS_FAILURES', 100),
-      windowMs: read('PLATFORM_LOGIN_WINDOW_S', 60) * 1000,
-      backoffMs: read('PLATFORM_LOGIN_BACKOFF_S', 60) * 1000,
-    });
+    return new LoginBackoff(loginLimitsFromEnv(env));
   }
 
   check(keyId: string, rawAddress: string): void {
@@ -117,10 +141,7 @@ export class LoginBackoff implements LoginGate {
     const until = Math.max(keyUntil, addressUntil);
     const who = keyUntil ? `key id ${keyId}` : `address ${address}`;
     const limit = keyUntil ? this.maxKeyFailures : this.maxAddressFailures;
-    throw resourceExhausted(
-      `login back-off: ${who} had ${limit} or more failed logins within ${this.windowMs / 1000} s; ` +
-        `retry after ${new Date(until).toISOString()} (in ${Math.ceil((until - now) / 1000)} s)`,
-    );
+    throw backoffRefusal(who, limit, this.windowMs, until, now);
   }
 
   failed(keyId: string, address: string): void {

@@ -1,9 +1,12 @@
-// Access tokens are JWTs (HS256) signed with a per-data-dir secret, so a token from one cloud is
-// worthless at another and tokens survive a restart of the same cloud.
+// Access tokens are JWTs (HS256) signed with a per-cloud secret, so a token from one cloud is
+// worthless at another and tokens survive a restart of the same cloud. The embedded default keeps the
+// secret in <data-dir>/token-secret (forDataDir); the scale-out mode keeps it in PostgreSQL (forStore),
+// so that a token signed by one process verifies on every other process of the cloud.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { TokenError } from '../errors/catalogue.js';
+import type { TabularStore } from '../store/tabular.js';
 export { TokenError };
 
 export type TokenSubjectKind = 'api-key' | 'part';
@@ -37,6 +40,23 @@ export class TokenSigner {
       renameSync(temp, path);
     }
     return new TokenSigner(Buffer.from(readFileSync(path, 'utf8'), 'base64'), ttlSeconds);
+  }
+
+  /**
+   * Loads the cloud's secret from the store's cloud_secrets table (PostgreSQL, pg-schema.ts), creating
+   * it on first use. Processes that start together each offer a new secret; ON CONFLICT DO NOTHING
+   * keeps the first one committed, and every process then reads that one.
+   */
+  static async forStore(store: TabularStore, ttlSeconds?: number): Promise<TokenSigner> {
+    if (store.dialect !== 'postgres') throw new Error('TokenSigner.forStore: the token secret is kept in PostgreSQL; the embedded store uses forDataDir');
+    await store.execute(`INSERT INTO cloud_secrets VALUES ('token-secret', ?, ?) ON CONFLICT (name) DO NOTHING`, [
+      randomBytes(32).toString('base64'),
+      new Date(),
+    ]);
+    const [row] = await store.query(`SELECT value FROM cloud_secrets WHERE name = 'token-secret'`);
+    const secret = Buffer.from(String(row.value), 'base64');
+    if (secret.length < 32) throw new Error('the token secret in cloud_secrets is shorter than 32 bytes: the table was edited by hand');
+    return new TokenSigner(secret, ttlSeconds);
   }
 
   sign(sub: string, kind: TokenSubjectKind, now = Date.now()): string {

@@ -7,7 +7,7 @@ import { dataManagerModel } from '../../core/resource/data-manager-model.js';
 import { ModelRegistry } from '../../core/resource/model-registry.js';
 import { checkPartConfig } from '../../core/resource/part-config.js';
 import type { TabularStore } from '../store/tabular.js';
-import { partEvents } from './part-events.js';
+import { publishPartConfig } from './part-events.js';
 
 export const partConfigTables = [
   `CREATE TABLE IF NOT EXISTS part_configs (
@@ -93,7 +93,7 @@ export async function savePartConfig(store: TabularStore, partId: string, config
     await tx.execute('INSERT INTO part_configs VALUES (?, ?, ?, ?, ?)', [partId, next, JSON.stringify(config), savedBy, time]);
     return next;
   });
-  partEvents(store).emit('config', partId, revision);
+  await publishPartConfig(store, partId, revision);
   return { revision, time, savedBy, config };
 }
 

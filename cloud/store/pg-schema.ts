@@ -200,6 +200,19 @@ export const pgMigrations: readonly Migration[] = [
          PRIMARY KEY (organization_id, registry_item_id, version))`,
     ],
   },
+  {
+    // What the processes of one cloud share instead of keeping it in one data dir or one memory:
+    // the token secret (cloud/auth/token.ts, TokenSigner.forStore) and the login back-off's counts
+    // (cloud/auth/login-backoff-pg.ts). PostgreSQL only: the embedded default keeps both in its process.
+    id: '0010-cloud-secrets-and-login-failures',
+    statements: [
+      'CREATE TABLE cloud_secrets (name text PRIMARY KEY, value text NOT NULL, time_created timestamptz NOT NULL)',
+      `CREATE TABLE login_failures (
+         kind text NOT NULL, id text NOT NULL, window_start timestamptz NOT NULL, failures integer NOT NULL,
+         blocked_until timestamptz, last_failed timestamptz NOT NULL, PRIMARY KEY (kind, id))`,
+      'CREATE INDEX login_failures_last_failed ON login_failures (last_failed)',
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

@@ -41,6 +41,8 @@ function sessionOn(client: pg.PoolClient): SqlSession {
 export class PgStore implements TabularStore {
   readonly dialect = 'postgres' as const;
   private closed = false;
+  /** Run at close, before the pool ends (pg-notify.ts closes its listening connection). */
+  private readonly closers: (() => Promise<void>)[] = [];
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -49,6 +51,31 @@ export class PgStore implements TabularStore {
     /** The URL the store was opened with, for a LeaderElection (pg-leader.ts) of the same database. */
     readonly url: string,
   ) {}
+
+  /**
+   * A connection of its own, outside the pool, for work that holds a session open (LISTEN in
+   * pg-notify.ts); the caller ends it. Values come back as from the pool.
+   */
+  async connectDedicated(options: { applicationName?: string; queryTimeoutMs?: number } = {}): Promise<pg.Client> {
+    if (this.closed) throw new Error('the store is closed');
+    const client = new pg.Client({
+      connectionString: this.url,
+      types: duckdbLikeTypes,
+      keepAlive: true,
+      connectionTimeoutMillis: 10_000,
+      query_timeout: options.queryTimeoutMs,
+      application_name: options.applicationName?.slice(0, 63),
+    });
+    // A lost connection emits 'error' (then 'end'); without a listener it would end the process.
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  }
+
+  /** Runs fn when the store closes, before its connections end. */
+  onClose(fn: () => Promise<void>): void {
+    this.closers.push(fn);
+  }
 
   /** The BlobStore given to open(), for modules that need both (StoreWithBlobs). */
   get blobs(): BlobStore {
@@ -134,6 +161,7 @@ export class PgStore implements TabularStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const close of this.closers.splice(0)) await close().catch(() => undefined);
     await this.pool.end();
   }
 }

@@ -16,11 +16,14 @@ import { backendKeyData, errorResponse, readyForQuery } from './wire-messages.js
 
 export const DATABASE_NAME = 'sensorData';
 
-/** Login back-off, shaped like cloud/auth/login-backoff.ts's LoginGate: check throws RESOURCE_EXHAUSTED. */
+/**
+ * Login back-off, shaped like cloud/auth/login-backoff.ts's LoginGate: check throws (or rejects with)
+ * RESOURCE_EXHAUSTED; each call is awaited (the scale-out mode's gate keeps its counts in PostgreSQL).
+ */
 export interface LoginGate {
-  check(keyId: string, address: string): void;
-  failed(keyId: string, address: string): void;
-  succeeded(keyId: string, address: string): void;
+  check(keyId: string, address: string): void | Promise<void>;
+  failed(keyId: string, address: string): void | Promise<void>;
+  succeeded(keyId: string, address: string): void | Promise<void>;
 }
 
 export interface PgLimits {
@@ -206,15 +209,15 @@ export class PgEndpoint {
         },
         validateCredentials: async ({ authMessage, clientProof, scramSha256Data }) => {
           const ok = organizationId !== undefined && (await verifyScramSha256Password({ authMessage, clientProof, storedKey: scramSha256Data.storedKey }));
-          if (ok) loginGate?.succeeded(username, address);
-          else loginGate?.failed(username, address);
+          if (ok) await loginGate?.succeeded(username, address);
+          else await loginGate?.failed(username, address);
           return ok;
         },
       },
-      onStartup: (state) => {
+      onStartup: async (state) => {
         username = state.clientParams?.user ?? '';
         try {
-          loginGate?.check(username, address);
+          await loginGate?.check(username, address);
         } catch (err) {
           throw BackendError.create({ severity: 'FATAL', code: '53400', message: String((err as Error).message) });
         }
