@@ -7,8 +7,11 @@
 //               one statement per upload, 4 connections: per-row columns as unnest() arrays, the anchor, and
 //               a multi-row INSERT ... VALUES), and against the embedded default's ingest (insertTabular on
 //               the DuckDB Store). Targets: >= 50k readings/s and >= 0.5x the raw insert.
-// Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload); BENCH_SCALE_PARTS
-// names the parts to run (default all).
+//   sql:        a GROUP BY over SCALE_SQL_ROWS (default 10M) readings sealed into Parquet by the sealer,
+//               through the scale-out engine, against raw embedded DuckDB on the same rows
+//               (scripts/bench/scale-sql.ts). Target: <= 1.5x.
+// Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload), SCALE_SQL_ROWS;
+// BENCH_SCALE_PARTS names the parts to run (default all: ingest,sql).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -21,11 +24,12 @@ import { PgStore } from '../../cloud/store/pg-store.js';
 import { Store } from '../../cloud/store/store.js';
 import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres.js';
 import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
+import { benchScaleSql } from './scale-sql.js';
 
 const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
 const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
 const CONCURRENCY = 4;
-const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest').split(','));
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest,sql').split(','));
 
 const part: PartInfo = {
   kind: 'part',
@@ -193,6 +197,12 @@ async function main(): Promise<void> {
   const server = await startPostgres();
   try {
     if (PARTS.has('ingest')) await benchIngest(server);
+    if (PARTS.has('sql')) {
+      const rows = Number(process.env.SCALE_SQL_ROWS ?? 10_000_000);
+      console.log(`\nsql: GROUP BY over ${rows} sealed readings`);
+      const r = await benchScaleSql({ pgUrl: await freshDatabase(server), rows, log: (line) => console.log(`  ${line}`) });
+      console.log(`  target <= 1.5x raw embedded DuckDB: ${verdict(r.ratio <= 1.5)}`);
+    }
   } finally {
     await server.stop();
   }
