@@ -14,7 +14,7 @@ import {
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import { serverStream, unary } from '../kit/handlers.js';
-import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import { BinaryDataStore, checkTagList, idsOf } from './binary-data.js';
 import type { PartDirectory } from './parts.js';
 import type { QueryEngine, QueryEngineSlot, TabularDataSourceTypeName } from '../kit/query-engine-slot.js';
@@ -24,7 +24,8 @@ import { pageOf } from './rows.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 
 export interface DataServiceDeps {
-  store: Store;
+  /** The cloud's tables and blobs: the DuckDB Store, or PostgreSQL with S3 (issue 33). */
+  store: StoreWithBlobs;
   authorizer: Authorizer;
   parts: PartDirectory;
   queryEngine: QueryEngineSlot;

@@ -213,6 +213,14 @@ export const pgMigrations: readonly Migration[] = [
       'CREATE INDEX login_failures_last_failed ON login_failures (last_failed)',
     ],
   },
+  {
+    // cloud/data/tabular-data.ts: GetLatestTabularData and ExportTabularData name one source (part,
+    // component, method) and read it in capture-time order. Without this they would read every
+    // organization's rows; with it, the newest reading or the next export batch is an index walk.
+    // (TabularDataByFilter's pages walk tabular_data_org_time of migration 0001.)
+    id: '0011-tabular-source-index',
+    statements: ['CREATE INDEX tabular_data_source_time ON tabular_data (part_id, component_name, method_name, time_requested, seq)'],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
