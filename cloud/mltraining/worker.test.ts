@@ -1,0 +1,164 @@
+// The scale-out training queue with real processes (issue 33, "Must show"): two `platform-cloud worker`
+// processes (testing/worker-child.ts runs worker-process.ts) on one PostgreSQL and one S3 (s3rver). A
+// custom job is submitted through the training service as a scale-out `serve` runs it (jobs to the
+// pg-boss queue); the worker that picks it is killed with kill -9 while its trainer runs, and the
+// other worker runs the job again and completes it exactly once: one COMPLETED job, one stored model,
+// the files of one artefact in S3.
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type PgBoss from 'pg-boss';
+import { waitFor } from '../../core/serving/testing/eventually.js';
+import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
+import { insertBinary } from '../datasync/ingest.js';
+import type { PgStore } from '../store/pg-store.js';
+import { startScaleOutBackends, type ScaleOutBackends } from '../testing/scale-out.js';
+import { removeDataDir, tempDataDir } from '../testing/spawn-cloud.js';
+import { CloudTrainingDataSource } from './cloud-data-source.js';
+import { MLTraining } from './ml-training.js';
+import { scriptPackage } from './testing/script-package.js';
+import { shapeImages } from './testing/shapes.js';
+import { BossTrainingDispatch, openBoss } from './worker-queue.js';
+
+const child = fileURLToPath(new URL('testing/worker-child.ts', import.meta.url));
+const org = 'org-scale-out';
+
+// Prints a line the test waits for, then takes long enough to be killed in the middle, then writes a model.
+const slowWriter = `#!/bin/sh
+for a in "$@"; do case "$a" in --model_output_directory=*) OUT="\${a#*=}" ;; esac; done
+echo "training started"
+sleep 4
+printf 'fake-onnx' > "$OUT/model.onnx"
+echo "wrote the model"
+`;
+
+let backends: ScaleOutBackends;
+let tables: PgStore;
+let boss: PgBoss;
+let api: MLTraining;
+const scratch: string[] = [];
+const workers: ServingProgram[] = [];
+
+test.before(async () => {
+  backends = await startScaleOutBackends();
+  tables = await backends.openTables();
+  boss = await openBoss(backends.backendStoreUri, { supervise: false });
+  // The training service as a scale-out `serve` runs it: submitted jobs go to the queue.
+  scratch.push(tempDataDir());
+  api = new MLTraining({
+    root: scratch[0],
+    store: tables,
+    dataSource: new CloudTrainingDataSource(tables),
+    dispatch: new BossTrainingDispatch(boss),
+    killGraceMs: 500,
+  });
+  await api.start();
+});
+
+test.after.always(async () => {
+  for (const w of workers) await w.stop();
+  await api?.stop();
+  await boss?.stop({ graceful: false, wait: true });
+  await backends?.stop();
+  for (const dir of scratch) removeDataDir(dir);
+});
+
+async function startWorker(): Promise<ServingProgram> {
+  const dir = tempDataDir();
+  scratch.push(dir);
+  const worker = await spawnServing(child, [backends.backendStoreUri, backends.artifactsDestination, backends.s3.endpoint, dir], {
+    name: 'training worker',
+    nodeFlags: ['--import', 'tsx'],
+    env: { ...process.env, ...backends.env, PLATFORM_TRAINING_CONCURRENCY: '1' },
+  });
+  workers.push(worker);
+  return worker;
+}
+
+/** A dataset of a few shape images, uploaded as DataSync stores them. */
+async function dataset(): Promise<string> {
+  const id = randomUUID();
+  await tables.execute('INSERT INTO datasets VALUES (?, ?, ?, ?)', [id, `shapes-${id.slice(0, 8)}`, org, new Date()]);
+  const part = {
+    kind: 'part' as const,
+    partId: 'part-1',
+    machineId: 'machine-1',
+    locationId: 'location-1',
+    organizationId: org,
+    partName: 'p',
+    robotName: 'r',
+  };
+  for (const image of shapeImages(4)) {
+    const now = new Date();
+    await insertBinary(tables, {
+      part,
+      componentType: 'rdk:component:camera',
+      componentName: 'cam',
+      methodName: 'ReadImage',
+      tags: image.labels,
+      fileName: 'shape.png',
+      fileExtension: '.png',
+      mimeType: 'image/png',
+      datasetIds: [id],
+      timeRequested: now,
+      timeReceived: now,
+      content: image.png,
+    });
+  }
+  return id;
+}
+
+test('a job whose worker is killed with kill -9 completes exactly once on another worker', async (t) => {
+  const [first, second] = [await startWorker(), await startWorker()];
+  const datasetId = await dataset();
+  await api.registry.upload({
+    organizationId: org,
+    registryItemId: 'slow-writer',
+    version: '1.0.0',
+    entrypoint: 'train.sh',
+    package: await scriptPackage({ 'train.sh': { content: slowWriter, mode: 0o755 } }),
+  });
+  const id = await api.submitCustomTrainingJob({
+    organizationId: org,
+    datasetId,
+    registryItemId: 'slow-writer',
+    registryItemVersion: '1.0.0',
+    modelName: 'm',
+    modelVersion: 'v1',
+  });
+  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  // The worker that picked it names itself in the log; its trainer has started.
+  const runner = await waitFor('a worker to start the trainer', async () => {
+    const lines = await logs();
+    return lines.includes('training started') && lines.find((l) => l.startsWith('run by worker '));
+  });
+  const victim = [first, second].find((w) => runner.endsWith(`:${w.child.pid}`));
+  t.truthy(victim, `${runner} is one of the two workers`);
+  const survivor = victim === first ? second : first;
+  await victim!.kill9();
+
+  const job = await waitFor(
+    'the job to end',
+    async () => {
+      const j = await api.getTrainingJob(id);
+      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
+    },
+    120_000,
+  );
+  const lines = await logs();
+  t.is(job.status, 'COMPLETED', `${JSON.stringify(job.errorStatus)}\n${lines.join('\n')}`);
+  t.true(lines.includes(`run by worker ${runner.slice('run by worker '.length).replace(/:\d+$/, '')}:${survivor.child.pid}`), lines.join('\n'));
+  t.true(lines.some((l) => l.includes('the process that ran this job stopped (crash or kill)')));
+  t.is(lines.filter((l) => l === 'wrote the model').length, 1, 'the trainer finished once');
+  // Exactly once: one job row, COMPLETED, naming the one stored model of that version.
+  const models = await tables.query('SELECT id FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ?', [org, 'm', 'v1']);
+  t.deepEqual(
+    models.map((m) => m.id),
+    [job.syncedModelId],
+  );
+  t.deepEqual(await tables.query('SELECT status FROM training_jobs WHERE id = ?', [id]), [{ status: 'COMPLETED' }]);
+  const keys: string[] = [];
+  for await (const blob of tables.blobs.list!(`mltraining/models/${org}/`)) keys.push(blob.key);
+  t.deepEqual(keys, [`mltraining/models/${org}/${job.syncedModelId}/model.onnx`]);
+  t.is((await api.artefacts.readFile(org, 'm', 'v1', 'model.onnx')).toString(), 'fake-onnx');
+});
