@@ -114,41 +114,47 @@ async function insertBinaryOf(store: StoreWithBlobs, upload: BinaryUpload, conte
   if (content instanceof Uint8Array) await store.blobs.put(blobKey, content);
   else await content.commit(blobKey);
   const params = upload.methodParameters && Object.keys(upload.methodParameters).length > 0 ? JSON.stringify(upload.methodParameters) : null;
+  const row = (seq: bigint) => [
+    seq,
+    id,
+    p.organizationId,
+    p.locationId,
+    p.machineId,
+    p.robotName,
+    p.partId,
+    p.partName,
+    upload.componentType,
+    upload.componentName,
+    upload.methodName,
+    params,
+    upload.fileName,
+    upload.fileExtension,
+    upload.mimeType,
+    tags,
+    datasetIds,
+    upload.timeRequested,
+    upload.timeReceived,
+    new Date(),
+    BigInt(size),
+    `platform://binary/${id}`,
+    blobKey,
+    tags.includes(internalTag),
+  ];
   let stored: boolean;
   try {
-    stored = await withSeqs(store, 'binary_data', 1, async (tx, seq) => {
-      // The check and the insert in one transaction: on DuckDB transactions run one at a time, on
-      // PostgreSQL SERIALIZABLE makes the later of two racing attempts fail and run again, when it
-      // finds the first one's row (binary_data_id is also the primary key there).
-      if (upload.id !== undefined && (await tx.query('SELECT 1 FROM binary_data WHERE binary_data_id = ?', [id])).length > 0) return false;
-      await tx.execute(insertRow, [
-        seq,
-        id,
-        p.organizationId,
-        p.locationId,
-        p.machineId,
-        p.robotName,
-        p.partId,
-        p.partName,
-        upload.componentType,
-        upload.componentName,
-        upload.methodName,
-        params,
-        upload.fileName,
-        upload.fileExtension,
-        upload.mimeType,
-        tags,
-        datasetIds,
-        upload.timeRequested,
-        upload.timeReceived,
-        new Date(),
-        BigInt(size),
-        `platform://binary/${id}`,
-        blobKey,
-        tags.includes(internalTag),
-      ]);
-      return true;
-    });
+    if (store.dialect === 'postgres') {
+      // binary_data_id is the primary key: of two attempts at one id, in any processes, the second
+      // waits for the first's commit and then inserts nothing. One statement, no transaction around it.
+      const seq = await reserveSeqPg(store, 'binary_data', 1);
+      stored = (await store.execute(`${insertRow} ON CONFLICT (binary_data_id) DO NOTHING`, row(seq))) > 0;
+    } else {
+      stored = await withSeqs(store, 'binary_data', 1, async (tx, seq) => {
+        // The check and the insert in one transaction, which DuckDB's one writer runs alone.
+        if (upload.id !== undefined && (await tx.query('SELECT 1 FROM binary_data WHERE binary_data_id = ?', [id])).length > 0) return false;
+        await tx.execute(insertRow, row(seq));
+        return true;
+      });
+    }
   } catch (err) {
     await store.blobs.delete(blobKey).catch(() => undefined);
     throw err;

@@ -27,11 +27,12 @@ const columns = `INSERT INTO tabular_data (seq, upload_id, organization_id, loca
   FROM unnest(CAST($1 AS timestamptz[]), CAST($2 AS timestamptz[]), CAST($3 AS text[]), CAST($4 AS integer[]))
     WITH ORDINALITY AS p(requested, received, data, size, n)`;
 
-const insert = `${columns} ORDER BY p.n`;
+// No ORDER BY: seq comes from each point's ordinal, whatever order the rows are inserted in.
+const insert = columns;
 
 /** The same, inserting only when the upload id ($5) is claimed by this statement. */
 const insertClaimed = `WITH claim AS (INSERT INTO tabular_upload_ids VALUES ($5, $17) ON CONFLICT (upload_id) DO NOTHING RETURNING upload_id)
-  ${columns} WHERE EXISTS (SELECT 1 FROM claim) ORDER BY p.n`;
+  ${columns} WHERE EXISTS (SELECT 1 FROM claim)`;
 
 /**
  * Inserts the points of one upload once they are committed; returns the upload id and whether they

@@ -6,9 +6,10 @@
 // local delete duplicates nothing when it re-sends.
 //
 // The database decides, so that this holds across processes writing one database (issue 33): the
-// write itself finds an id already committed and writes nothing (binary: the check and the insert in
-// one transaction, ingest.ts; tabular on PostgreSQL: the upload id claimed in tabular_upload_ids by the
-// statement that inserts the points, pg-tabular-ingest.ts). On DuckDB, which one process owns, the
+// write itself finds an id already committed and writes nothing (binary, ingest.ts: on PostgreSQL an
+// INSERT ... ON CONFLICT on the primary key binary_data_id, on DuckDB the check and the insert in one
+// transaction; tabular on PostgreSQL: the upload id claimed in tabular_upload_ids by the statement that
+// inserts the points, pg-tabular-ingest.ts). On DuckDB, which one process owns, the
 // tabular check is a query before the write, made safe by running one attempt per id at a time here.
 import { createHash } from 'node:crypto';
 import { invalidArgument } from '../../core/serving/status-error.js';

@@ -221,6 +221,13 @@ export const pgMigrations: readonly Migration[] = [
     id: '0011-tabular-source-index',
     statements: ['CREATE INDEX tabular_data_source_time ON tabular_data (part_id, component_name, method_name, time_requested, seq)'],
   },
+  {
+    // The upload_id index of tabular_data served only the dedup check of a repeated upload id, which
+    // on PostgreSQL reads tabular_upload_ids (0007): without it every reading costs one index entry
+    // less (about 70 of 380 bytes of WAL per reading, measured).
+    id: '0012-drop-tabular-upload-index',
+    statements: ['DROP INDEX tabular_data_upload'],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
