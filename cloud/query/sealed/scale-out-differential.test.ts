@@ -32,7 +32,7 @@ test.before(async () => {
   pg = (await pgBackend.openForFile()) as PgStore & StoreWithBlobs;
   await storeSameUploads(duck, pg);
   workDir = mkdtempSync(join(tmpdir(), 'scale-out-diff-'));
-  scaleOut = startScaleOutQuery(pg, { dataDir: workDir, seal: false });
+  scaleOut = startScaleOutQuery(pg, { dataDir: workDir, seal: false, sealGraceMs: 0 });
   pool = new MingoPool({ processes: 1 });
   const limits = { timeoutMs: 120_000 };
   engines.push({

@@ -46,7 +46,7 @@ test.before(async () => {
   pgStore = (await pgBackend.openForFile()) as PgStore & StoreWithBlobs;
   await storeSameUploads(duck, pgStore);
   workDir = mkdtempSync(join(tmpdir(), 'scale-out-pg-'));
-  scaleOut = startScaleOutQuery(pgStore, { dataDir: workDir, seal: false });
+  scaleOut = startScaleOutQuery(pgStore, { dataDir: workDir, seal: false, sealGraceMs: 0 });
   const sealed = await scaleOut.sealer.sealClosedDays();
   if (sealed.length !== 3) throw new Error(`expected 3 sealed days, got ${sealed.length}`);
   await serve(duck, () => duck.instance.connect());

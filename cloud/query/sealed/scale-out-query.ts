@@ -32,6 +32,8 @@ export interface ScaleOutQueryOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** Run the sealer's election (false in tests that seal by hand). Default true. */
   seal?: boolean;
+  /** How long after its end a day is closed; default PLATFORM_QUERY_SEAL_GRACE_S (tests: 0). */
+  sealGraceMs?: number;
 }
 
 export function startScaleOutQuery(store: PgStore & { readonly blobs: BlobStore }, options: ScaleOutQueryOptions): ScaleOutQuery {
@@ -44,7 +46,7 @@ export function startScaleOutQuery(store: PgStore & { readonly blobs: BlobStore 
   });
   const sealer = new ReadingsSealer(store, {
     workDir: join(options.dataDir, 'sealing'),
-    graceMs: envNumber('PLATFORM_QUERY_SEAL_GRACE_S', 3600, 0) * 1000,
+    graceMs: options.sealGraceMs ?? envNumber('PLATFORM_QUERY_SEAL_GRACE_S', 3600, 0) * 1000,
   });
   const intervalMs = envNumber('PLATFORM_QUERY_SEAL_INTERVAL_S', 600, 1) * 1000;
   let timer: NodeJS.Timeout | undefined;
