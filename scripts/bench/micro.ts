@@ -296,7 +296,7 @@ function bytesUnder(path: string): number {
 async function readingsThroughput(dir: string): Promise<void> {
   const seconds = Number(process.env.BENCH_READINGS_S ?? 10);
   console.log(`\n7. GetReadings on 10 sensors, one client with 8 calls in flight, ${seconds} s after 2 s of warm-up:`);
-  row(['', 'calls/s', 'CPU ms / 1000 calls', 'RSS after (MB)']);
+  row(['', 'calls/s', 'CPU/1000 (ms)', 'RSS after (MB)']);
   const path = configFile(
     dir,
     Array.from({ length: 10 }, (_, i) => sensor(i)),
