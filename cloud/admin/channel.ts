@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { StatusError } from '../../core/serving/status-error.js';
 import { decodePath } from '../../core/serving/web/static-files.js';
-import type { Store } from '../store/store.js';
+import type { StoreWithBlobs } from '../store/tabular.js';
 import type { AdminAction } from './actions.js';
 import { AdminError } from '../errors/catalogue.js';
 export { AdminError };
@@ -21,7 +21,7 @@ export function adminSocketPath(dataDir: string): string {
   return join(tmpdir(), `platform-cloud-${hash}.sock`);
 }
 
-export async function startAdminChannel(dataDir: string, store: Store, actions: Record<string, AdminAction>): Promise<Server> {
+export async function startAdminChannel(dataDir: string, store: StoreWithBlobs, actions: Record<string, AdminAction>): Promise<Server> {
   const path = adminSocketPath(dataDir);
   // A socket left by a killed server would make listen fail; we hold the database lock, so it is stale.
   rmSync(path, { force: true });

@@ -106,3 +106,18 @@ test('postgres: closing the store ends its listening connection', async (t) => {
   for (let i = 0; i < 100 && (await listening()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
   t.is(await listening(), 0);
 });
+
+test('postgres: channels subscribed while the listening connection is being set up, or after, are listened to as well', async (t) => {
+  const { a, b } = await twoProcesses(t);
+  storeChannels(b).subscribe('first_channel', () => undefined);
+  // The connection is being made now: this channel was not in the list it started with.
+  const during = next(b, 'second_channel');
+  await storeChannels(b).ready();
+  const after = next(b, 'third_channel');
+  // A channel added once connected is listened to on the same connection, which takes a moment.
+  await new Promise<void>((resolve) => storeChannels(b).onResync(() => resolve()));
+  await storeChannels(a).publish('second_channel', 'two');
+  await storeChannels(a).publish('third_channel', 'three');
+  t.deepEqual(await during, ['two']);
+  t.deepEqual(await after, ['three']);
+});

@@ -146,9 +146,16 @@ class PgChannels extends LocalChannels {
         let ended = false;
         client.once('end', () => (ended = true));
         client.on('notification', (n) => this.deliver(n.channel, n.payload ?? ''));
-        for (const channel of [...this.channels]) await client.query(`LISTEN "${channel}"`);
-        if (this.stop.signal.aborted) break;
+        const listened = new Set(this.channels);
+        for (const channel of listened) await client.query(`LISTEN "${channel}"`);
+        if (this.stop.signal.aborted) {
+          // Closed while connecting: this connection must not outlive the store.
+          this.drop(client);
+          break;
+        }
         this.client = client;
+        // Channels subscribed while this connection was being set up (later ones LISTEN themselves).
+        for (const channel of this.channels) if (!listened.has(channel)) await client.query(`LISTEN "${channel}"`);
         lastGood = new Date();
         backoffMs = 100;
         const since = this.lostAt;
