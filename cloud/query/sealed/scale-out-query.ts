@@ -13,6 +13,7 @@ import { envNumber } from '../../../core/serving/env.js';
 import { duckdbResourceSettings } from '../../store/duckdb-settings.js';
 import type { BlobStore } from '../../store/blob-store.js';
 import { LeaderElection } from '../../store/pg-leader.js';
+import { useSealedSegmentFiles } from '../../store/sealed-segments.js';
 import type { PgStore } from '../../store/pg-store.js';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ConnectOptions, ConnectionSource } from '../sql/sql-sandbox.js';
@@ -44,6 +45,8 @@ export function startScaleOutQuery(store: PgStore & { readonly blobs: BlobStore 
     memoryMb: duck.memoryMb,
     threads: duck.threads,
   });
+  // The data API reads the sealed days of its pages from the same local copies (cloud/data/sealed-readings.ts).
+  useSealedSegmentFiles(store, readings.cache);
   const sealer = new ReadingsSealer(store, {
     workDir: join(options.dataDir, 'sealing'),
     graceMs: options.sealGraceMs ?? envNumber('PLATFORM_QUERY_SEAL_GRACE_S', 3600, 0) * 1000,
