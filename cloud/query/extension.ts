@@ -80,7 +80,7 @@ export function createQueryExtension(): CloudExtension {
       const connect: ConnectionSource = scaleOut ? scaleOut.connect : () => ctx.store.instance.connect();
       const users = new DatabaseUsers(ctx.tables);
       await users.init();
-      const pipelines = new PipelineStore(ctx.store);
+      const pipelines = new PipelineStore(ctx.tables);
       await pipelines.init();
       const pool = new MingoPool({ maxHeapMb: envNumber('PLATFORM_MQL_HEAP_MB', 512, 32), processes: envNumber('PLATFORM_MQL_PROCESSES', 2, 1) });
       const mql = new MqlRunner(connect, pool, (org, id) => pipelines.readSink(org, id), {
@@ -112,6 +112,8 @@ export function createQueryExtension(): CloudExtension {
         intervalMs: envNumber('PLATFORM_QUERY_PIPELINE_INTERVAL_S', 15, 1) * 1000,
         retries: envNumber('PLATFORM_QUERY_PIPELINE_RETRIES', 3, 0),
         retryBackoffMs: envNumber('PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S', 60, 1) * 1000,
+        // Scale-out: one process of the database runs the pipelines at a time.
+        election: ctx.tables.dialect === 'postgres' ? { url: (ctx.tables as PgStore).url } : undefined,
         logger,
       });
       scheduler.start();

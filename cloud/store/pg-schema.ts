@@ -228,6 +228,28 @@ export const pgMigrations: readonly Migration[] = [
     id: '0012-drop-tabular-upload-index',
     statements: ['DROP INDEX tabular_data_upload'],
   },
+  {
+    // cloud/query/pipelines/pipeline-store.ts: data pipelines, their runs, sinks and retries.
+    id: '0013-data-pipelines',
+    statements: [
+      `CREATE TABLE query_data_pipelines (
+         id text PRIMARY KEY, organization_id text NOT NULL, name text NOT NULL, mql text NOT NULL,
+         schedule text NOT NULL, source_type text NOT NULL, enabled boolean NOT NULL,
+         time_created timestamptz NOT NULL, time_modified timestamptz NOT NULL, window_end timestamptz NOT NULL)`,
+      `CREATE UNIQUE INDEX query_data_pipelines_name ON query_data_pipelines (organization_id, name)`,
+      `CREATE TABLE query_data_pipeline_runs (
+         id text PRIMARY KEY, pipeline_id text NOT NULL, status text NOT NULL, data_start timestamptz NOT NULL,
+         data_end timestamptz NOT NULL, start_time timestamptz NOT NULL, end_time timestamptz NOT NULL,
+         documents integer NOT NULL, error_message text NOT NULL)`,
+      `CREATE INDEX query_data_pipeline_runs_pipeline ON query_data_pipeline_runs (pipeline_id, data_end)`,
+      `CREATE TABLE query_data_pipeline_sink (
+         pipeline_id text NOT NULL, run_id text NOT NULL, data_end timestamptz NOT NULL, position integer NOT NULL, doc text NOT NULL)`,
+      `CREATE INDEX query_data_pipeline_sink_pipeline ON query_data_pipeline_sink (pipeline_id, data_end, position)`,
+      `CREATE TABLE query_data_pipeline_retries (
+         pipeline_id text NOT NULL, data_start timestamptz NOT NULL, data_end timestamptz NOT NULL,
+         attempts integer NOT NULL, next_attempt timestamptz NOT NULL, PRIMARY KEY (pipeline_id, data_start, data_end))`,
+    ],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */

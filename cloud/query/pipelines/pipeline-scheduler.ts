@@ -11,8 +11,14 @@
 // past it (issue 27, finding 8). Every attempt is its own run record, so the history shows the failures
 // and then the COMPLETED run of the same window; a window whose last attempt failed keeps no sink documents
 // from its attempts, and one that failed every attempt stays FAILED (its last error says so).
+//
+// In the scale-out mode every cloud process runs a scheduler, and one at a time makes passes: the one
+// elected through a PostgreSQL advisory lock (options.election). Two that overlap briefly (a leader cut
+// off that does not know it yet) record each window once: PipelineStore.recordRun drops an attempt that
+// another process has recorded.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { LeaderElection } from '../../store/pg-leader.js';
 import type { MqlRunner } from '../mql/mql-runner.js';
 import type { DataPipeline, PipelineStore } from './pipeline-store.js';
 import { nextTick } from './schedule.js';
@@ -26,12 +32,18 @@ export interface SchedulerOptions {
   retries?: number;
   /** Wait before the first retry; doubled for each next one. Default 60 s (PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S). */
   retryBackoffMs?: number;
+  /**
+   * The scale-out mode: the cloud's PostgreSQL. Every process runs a scheduler, and only the one elected
+   * through LeaderElection (cloud/store/pg-leader.ts) makes passes; absent, this process alone does.
+   */
+  election?: { url: string };
   logger?: Logger;
 }
 
 export class PipelineScheduler {
   private timer?: NodeJS.Timeout;
   private passing?: Promise<void>;
+  private election?: LeaderElection;
 
   constructor(
     private readonly pipelines: PipelineStore,
@@ -40,15 +52,31 @@ export class PipelineScheduler {
   ) {}
 
   start(): void {
+    const election = this.options.election;
+    if (election) {
+      this.election = LeaderElection.start({
+        url: election.url,
+        name: 'platform-data-pipelines',
+        onLeader: () => this.options.logger?.info('this process now runs the data pipelines'),
+        onError: (err) => this.options.logger?.warn({ err: err.message }, 'data pipeline election: database unreachable'),
+      });
+    }
     this.timer = setInterval(() => {
+      if (this.election && !this.election.isLeader) return;
       this.runDue(new Date()).catch((err: unknown) => this.options.logger?.error({ err }, 'data pipeline pass failed'));
     }, this.options.intervalMs ?? 15_000);
     this.timer.unref();
   }
 
+  /** Whether this process makes the passes (always, without an election). */
+  get leads(): boolean {
+    return this.election ? this.election.isLeader : true;
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.passing;
+    await this.election?.stop();
   }
 
   /** Runs every window that ended at or before `now`. Overlapping calls share one pass. */
@@ -98,14 +126,15 @@ export class PipelineScheduler {
     try {
       if (errorMessage) {
         const { retry, note } = this.retryAfter(attempt, now);
-        await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: errorMessage + note }, [], retry);
-      } else await this.pipelines.recordRun({ ...run, status: 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage }, docs);
+        await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: errorMessage + note }, [], retry, attempt);
+      } else
+        await this.pipelines.recordRun({ ...run, status: 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage }, docs, undefined, attempt);
     } catch (err) {
       // The results could not be stored (too large, for instance): the window still gets a failed run.
       const message = `the results could not be stored: ${(err as Error).message}`;
       this.options.logger?.warn({ pipeline: p.id, attempt, err: message }, 'data pipeline run failed');
       const { retry, note } = this.retryAfter(attempt, now);
-      await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: message + note }, [], retry);
+      await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: message + note }, [], retry, attempt);
     }
   }
 

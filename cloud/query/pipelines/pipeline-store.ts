@@ -1,9 +1,11 @@
-// Data pipelines, their runs and their sinks in the cloud's DuckDB. A run's sink documents, its run record
-// and the pipeline's progress are written in one transaction, so a crash never half-writes a window.
+// Data pipelines, their runs and their sinks in the cloud's tables, on either TabularStore backend
+// (DuckDB: the tables below, made on first use; PostgreSQL: migration 0013-data-pipelines in
+// cloud/store/pg-schema.ts). A run's sink documents, its run record and the pipeline's progress are
+// written in one transaction, so a crash never half-writes a window.
 import { randomUUID } from 'node:crypto';
 import { EJSON } from 'bson';
 import { alreadyExists, invalidArgument, notFound } from '../../../core/serving/status-error.js';
-import type { Store } from '../../store/store.js';
+import type { TabularStore } from '../../store/tabular.js';
 import { checkStages, type Stage } from '../mql/stages.js';
 import { checkOrganizationId } from '../sql/readings-view.js';
 import { checkSchedule, previousTick } from './schedule.js';
@@ -76,12 +78,12 @@ export interface NewPipeline {
   sourceType?: PipelineSourceType;
 }
 
-type PipelineStoreDb = Pick<Store, 'query' | 'execute' | 'transaction'>;
-
 export class PipelineStore {
-  constructor(private readonly store: PipelineStoreDb) {}
+  constructor(private readonly store: TabularStore) {}
 
+  /** Makes the tables on DuckDB; on PostgreSQL the migrations made them. */
   async init(): Promise<void> {
+    if (this.store.dialect !== 'duckdb') return;
     for (const sql of PIPELINE_DDL) await this.store.execute(sql);
   }
 
@@ -105,18 +107,19 @@ export class PipelineStore {
       timeModified: now,
       windowEnd: previousTick(schedule, now),
     };
-    await this.store.transaction(async (conn) => {
-      const clash = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE organization_id = $1 AND name = $2', [p.organizationId, name]);
-      if (clash.currentRowCount > 0) throw alreadyExists(`name: a data pipeline named "${name}" already exists in this organization`);
-      await conn.run('INSERT INTO query_data_pipelines VALUES ($1, $2, $3, $4, $5, $6, true, $7::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8::TIMESTAMPTZ)', [
+    await this.store.transact(async (tx) => {
+      const clash = await tx.query('SELECT 1 FROM query_data_pipelines WHERE organization_id = ? AND name = ?', [p.organizationId, name]);
+      if (clash.length > 0) throw alreadyExists(`name: a data pipeline named "${name}" already exists in this organization`);
+      await tx.execute('INSERT INTO query_data_pipelines VALUES (?, ?, ?, ?, ?, ?, true, ?, ?, ?)', [
         pipeline.id,
         pipeline.organizationId,
         name,
         EJSON.stringify(stages),
         schedule,
         sourceType,
-        now.toISOString(),
-        pipeline.windowEnd.toISOString(),
+        now,
+        now,
+        pipeline.windowEnd,
       ]);
     });
     return pipeline;
@@ -124,13 +127,13 @@ export class PipelineStore {
 
   async get(id: string): Promise<DataPipeline> {
     if (!id) throw invalidArgument('id: is required');
-    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE id = $1', [id]);
+    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE id = ?', [id]);
     if (rows.length === 0) throw notFound(`id: no data pipeline ${id}`);
     return toPipeline(rows[0]);
   }
 
   async list(organizationId: string): Promise<DataPipeline[]> {
-    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE organization_id = $1 ORDER BY time_created, id', [organizationId]);
+    const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE organization_id = ? ORDER BY time_created, id', [organizationId]);
     return rows.map(toPipeline);
   }
 
@@ -142,73 +145,68 @@ export class PipelineStore {
     const p = await this.get(id);
     // Re-enabling starts from the current window: a disabled pipeline does not backfill what it missed.
     const windowEnd = enabled && !p.enabled ? previousTick(p.schedule, now) : p.windowEnd;
-    await this.store.execute('UPDATE query_data_pipelines SET enabled = $2, time_modified = $3::TIMESTAMPTZ, window_end = $4::TIMESTAMPTZ WHERE id = $1', [
-      id,
-      enabled,
-      now.toISOString(),
-      windowEnd.toISOString(),
-    ]);
+    await this.store.execute('UPDATE query_data_pipelines SET enabled = ?, time_modified = ?, window_end = ? WHERE id = ?', [enabled, now, windowEnd, id]);
   }
 
   async delete(id: string): Promise<void> {
     await this.get(id);
-    await this.store.transaction(async (conn) => {
+    await this.store.transact(async (tx) => {
       for (const table of ['query_data_pipeline_sink', 'query_data_pipeline_runs', 'query_data_pipeline_retries'])
-        await conn.run(`DELETE FROM ${table} WHERE pipeline_id = $1`, [id]);
-      await conn.run('DELETE FROM query_data_pipelines WHERE id = $1', [id]);
+        await tx.execute(`DELETE FROM ${table} WHERE pipeline_id = ?`, [id]);
+      await tx.execute('DELETE FROM query_data_pipelines WHERE id = ?', [id]);
     });
   }
 
   /**
    * Records one window's run, its sink documents, the pipeline's progress and the window's retry (the next
    * attempt of a failed window, or none), atomically. A retried window is older than the progress, which
-   * therefore never moves back.
+   * therefore never moves back. With `attempt` (the scheduler's), the run is recorded only if the window
+   * is still at that attempt: a first attempt of a window the progress has passed, or a retry whose
+   * attempt another process already recorded, is dropped (returns false), so two schedulers that
+   * overlap briefly (a leader that lost its lead without knowing it yet) record each window once.
    */
-  async recordRun(run: PipelineRun, docs: Record<string, unknown>[], retry?: { attempts: number; nextAttempt: Date }): Promise<void> {
-    await this.store.transaction(async (conn) => {
-      const still = await conn.runAndReadAll('SELECT 1 FROM query_data_pipelines WHERE id = $1', [run.pipelineId]);
-      if (still.currentRowCount === 0) return; // deleted while it ran
-      await conn.run('INSERT INTO query_data_pipeline_runs VALUES ($1, $2, $3, $4::TIMESTAMPTZ, $5::TIMESTAMPTZ, $6::TIMESTAMPTZ, $7::TIMESTAMPTZ, $8, $9)', [
+  async recordRun(run: PipelineRun, docs: Record<string, unknown>[], retry?: { attempts: number; nextAttempt: Date }, attempt?: number): Promise<boolean> {
+    return this.store.transact(async (tx) => {
+      const still = await tx.query('SELECT window_end FROM query_data_pipelines WHERE id = ?', [run.pipelineId]);
+      if (still.length === 0) return false; // deleted while it ran
+      const window = [run.pipelineId, run.dataStart, run.dataEnd];
+      if (attempt === 1 && (still[0].window_end as Date).getTime() >= run.dataEnd.getTime()) return false;
+      if (attempt !== undefined && attempt > 1) {
+        const pending = await tx.query('SELECT attempts FROM query_data_pipeline_retries WHERE pipeline_id = ? AND data_start = ? AND data_end = ?', window);
+        if (pending.length === 0 || Number(pending[0].attempts) !== attempt - 1) return false;
+      }
+      await tx.execute('INSERT INTO query_data_pipeline_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
         run.id,
         run.pipelineId,
         run.status,
-        run.dataStart.toISOString(),
-        run.dataEnd.toISOString(),
-        run.startTime.toISOString(),
-        run.endTime.toISOString(),
+        run.dataStart,
+        run.dataEnd,
+        run.startTime,
+        run.endTime,
         run.documents,
         run.errorMessage,
       ]);
       if (docs.length > 0) {
-        const batch = JSON.stringify(docs.map((d) => EJSON.stringify(d, { relaxed: true })));
-        await conn.run(
-          `INSERT INTO query_data_pipeline_sink SELECT $1, $2, $3::TIMESTAMPTZ, ordinality::INTEGER, doc
-           FROM unnest(CAST($4::JSON AS VARCHAR[])) WITH ORDINALITY AS t(doc, ordinality)`,
-          [run.pipelineId, run.id, run.dataEnd.toISOString(), batch],
+        await tx.execute(
+          `INSERT INTO query_data_pipeline_sink SELECT ?, ?, ?, CAST(ordinality AS INTEGER), doc
+           FROM unnest(CAST(? AS VARCHAR[])) WITH ORDINALITY AS t(doc, ordinality)`,
+          [run.pipelineId, run.id, run.dataEnd, docs.map((d) => EJSON.stringify(d, { relaxed: true }))],
         );
       }
-      await conn.run('UPDATE query_data_pipelines SET window_end = greatest(window_end, $2::TIMESTAMPTZ) WHERE id = $1', [
-        run.pipelineId,
-        run.dataEnd.toISOString(),
-      ]);
-      const window = [run.pipelineId, run.dataStart.toISOString(), run.dataEnd.toISOString()];
-      await conn.run('DELETE FROM query_data_pipeline_retries WHERE pipeline_id = $1 AND data_start = $2::TIMESTAMPTZ AND data_end = $3::TIMESTAMPTZ', window);
-      if (retry) {
-        await conn.run('INSERT INTO query_data_pipeline_retries VALUES ($1, $2::TIMESTAMPTZ, $3::TIMESTAMPTZ, $4, $5::TIMESTAMPTZ)', [
-          ...window,
-          retry.attempts,
-          retry.nextAttempt.toISOString(),
-        ]);
-      }
+      await tx.execute('UPDATE query_data_pipelines SET window_end = greatest(window_end, ?) WHERE id = ?', [run.dataEnd, run.pipelineId]);
+      await tx.execute('DELETE FROM query_data_pipeline_retries WHERE pipeline_id = ? AND data_start = ? AND data_end = ?', window);
+      if (retry) await tx.execute('INSERT INTO query_data_pipeline_retries VALUES (?, ?, ?, ?, ?)', [...window, retry.attempts, retry.nextAttempt]);
+      return true;
     });
   }
 
   /** The pipeline's failed windows whose next attempt is due at `now`, oldest window first. */
   async dueRetries(pipelineId: string, now: Date, limit: number): Promise<PendingRetry[]> {
-    const rows = await this.store.query(
-      'SELECT * FROM query_data_pipeline_retries WHERE pipeline_id = $1 AND next_attempt <= $2::TIMESTAMPTZ ORDER BY data_start LIMIT $3',
-      [pipelineId, now.toISOString(), limit],
-    );
+    const rows = await this.store.query('SELECT * FROM query_data_pipeline_retries WHERE pipeline_id = ? AND next_attempt <= ? ORDER BY data_start LIMIT ?', [
+      pipelineId,
+      now,
+      limit,
+    ]);
     return rows.map((r) => ({
       dataStart: r.data_start as Date,
       dataEnd: r.data_end as Date,
@@ -218,7 +216,7 @@ export class PipelineStore {
   }
 
   async runs(pipelineId: string): Promise<PipelineRun[]> {
-    const rows = await this.store.query('SELECT * FROM query_data_pipeline_runs WHERE pipeline_id = $1 ORDER BY data_end DESC', [pipelineId]);
+    const rows = await this.store.query('SELECT * FROM query_data_pipeline_runs WHERE pipeline_id = ? ORDER BY data_end DESC', [pipelineId]);
     return rows.map((r) => ({
       id: String(r.id),
       pipelineId: String(r.pipeline_id),
@@ -234,11 +232,11 @@ export class PipelineStore {
 
   /** The sink's documents, oldest window first; NOT_FOUND unless the pipeline belongs to the organisation. */
   async readSink(organizationId: string, pipelineId: string): Promise<Record<string, unknown>[]> {
-    const owner = await this.store.query('SELECT organization_id FROM query_data_pipelines WHERE id = $1', [pipelineId]);
+    const owner = await this.store.query('SELECT organization_id FROM query_data_pipelines WHERE id = ?', [pipelineId]);
     if (owner.length === 0 || owner[0].organization_id !== organizationId) {
       throw notFound(`pipeline_id: no data pipeline ${pipelineId} in organization ${organizationId}`);
     }
-    const rows = await this.store.query('SELECT doc FROM query_data_pipeline_sink WHERE pipeline_id = $1 ORDER BY data_end, position', [pipelineId]);
+    const rows = await this.store.query('SELECT doc FROM query_data_pipeline_sink WHERE pipeline_id = ? ORDER BY data_end, position', [pipelineId]);
     return rows.map((r) => EJSON.parse(String(r.doc), { relaxed: true }) as Record<string, unknown>);
   }
 }
