@@ -16,6 +16,7 @@ import { sameDatabase } from '../testing/same-database.js';
 import { removeDataDir, tempDataDir } from '../testing/spawn-cloud.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
 import { Authorizer, KEY_CHANNEL } from './authorizer.js';
+import { cloudAuthFor } from './cloud-auth.js';
 import { loginGateForStore, PgLoginBackoff } from './login-backoff-pg.js';
 import { LoginBackoff } from './login-backoff.js';
 import { TokenSigner } from './token.js';
@@ -119,6 +120,24 @@ test('both: loginGateForStore gives the PostgreSQL gate to a PgStore and the in-
   t.true(local instanceof LoginBackoff);
   t.is((local as LoginBackoff).maxKeyFailures, 3);
   t.throws(() => loginGateForStore(embedded, { PLATFORM_LOGIN_WINDOW_S: 'soon' }), { message: /PLATFORM_LOGIN_WINDOW_S must be a number/ });
+});
+
+test('both: cloudAuthFor gives the embedded store the data dir secret and the in-process gate, a PgStore the shared ones', async (t) => {
+  const dir = tempDataDir();
+  t.teardown(() => removeDataDir(dir));
+  const embedded = await cloudAuthFor(await duckdb.open(t), dir, 120, {});
+  t.true(existsSync(join(dir, 'token-secret')));
+  t.is(embedded.tokens.ttlSeconds, 120);
+  t.true(embedded.loginGate instanceof LoginBackoff);
+  const a = await postgres.open(t);
+  const scaled = await cloudAuthFor(a, dir, 120, {});
+  const otherDir = tempDataDir();
+  t.teardown(() => removeDataDir(otherDir));
+  const other = await cloudAuthFor(await sameDatabase(t, postgres, a), otherDir, 120, {});
+  t.false(existsSync(join(otherDir, 'token-secret')), 'the scale-out mode writes no secret file');
+  t.true(scaled.loginGate instanceof PgLoginBackoff);
+  t.is(other.tokens.verify(scaled.tokens.sign('k', 'api-key')).sub, 'k');
+  t.throws(() => embedded.tokens.verify(scaled.tokens.sign('k', 'api-key')), { message: /signature/ }, 'not the data dir secret');
 });
 
 for (const backend of tabularBackends(test))
