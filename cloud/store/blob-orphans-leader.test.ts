@@ -83,7 +83,9 @@ test('postgres: two processes elect one sweeper; only it sweeps, and the other t
   const options = (who: 'a' | 'b') => ({
     minAgeMs: 60_000,
     intervalMs: 100,
-    election: { url, pollMs: 50 },
+    // A leader's session check times out after 10 polls (at least 2 s): 400 ms keeps a loaded machine
+    // from taking a slow check for a lost lead, which would let the other sweep too.
+    election: { url, pollMs: 400 },
     onSwept: () => swept[who]++,
   });
   const sweepers = { a: startOrphanSweep(a, options('a')), b: startOrphanSweep(b, options('b')) };
