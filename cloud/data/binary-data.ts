@@ -263,7 +263,8 @@ export class BinaryDataStore {
     const sources = [`SELECT DISTINCT tags FROM binary_data WHERE ${binary.sql}`];
     if (tabular) sources.push(`SELECT DISTINCT tags FROM tabular_data WHERE ${tabular.sql}`);
     const rows = await this.store.query(
-      `SELECT tag FROM (SELECT DISTINCT unnest(tags) AS tag FROM (${sources.join(' UNION ALL ')}) AS lists) AS distinct_tags ORDER BY tag${byBytes(this.dialect)}`,
+      // PostgreSQL: DISTINCT needs the ORDER BY's collation on the selected column (and the subquery a name).
+      `SELECT DISTINCT unnest(tags)${byBytes(this.dialect)} AS tag FROM (${sources.join(' UNION ALL ')}) AS lists ORDER BY tag`,
       [...binary.params, ...(tabular?.params ?? [])],
     );
     return rows.map((r) => String(r.tag));

@@ -6,6 +6,9 @@
 //
 //   const backends = tabularBackends(test);
 //   for (const backend of backends) test(`${backend.name}: ...`, async (t) => { const store = await backend.open(t); ... });
+//
+// tabularBackends(test, { icuLocale: 'en-US' }) makes the PostgreSQL databases sort text by that ICU
+// locale (the test cluster's is C), for tests of orders returned (cloud/data/binary-data-edits.test.ts).
 import type { ExecutionContext, TestFn } from 'ava';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -28,7 +31,18 @@ export interface TabularBackend {
 
 type Opened = { store: StoreWithBlobs; close: () => Promise<void> };
 
-export function tabularBackends(test: TestFn): TabularBackend[] {
+export interface TabularBackendsOptions {
+  /**
+   * PostgreSQL databases sort text by this ICU locale (e.g. 'en-US') instead of the test cluster's C
+   * locale, as a production database often does: for tests that an order returned is the bytes'
+   * order, as on DuckDB, whatever the database's collation.
+   */
+  icuLocale?: string;
+}
+
+export function tabularBackends(test: TestFn, options: TabularBackendsOptions = {}): TabularBackend[] {
+  if (options.icuLocale !== undefined && !/^[A-Za-z0-9-]+$/.test(options.icuLocale)) throw new Error(`icuLocale ${options.icuLocale} is not a locale name`);
+  const collation = options.icuLocale ? ` LOCALE_PROVIDER icu ICU_LOCALE '${options.icuLocale}' LOCALE 'C' TEMPLATE template0` : '';
   let server: Promise<PostgresServer> | undefined;
   const forFile: (() => Promise<void>)[] = [];
   test.after.always(async () => {
@@ -66,7 +80,7 @@ export function tabularBackends(test: TestFn): TabularBackend[] {
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.query(`CREATE DATABASE ${database}${collation}`);
     } finally {
       await admin.end();
     }
