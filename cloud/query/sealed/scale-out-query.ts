@@ -41,6 +41,7 @@ export function startScaleOutQuery(store: PgStore & { readonly blobs: BlobStore 
   const duck = duckdbResourceSettings(options.dataDir);
   const readings = new ScaleOutReadings(store, {
     cacheDir: join(options.dataDir, 'segment-cache'),
+    tailDir: join(options.dataDir, 'query-tail'),
     cacheMaxBytes: envNumber('PLATFORM_QUERY_SEGMENT_CACHE_MB', 4096, 1) * 2 ** 20,
     memoryMb: duck.memoryMb,
     threads: duck.threads,
