@@ -10,7 +10,7 @@
 // in S3 with tables in one process' DuckDB file would give a single process nothing to share. Either
 // half alone is refused before anything starts, with the reason.
 import { Option } from 'commander';
-import { parseS3Uri, type S3Location } from '../store/s3-blob-store.js';
+import { parseS3Uri, type S3Location } from '../store/s3-location.js';
 
 /** What the command line gave (undefined: not given). */
 export interface BackendFlags {

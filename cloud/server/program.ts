@@ -9,6 +9,7 @@ import { coreAdminActions } from '../admin/actions.js';
 import { runAdminAction } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
+import { addWorkerCommand } from './worker-command.js';
 import { startTracing, type Tracing } from '../../core/serving/telemetry/tracing.js';
 import { observeTracing } from '../../core/serving/telemetry/trace-metrics.js';
 import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
@@ -147,6 +148,8 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         process.on('SIGTERM', stop);
       },
     );
+
+  addWorkerCommand(program, defaultDataDir());
 
   const runner: AdminRunner = {
     defaultDataDir: defaultDataDir(),

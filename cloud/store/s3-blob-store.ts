@@ -19,22 +19,10 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { blobKeyOf, uploadTempPattern, type BlobStore, type BlobWriter, type StoredBlob } from './blob-store.js';
-import { S3BlobWriter, defaultPartBytes, minPartBytes, type S3Location } from './s3-blob-writer.js';
+import { S3BlobWriter, defaultPartBytes, minPartBytes } from './s3-blob-writer.js';
+import { parseS3Uri, type S3Location } from './s3-location.js';
 
-export type { S3Location };
-
-/** Parses `s3://bucket[/prefix]`; the prefix gets a trailing '/' so that keys are folders below it. */
-export function parseS3Uri(uri: string): S3Location {
-  const match = /^s3:\/\/([^/?#]+)(?:\/([^?#]*))?$/.exec(uri);
-  if (!match) throw new Error(`the artifacts destination '${uri}' must be an s3://bucket/prefix URI`);
-  const bucket = match[1];
-  // S3's bucket naming rules: 3 to 63 lower-case letters, digits, dots and hyphens.
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
-    throw new Error(`the bucket '${bucket}' of '${uri}' must be 3 to 63 lower-case letters, digits, '.' or '-'`);
-  }
-  const path = (match[2] ?? '').replace(/^\/+|\/+$/g, '');
-  return { bucket, prefix: path === '' ? '' : `${blobKeyOf(path)}/` };
-}
+export { parseS3Uri, type S3Location };
 
 export interface S3BlobStoreOptions {
   /** An S3-compatible service other than AWS, e.g. http://127.0.0.1:7480 (path-style addressing). */

@@ -21,12 +21,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { randomUUID } from 'node:crypto';
 import { blobKeyOf, type BlobWriter } from './blob-store.js';
+import type { S3Location } from './s3-location.js';
 
-/** Where blobs go: a bucket and a key prefix ('' or ending in '/'). */
-export interface S3Location {
-  bucket: string;
-  prefix: string;
-}
+export type { S3Location };
 
 /** S3 refuses parts below 5 MiB, except the last. */
 export const minPartBytes = 5 * 1024 * 1024;
