@@ -50,7 +50,7 @@ export interface Bounds {
 }
 
 /** The DuckDB that reads segments, and the time ranges of the segments it has read, per segment cache. */
-class SegmentReader {
+export class SegmentReader {
   private instance?: Promise<DuckDBInstance>;
   private readonly bounds = new Map<string, Bounds | null>();
 
@@ -68,6 +68,11 @@ class SegmentReader {
     }
   }
 
+  /** The segments (at paths) as a relation named tabular_data, for a statement's FROM. */
+  relation(paths: readonly string[]): string {
+    return segmentsRelation(paths);
+  }
+
   /** The segment's capture times in microseconds (null: no rows), read once per segment. */
   async boundsOf(segment: SealedSegment, path: string): Promise<Bounds | null> {
     if (this.bounds.has(segment.hash)) return this.bounds.get(segment.hash)!;
@@ -79,6 +84,13 @@ class SegmentReader {
 }
 
 const readers = new WeakMap<SealedSegmentFiles, SegmentReader>();
+
+/** The segment reader of a segment cache (one DuckDB per cache). */
+export function segmentReaderOf(files: SealedSegmentFiles): SegmentReader {
+  let reader = readers.get(files);
+  if (!reader) readers.set(files, (reader = new SegmentReader()));
+  return reader;
+}
 
 /** The organization's sealed segments as files, pinned while `use` runs. */
 export interface SealedFiles {
@@ -111,11 +123,9 @@ export async function readReadings<T>(
     }
     const files = sealedSegmentFilesOf(store);
     if (!files) throw unavailable('this platform-cloud has sealed readings but no segment cache (the cloud/query extension is missing)');
-    let reader = readers.get(files);
-    if (!reader) readers.set(files, (reader = new SegmentReader()));
+    const r = segmentReaderOf(files);
     const { paths, release } = await files.pin(before);
     try {
-      const r = reader;
       return await sealed(
         {
           async query(sql, params, keep) {

@@ -1,8 +1,9 @@
 // The data API's tabular reads on PostgreSQL once the SQL engine has sealed closed days (issue 33):
 // the sealer moves those days into Parquet segments and drops their partitions, and TabularDataByFilter
 // (every order, cursor and count), GetLatestTabularData and ExportTabularData answer exactly as they
-// did before the sealing, from the unsealed rows and the segments together.
-import test from 'ava';
+// did before the sealing, from the unsealed rows and the segments together; DeleteTabularData deletes
+// sealed rows too, rewriting their segments.
+import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,14 +15,14 @@ import type { PgStore } from '../store/pg-store.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
 import { binaryFixture, emptyFilter } from '../testing/binary-fixture.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
-import { exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
+import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 
 const [, postgres] = tabularBackends(test);
 const DAY = 86_400_000;
 
 const idOf = (data: unknown) => String((data as { readings: { id: string } }).readings.id);
 
-test('pages, counts, the latest reading and export read sealed days as before they were sealed', async (t) => {
+async function sealedFixture(t: ExecutionContext) {
   const store = (await postgres.open(t)) as PgStore & StoreWithBlobs;
   const fx = await binaryFixture(store);
   const today = Math.floor(Date.now() / DAY) * DAY;
@@ -107,18 +108,26 @@ test('pages, counts, the latest reading and export read sealed days as before th
     return out;
   };
 
+  const seal = async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sealed-pages-'));
+    const scaleOut = startScaleOutQuery(store, { dataDir, seal: false });
+    t.teardown(async () => {
+      await scaleOut.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+    return scaleOut.sealer.sealClosedDays();
+  };
+  return { store, fx, days, insert, walk, everything, seal };
+}
+
+test('pages, counts, the latest reading and export read sealed days as before they were sealed', async (t) => {
+  const { store, days, everything, seal } = await sealedFixture(t);
   const before = await everything();
   t.is((before['all 50 asc'] as string[]).length, 26);
   t.deepEqual((before['all 50 desc'] as string[]).slice(0, 2), ['ahead', 'd2-5']);
   t.is((before['all 50 asc'] as string[])[0], 'late');
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'sealed-pages-'));
-  const scaleOut = startScaleOutQuery(store, { dataDir, seal: false });
-  t.teardown(async () => {
-    await scaleOut.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const sealed = await scaleOut.sealer.sealClosedDays();
+  const sealed = await seal();
   t.deepEqual(
     sealed.map((d) => d.day.getTime()),
     [days[0], days[1]],
@@ -127,4 +136,46 @@ test('pages, counts, the latest reading and export read sealed days as before th
   t.is(left[0].n, 9n, "only today's rows are still in PostgreSQL");
 
   t.deepEqual(await everything(), before);
+});
+
+test('DeleteTabularData deletes sealed rows too: by scope and age, rewriting or dropping their segments', async (t) => {
+  const { store, fx, days, insert, walk, seal } = await sealedFixture(t);
+  // Captured ten days ago, synced on the oldest sealed day.
+  await insert('old-sealed', days[0] + 3600_000 + 40, days[2] - 10 * 86_400_000);
+  const all = await walk(fx.keys.ownerA, {}, 50, Order.ORDER_ASCENDING);
+  t.is(all.length, 27);
+  t.is((await seal()).length, 2);
+  const segments = async () => (await store.query('SELECT content_hash FROM tabular_segments ORDER BY content_hash')).map((r) => String(r.content_hash));
+  const first = await segments();
+  t.is(first.length, 3, 'two days of org A, one of org B');
+
+  // By age: only the one sealed row captured before it goes, its segment rewritten without it.
+  t.is(await deleteTabularData(store, fx.keys.ownerA, 7), 1);
+  const afterAge = await walk(fx.keys.ownerA, {}, 50, Order.ORDER_ASCENDING);
+  t.deepEqual(
+    afterAge,
+    all.filter((id) => id !== 'old-sealed'),
+  );
+  t.not((await segments()).join(), first.join());
+
+  // By a location key's scope: the arm's rows (unsealed and sealed) go, the rover's stay.
+  const armRows = await walk(fx.keys.ownerA, { robotName: 'arm' }, 50, Order.ORDER_ASCENDING);
+  t.is(armRows.length, 6);
+  t.is(await deleteTabularData(store, fx.keys.ownerField, 0), 6);
+  t.deepEqual(
+    await walk(fx.keys.ownerA, {}, 50, Order.ORDER_ASCENDING),
+    afterAge.filter((id) => !armRows.includes(id)),
+  );
+
+  // Everything of organization A: its segments leave the manifest; organization B keeps its own.
+  t.is(await deleteTabularData(store, fx.keys.ownerA, 0), afterAge.length - armRows.length);
+  t.deepEqual(await walk(fx.keys.ownerA, {}, 50, Order.ORDER_ASCENDING), []);
+  t.is((await segments()).length, 1);
+  t.deepEqual(await walk(fx.keys.ownerB, {}, 50, Order.ORDER_ASCENDING), ['other-org']);
+  const count = await tabularDataByFilter(store, fx.keys.ownerA, {
+    dataRequest: { filter: undefined, limit: 0, last: '', sortOrder: Order.ORDER_UNSPECIFIED },
+    countOnly: true,
+    includeInternalData: true,
+  } as TabularDataByFilterRequest);
+  t.is(count.count, 0);
 });

@@ -4,7 +4,7 @@
 // time windows in page-query.ts, PostgreSQL's index walk in pg-page.ts) and the row's time in
 // microseconds (timeMicrosColumn); times and lists go in as Date and string[] parameters. On
 // PostgreSQL an organization's days sealed by the SQL engine are read from their segments too
-// (sealed-readings.ts) and merged with the unsealed rows; DeleteTabularData deletes unsealed rows only.
+// (sealed-readings.ts) and merged with the unsealed rows, and DeleteTabularData rewrites them (sealed-deletes.ts).
 import { invalidArgument } from '../../core/serving/status-error.js';
 import {
   Order,
@@ -20,11 +20,12 @@ import {
 import type { KeyPrincipal } from '../auth/principal.js';
 import type { Row } from '../store/store.js';
 import { Store } from '../store/store.js';
-import type { Dialect, SqlValue, TabularRow, TabularStore } from '../store/tabular.js';
+import type { Dialect, SqlValue, StoreWithBlobs, TabularRow, TabularStore } from '../store/tabular.js';
 import { filterWhere, scopeWhere, type NeutralWhere } from './filter.js';
 import { readPage } from './page-query.js';
 import { readPagePg, timeMicrosColumn } from './pg-page.js';
 import { captureColumns, captureMetadataOf, cursorOf, pageOf, parseJson, type Page } from './rows.js';
+import { deleteSealedReadings } from './sealed-deletes.js';
 import { readReadings, type Bounds } from './sealed-readings.js';
 
 const pointColumnsOf = (dialect: Dialect) =>
@@ -229,12 +230,19 @@ export async function exportTabularData(
 /** A bound on the field; 1e6 days is ~2700 years, a time both databases hold. */
 export const maxDeleteDays = 1_000_000;
 
-/** Deletes the caller's tabular data captured more than `days` days ago; 0 deletes all of it. */
-export async function deleteTabularData(store: TabularStore, principal: KeyPrincipal, days: number): Promise<number> {
+/**
+ * Deletes the caller's tabular data captured more than `days` days ago; 0 deletes all of it. On
+ * PostgreSQL the unsealed rows first, then the sealed ones (sealed-deletes.ts): a day sealed between
+ * the two had its rows deleted before it was sealed, or has them in the segments read after.
+ */
+export async function deleteTabularData(store: StoreWithBlobs, principal: KeyPrincipal, days: number): Promise<number> {
   if (!Number.isInteger(days) || days < 0 || days > maxDeleteDays) {
     throw invalidArgument(`delete_older_than_days must be an integer from 0 to ${maxDeleteDays}, got ${days}`);
   }
   const scope = scopeWhere(principal);
-  if (days === 0) return store.execute(`DELETE FROM tabular_data WHERE ${scope.sql}`, scope.params);
-  return store.execute(`DELETE FROM tabular_data WHERE ${scope.sql} AND time_requested < ?`, [...scope.params, new Date(Date.now() - days * DAY_MS)]);
+  const before = days === 0 ? undefined : new Date(Date.now() - days * DAY_MS);
+  const unsealed = before
+    ? await store.execute(`DELETE FROM tabular_data WHERE ${scope.sql} AND time_requested < ?`, [...scope.params, before])
+    : await store.execute(`DELETE FROM tabular_data WHERE ${scope.sql}`, scope.params);
+  return unsealed + (await deleteSealedReadings(store, principal, before));
 }
