@@ -15,6 +15,7 @@ import { storeChannels } from '../store/pg-notify.js';
 import { sameDatabase } from '../testing/same-database.js';
 import { removeDataDir, tempDataDir } from '../testing/spawn-cloud.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
+import { authenticate, HashSlots } from './auth-service.js';
 import { Authorizer, KEY_CHANNEL } from './authorizer.js';
 import { cloudAuthFor } from './cloud-auth.js';
 import { loginGateForStore, PgLoginBackoff } from './login-backoff-pg.js';
@@ -74,6 +75,35 @@ test('postgres: failures spread over two processes add up to one back-off, seen 
   // The address: 100 failures over both processes, with a different key id each time.
   for (let i = 0; i < 100; i++) await gates[i % 2].failed(`key-${i}`, '::ffff:10.0.0.9');
   for (const gate of gates) await t.throwsAsync(gate.check('key-new', '10.0.0.9'), { message: /address 10\.0\.0\.9 had 100 or more/ });
+});
+
+test('postgres: Authenticate on two processes: ten wrong keys spread over both refuse even the right key on both', async (t) => {
+  const a = await postgres.open(t);
+  const b = await sameDatabase(t, postgres, a);
+  const org = await createOrganization(a, { name: 'logins' });
+  const key = await createKey(a, { org: org.id, role: 'owner' });
+  const deps = await Promise.all(
+    [a, b].map(async (store) => ({ store, tokens: await TokenSigner.forStore(store), gate: new PgLoginBackoff(store), hashes: new HashSlots() })),
+  );
+  const login = (i: number, payload: string) => authenticate(deps[i % 2], { entity: key.id, credentials: { type: 'api-key', payload } }, `10.3.0.${i}`);
+  const first = await login(0, key.key);
+  t.is(deps[1].tokens.verify(first.accessToken).sub, key.id, "a token from A's Authenticate verifies on B");
+  for (let i = 0; i < 10; i++) await t.throwsAsync(login(i, 'wrong'), { message: /invalid credentials/ });
+  for (const i of [0, 1]) {
+    const err = await t.throwsAsync(login(i, key.key));
+    t.is((err as { code?: number }).code, status.RESOURCE_EXHAUSTED);
+  }
+});
+
+test('postgres: failures arriving at once on two processes are each counted: none is lost to a race', async (t) => {
+  const a = await postgres.open(t);
+  const b = await sameDatabase(t, postgres, a, { poolSize: 4 });
+  const gates = [new PgLoginBackoff(a, { maxKeyFailures: 40 }), new PgLoginBackoff(b, { maxKeyFailures: 40 })];
+  await Promise.all(Array.from({ length: 39 }, (_, i) => gates[i % 2].failed('key-r', `10.1.0.${i}`)));
+  await t.notThrowsAsync(gates[0].check('key-r', '10.2.0.1'), '39 failures: not yet');
+  t.deepEqual(await a.query(`SELECT failures FROM login_failures WHERE kind = 'key' AND id = 'key-r'`), [{ failures: 39 }]);
+  await gates[1].failed('key-r', '10.1.0.99');
+  await t.throwsAsync(gates[0].check('key-r', '10.2.0.1'), { message: /key id key-r had 40 or more/ });
 });
 
 test('postgres: windows and back-off periods pass, a success clears the key count on every process, and the table stays bounded', async (t) => {
