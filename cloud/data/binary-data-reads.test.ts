@@ -9,6 +9,7 @@ import { internalTag } from '../store/schema.js';
 import { binaryFixture, emptyFilter, type BinaryFixture } from '../testing/binary-fixture.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
 import { rejectionCodeOf } from '../testing/tenancy-fixture.js';
+import { encodeCursor } from './cursor.js';
 import { datasetTag } from './dataset-tag.js';
 import { pageOf } from './rows.js';
 
@@ -189,5 +190,21 @@ for (const backend of backends) {
     t.deepEqual((await walk(Order.ORDER_UNSPECIFIED, 3)).flat(), [...ascending].reverse(), 'unspecified is newest first');
     t.deepEqual((await walk(Order.ORDER_ASCENDING, 1)).flat(), ascending);
     t.deepEqual(await walk(Order.ORDER_ASCENDING, 100), [ascending]);
+    // Cursors at the ends of the range a cursor may name (DuckDB's, wider than PostgreSQL's): every
+    // row is after the earliest and before the latest, on both backends.
+    const page = async (sortOrder: Order, timeMicros: bigint) => {
+      const last = encodeCursor({ timeMicros, seq: 1n });
+      const res = await fx.binary.byFilter(fx.keys.ownerA, undefined, pageOf({ limit: 100, last, sortOrder }), {
+        includeBinary: false,
+        countOnly: false,
+        includeInternal: false,
+      });
+      return res.data.length;
+    };
+    const [earliest, latest] = [-(2n ** 63n - 1n), 2n ** 63n - 2n];
+    t.is(await page(Order.ORDER_ASCENDING, earliest), 7);
+    t.is(await page(Order.ORDER_DESCENDING, earliest), 0);
+    t.is(await page(Order.ORDER_DESCENDING, latest), 7);
+    t.is(await page(Order.ORDER_ASCENDING, latest), 0);
   });
 }

@@ -16,8 +16,23 @@ export function timeMicrosColumn(dialect: Dialect, column = 'time_requested'): s
   return dialect === 'duckdb' ? `epoch_us(${column}) AS t_us` : `CAST(extract(epoch FROM ${column}) * 1000000 AS bigint) AS t_us`;
 }
 
-/** A TIMESTAMPTZ from a bigint parameter of microseconds since the epoch (PostgreSQL). */
-const pgMicros = "(TIMESTAMPTZ 'epoch' + CAST(? AS bigint) * INTERVAL '1 microsecond')";
+/**
+ * A TIMESTAMPTZ from two parameters (PostgreSQL): an infinity as text, or else a bigint of
+ * microseconds since the epoch. A cursor may name any time of DuckDB's range (cursor.ts), which is
+ * wider than PostgreSQL's (from 4713 BC): a time past either end is the infinity on that side there,
+ * which orders the same against every stored row, where the arithmetic would fail out of range.
+ */
+const pgMicros = "COALESCE(CAST(? AS TIMESTAMPTZ), TIMESTAMPTZ 'epoch' + CAST(? AS bigint) * INTERVAL '1 microsecond')";
+/** 4714-11-24 BC, PostgreSQL's first TIMESTAMPTZ, in microseconds since the epoch. */
+const pgFirstMicros = -210_866_803_200_000_000n;
+/** Far past any capture time (about year 146,000), short of where the microseconds' product overflows. */
+const pgLastMicros = 2n ** 62n;
+
+function pgTimeParams(us: bigint): SqlValue[] {
+  if (us < pgFirstMicros) return ['-infinity', 0n];
+  if (us > pgLastMicros) return ['infinity', 0n];
+  return [null, us];
+}
 
 /** The page's condition past its cursor (with a leading AND), and its parameters, on PostgreSQL. */
 export function pgAfter(page: Page): { sql: string; params: SqlValue[] } {
@@ -26,7 +41,7 @@ export function pgAfter(page: Page): { sql: string; params: SqlValue[] } {
   const sql = page.ascending
     ? ` AND (time_requested, seq) > (${pgMicros}, CAST(? AS bigint))`
     : ` AND (time_requested, seq) < (${pgMicros}, CAST(? AS bigint))`;
-  return { sql, params: [cursor.timeMicros, cursor.seq] };
+  return { sql, params: [...pgTimeParams(cursor.timeMicros), cursor.seq] };
 }
 
 /** The page's rows on PostgreSQL: `columns` of `table` matching `where`, past the cursor, in the page's order. */
