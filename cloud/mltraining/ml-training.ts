@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { failedPrecondition, invalidArgument, notFound } from '../../core/serving/status-error.js';
 import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
+import { importLegacyFiles } from './legacy-import.js';
 import { ModelArtefactStore } from './model-artefacts.js';
 import { killOrphans } from './orphan-trainers.js';
 import { defaultPython } from './python-command.js';
@@ -118,6 +119,7 @@ export class MLTraining {
   private readonly ctx: TrainingRunContext;
   private readonly bubblewrap: BubblewrapConfinement;
   private readonly tables: StoreWithBlobs | undefined;
+  private readonly store: StoreWithBlobs;
   private ownStore: Store | undefined;
   private counts = new Map<string, number>();
   private watch?: NodeJS.Timeout;
@@ -136,6 +138,7 @@ export class MLTraining {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
+    this.store = store;
     this.jobs = new JobStore(store);
     this.registry = new TrainingScriptRegistry(store, options.registryLimits);
     this.artefacts = new ModelArtefactStore(store);
@@ -195,6 +198,11 @@ export class MLTraining {
     }
     await this.jobs.init();
     const local = !this.options.dispatch;
+    if (local) {
+      // A data dir of before keeps its jobs, models and scripts as files: they move into the tables once.
+      const imported = await importLegacyFiles(this.store, this.options.root);
+      if (imported) this.options.logger?.info({ ...imported }, 'training jobs, models and scripts imported from the files of an earlier version');
+    }
     if (local) for (const job of await this.jobs.withStatus(['IN_PROGRESS', 'CANCELING'])) await this.recoverInterrupted(job);
     await rm(this.ctx.workRoot, { recursive: true, force: true });
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
