@@ -10,8 +10,11 @@
 //   sql:        a GROUP BY over SCALE_SQL_ROWS (default 10M) readings sealed into Parquet by the sealer,
 //               through the scale-out engine, against raw embedded DuckDB on the same rows
 //               (scripts/bench/scale-sql.ts). Target: <= 1.5x.
+//   page:       TabularDataByFilter's first page (limit 50, newest first) at SCALE_PAGE_ROWS (default 1M)
+//               readings on PostgreSQL, against the same SELECT sent raw and the embedded default on the
+//               same generated rows (scripts/bench/scale-page.ts). Target: <= 20 ms.
 // Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload), SCALE_SQL_ROWS;
-// BENCH_SCALE_PARTS names the parts to run (default all: ingest,sql).
+// SCALE_PAGE_ROWS; BENCH_SCALE_PARTS names the parts to run (default all: ingest,sql,page).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -24,12 +27,13 @@ import { PgStore } from '../../cloud/store/pg-store.js';
 import { Store } from '../../cloud/store/store.js';
 import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres.js';
 import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
+import { benchScalePage } from './scale-page.js';
 import { benchScaleSql } from './scale-sql.js';
 
 const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
 const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
 const CONCURRENCY = 4;
-const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest,sql').split(','));
+const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest,sql,page').split(','));
 
 const part: PartInfo = {
   kind: 'part',
@@ -202,6 +206,11 @@ async function main(): Promise<void> {
       console.log(`\nsql: GROUP BY over ${rows} sealed readings`);
       const r = await benchScaleSql({ pgUrl: await freshDatabase(server), rows, log: (line) => console.log(`  ${line}`) });
       console.log(`  target <= 1.5x raw embedded DuckDB: ${verdict(r.ratio <= 1.5)}`);
+    }
+    if (PARTS.has('page')) {
+      console.log('\npage: the first page of TabularDataByFilter');
+      const r = await benchScalePage({ pgUrl: await freshDatabase(server), log: (line) => console.log(`  ${line}`) });
+      console.log(`  target <= 20 ms (scale-out p50): ${verdict(r.scaleOutMs <= 20)}`);
     }
   } finally {
     await server.stop();
