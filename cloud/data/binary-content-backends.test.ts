@@ -71,6 +71,8 @@ for (const backend of backends) {
       partChunks.push(bytes.slice());
     });
     t.is(withLogs, 5);
+    const farBack = emptyFilter({ partId: fx.machines.rover.part_id, interval: { start: new Date(-8.64e15) } });
+    t.is(await exportMcap(store, fx.authorizer, fx.keys.ownerA, farBack, async () => undefined), 5, "a start before PostgreSQL's range is no start");
     const last = (await readMcap(Buffer.concat(partChunks))).messages[4];
     t.like(last.body, { message: 'hello' });
   });

@@ -83,6 +83,11 @@ for (const backend of backends) {
     t.deepEqual(await ids(fx, { interval: { end: at('05') } }), ['j1', 'p2', 'l3']);
     t.deepEqual(await ids(fx, { interval: { start: at('02'), end: at('03') } }), ['p2']);
     t.is(await rejectionCodeOf(ids(fx, { interval: { start: at('03'), end: at('02') } })), status.INVALID_ARGUMENT);
+    // The ends of a Date's range, past PostgreSQL's TIMESTAMPTZ at the start: every row, or none.
+    const [first, last] = [new Date(-8.64e15), new Date(8.64e15)];
+    t.deepEqual(await ids(fx, { interval: { start: first, end: last } }), ['j1', 'p2', 'l3', 'd5']);
+    t.deepEqual(await ids(fx, { interval: { end: first } }), []);
+    t.deepEqual(await ids(fx, { interval: { start: last } }), []);
     const tags = (type: TagsFilterType, list: string[] = []) => ({ tagsFilter: { type, tags: list } });
     t.deepEqual(await ids(fx, tags(TagsFilterType.TAGS_FILTER_TYPE_MATCH_BY_OR, ['b', 'a'])), ['j1', 'p2']);
     t.deepEqual(await ids(fx, tags(TagsFilterType.TAGS_FILTER_TYPE_UNSPECIFIED, ['zzz'])), []);

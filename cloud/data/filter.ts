@@ -52,6 +52,23 @@ export function scopeWhere(principal: KeyPrincipal, alias = ''): NeutralWhere {
   return { sql: clauses.join(' AND '), params };
 }
 
+/** 4714-11-24 BC, PostgreSQL's first TIMESTAMPTZ, in milliseconds since the epoch. */
+const pgFirstMs = -210_866_803_200_000;
+
+/**
+ * A Date as a PostgreSQL TIMESTAMPTZ parameter: one before PostgreSQL's range (a Date reaches back to
+ * 271821 BC) is '-infinity', which orders the same against every stored row, where the Date itself is
+ * refused as out of range. (A Date's other end, 275760 AD, is inside PostgreSQL's range.)
+ */
+function pgTime(date: Date): SqlValue {
+  return date.getTime() < pgFirstMs ? '-infinity' : date;
+}
+
+/** A time parameter compared with a TIMESTAMPTZ column, in the dialect's terms (see pgTime). */
+export function timeValue(dialect: Dialect | undefined, date: Date): SqlValue {
+  return dialect === 'postgres' ? pgTime(date) : date;
+}
+
 export interface FilterOptions {
   includeInternal: boolean;
   /** The SQL of the store the clause runs on; DuckDB's by default. */
@@ -137,8 +154,8 @@ export function filterWhere(filter: Filter | undefined, kind: DataKind, principa
   const { start, end } = filter.interval ?? {};
   if (start && end && start.getTime() > end.getTime()) throw invalidArgument('filter.interval.start must not be after filter.interval.end');
   // A Date binds as a TIMESTAMPTZ on both backends (on DuckDB the same value timestampParam makes).
-  if (start) add('time_requested >= ?', start);
-  if (end) add('time_requested < ?', end);
+  if (start) add('time_requested >= ?', timeValue(options.dialect, start));
+  if (end) add('time_requested < ?', timeValue(options.dialect, end));
 
   const tags = filter.tagsFilter;
   if (tags) {

@@ -10,7 +10,7 @@ import type { Filter } from '../../gen/platform/app/data/v1/data.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import type { KeyPrincipal } from '../auth/principal.js';
 import type { SqlValue, StoreWithBlobs, TabularStore } from '../store/tabular.js';
-import { filterWhere, type NeutralWhere } from './filter.js';
+import { filterWhere, timeValue, type NeutralWhere } from './filter.js';
 import {
   imageMessage,
   imageSchema,
@@ -80,7 +80,7 @@ async function logs(store: TabularStore, authorizer: Authorizer, principal: KeyP
   try {
     rows = await store.query(
       `SELECT part_id, time, level, logger_name, message FROM logs.part_logs WHERE ${clauses.join(' AND ')} ORDER BY time, seq LIMIT ${maxMcapMessages + 1}`,
-      [...params, ...(start ? [start] : []), ...(end ? [end] : [])],
+      [...params, ...(start ? [timeValue(store.dialect, start)] : []), ...(end ? [timeValue(store.dialect, end)] : [])],
     );
   } catch (err) {
     // A cloud without the parts service has no log table: there are no logs to export.
