@@ -1,7 +1,7 @@
 // The PostgreSQL endpoint in both modes (issue 33): the same uploads, the embedded engine over the DuckDB
 // Store and the scale-out one over PostgreSQL with three days sealed, each behind a real PgEndpoint, and
 // node-postgres (the extended protocol: parameters, types) asking both the same data and catalog
-// questions. A session sees uploads made while it is open, in both modes.
+// questions, a pipeline's sink relation included. A session sees uploads made while it is open, in both modes.
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,8 @@ import { tabularBackends } from '../../testing/tabular-backends.js';
 import { DatabaseUsers, databaseUsername } from '../pg/database-users.js';
 import { PgEndpoint } from '../pg/pg-endpoint.js';
 import { SqlSandbox, type ConnectionSource } from '../sql/sql-sandbox.js';
-import { storeSameUploads, upload } from './differential-fixture.js';
+import { PipelineStore } from '../pipelines/pipeline-store.js';
+import { DAY, storeSameUploads, today, upload } from './differential-fixture.js';
 import { startScaleOutQuery, type ScaleOutQuery } from './scale-out-query.js';
 
 const [duckBackend, pgBackend] = tabularBackends(test);
@@ -32,7 +33,29 @@ async function serve(store: TabularStore, connect: ConnectionSource): Promise<pg
   const users = new DatabaseUsers(store);
   await users.init();
   await users.configure('org-a', PASSWORD);
-  const endpoint = new PgEndpoint({ users, sandbox: new SqlSandbox(connect, { timeoutMs: 120_000 }), host: '127.0.0.1', port: 0 });
+  // A pipeline with one run's documents in its sink, the same in both stores.
+  const pipelines = new PipelineStore(store);
+  await pipelines.init();
+  const pipeline = await pipelines.create({ organizationId: 'org-a', name: 'hourly', stages: [{ $count: 'n' }], schedule: '0 * * * *' });
+  const window = { dataStart: new Date(today - DAY), dataEnd: new Date(today - DAY + 3_600_000) };
+  await pipelines.recordRun(
+    {
+      id: 'run-1',
+      pipelineId: pipeline.id,
+      status: 'COMPLETED',
+      ...window,
+      startTime: window.dataEnd,
+      endTime: window.dataEnd,
+      documents: 2,
+      errorMessage: '',
+    },
+    [
+      { n: 7, at: window.dataStart },
+      { n: 8, nested: { list: [1, 'x'] } },
+    ],
+  );
+  const sinks = async (org: string) => (await pipelines.list(org)).map((p) => ({ name: p.name, pipelineId: p.id }));
+  const endpoint = new PgEndpoint({ users, sandbox: new SqlSandbox(connect, { timeoutMs: 120_000 }), host: '127.0.0.1', port: 0, sinks });
   endpoints.push(endpoint);
   const { port } = await endpoint.listen();
   const client = new pg.Client({ host: '127.0.0.1', port, user: databaseUsername('org-a'), password: PASSWORD, database: 'sensorData' });
@@ -72,6 +95,7 @@ const QUERIES: [string, unknown[]?][] = [
   ['SELECT * FROM readings ORDER BY time_received, robot_id'],
   ["SELECT column_name, data_type, ordinal_position FROM information_schema.columns WHERE table_name = 'readings' ORDER BY ordinal_position"],
   ["SELECT c.relname, c.relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' ORDER BY 1"],
+  ['SELECT data_end, position, doc FROM hourly ORDER BY data_end, position'],
   [
     `SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) FROM pg_catalog.pg_attribute a
      JOIN pg_catalog.pg_class c ON c.oid = a.attrelid WHERE c.relname = 'readings' AND a.attnum > 0 ORDER BY a.attnum`,
