@@ -1,8 +1,8 @@
 // The body of `platform-cloud worker` (issue 33): opens the scale-out stores (PostgreSQL and S3, as
 // resolveBackend in cloud/server/backend-options.ts checked them), the training service with its
 // settings from the environment (training-settings.ts), the pg-boss queue, and runs TrainingWorker
-// (worker.ts) until stop(). The subcommand itself is wired in cloud/server/program.ts, which owns the
-// flags shared with `serve`; cloud/mltraining/testing/worker-child.ts runs this in tests.
+// (worker.ts) until stop(). The subcommand and its flags, shared with `serve`, are in
+// cloud/server/worker-command.ts.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { PgStore } from '../store/pg-store.js';

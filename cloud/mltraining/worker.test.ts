@@ -1,5 +1,5 @@
 // The scale-out training queue with real processes (issue 33, "Must show"): two `platform-cloud worker`
-// processes (testing/worker-child.ts runs worker-process.ts) on one PostgreSQL and one S3 (s3rver). A
+// processes (the real program, cloud/server/main.ts) on one PostgreSQL and one S3 (s3rver). A
 // custom job is submitted through the training service as a scale-out `serve` runs it (jobs to the
 // pg-boss queue); the worker that picks it is killed with kill -9 while its trainer runs, and the
 // other worker runs the job again and completes it exactly once: one COMPLETED job, one stored model,
@@ -20,7 +20,7 @@ import { scriptPackage } from './testing/script-package.js';
 import { shapeImages } from './testing/shapes.js';
 import { BossTrainingDispatch, openBoss } from './worker-queue.js';
 
-const child = fileURLToPath(new URL('testing/worker-child.ts', import.meta.url));
+const main = fileURLToPath(new URL('../server/main.ts', import.meta.url));
 const org = 'org-scale-out';
 
 // Prints a line the test waits for, then takes long enough to be killed in the middle, then writes a model.
@@ -66,9 +66,10 @@ test.after.always(async () => {
 async function startWorker(): Promise<ServingProgram> {
   const dir = tempDataDir();
   scratch.push(dir);
-  const worker = await spawnServing(child, [backends.backendStoreUri, backends.artifactsDestination, backends.s3.endpoint, dir], {
-    name: 'training worker',
+  const worker = await spawnServing(main, ['worker', ...backends.args, '--data-dir', dir], {
+    name: 'platform-cloud worker',
     nodeFlags: ['--import', 'tsx'],
+    servingLine: /platform-cloud worker running (.+)/,
     env: { ...process.env, ...backends.env, PLATFORM_TRAINING_CONCURRENCY: '1' },
   });
   workers.push(worker);
@@ -108,7 +109,7 @@ async function dataset(): Promise<string> {
   return id;
 }
 
-test('a job whose worker is killed with kill -9 completes exactly once on another worker', async (t) => {
+test.serial('a job whose worker is killed with kill -9 completes exactly once on another worker', async (t) => {
   const [first, second] = [await startWorker(), await startWorker()];
   const datasetId = await dataset();
   await api.registry.upload({
@@ -161,4 +162,43 @@ test('a job whose worker is killed with kill -9 completes exactly once on anothe
   for await (const blob of tables.blobs.list!(`mltraining/models/${org}/`)) keys.push(blob.key);
   t.deepEqual(keys, [`mltraining/models/${org}/${job.syncedModelId}/model.onnx`]);
   t.is((await api.artefacts.readFile(org, 'm', 'v1', 'model.onnx')).toString(), 'fake-onnx');
+});
+
+test.serial('a worker stopped with SIGTERM hands its running job back; another worker completes it once', async (t) => {
+  await startWorker();
+  const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+  t.true(alive.length >= 2);
+  const datasetId = await dataset();
+  const id = await api.submitCustomTrainingJob({
+    organizationId: org,
+    datasetId,
+    registryItemId: 'slow-writer',
+    registryItemVersion: '1.0.0',
+    modelName: 'm',
+    modelVersion: 'v2',
+  });
+  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  const runner = await waitFor('a worker to start the trainer', async () => {
+    const lines = await logs();
+    return lines.includes('training started') && lines.find((l) => l.startsWith('run by worker '));
+  });
+  const stopping = alive.find((w) => runner.endsWith(`:${w.child.pid}`))!;
+  t.is(await stopping.stop(), 0, 'the worker exits cleanly');
+  const job = await waitFor(
+    'the job to end',
+    async () => {
+      const j = await api.getTrainingJob(id);
+      return ['COMPLETED', 'FAILED', 'CANCELED'].includes(j.status) && j;
+    },
+    120_000,
+  );
+  const lines = await logs();
+  t.is(job.status, 'COMPLETED', lines.join('\n'));
+  t.true(lines.includes('the worker running the job is stopping; another worker runs it again'), lines.join('\n'));
+  t.is(lines.filter((l) => l.startsWith('run by worker ')).length, 2);
+  const models = await tables.query('SELECT id FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ?', [org, 'm', 'v2']);
+  t.deepEqual(
+    models.map((m) => m.id),
+    [job.syncedModelId],
+  );
 });
