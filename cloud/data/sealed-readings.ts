@@ -115,12 +115,13 @@ export async function readReadings<T>(
   for (let attempt = 0; ; attempt++) {
     const before = await sealedSegmentsOf(store, organizationId);
     const tailResult = await tail();
-    if (before.length === 0) return tailResult;
+    // Read again even when there was none: a day sealed while the tail was read is in neither.
     const after = await sealedSegmentsOf(store, organizationId);
     if (!sameSegments(before, after)) {
       if (attempt < 5) continue;
       throw unavailable('readings were being sealed throughout the read; try again');
     }
+    if (before.length === 0) return tailResult;
     const files = sealedSegmentFilesOf(store);
     if (!files) throw unavailable('this platform-cloud has sealed readings but no segment cache (the cloud/query extension is missing)');
     const r = segmentReaderOf(files);

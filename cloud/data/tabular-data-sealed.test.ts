@@ -15,6 +15,7 @@ import type { PgStore } from '../store/pg-store.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
 import { binaryFixture, emptyFilter } from '../testing/binary-fixture.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
+import { readReadings } from './sealed-readings.js';
 import { deleteTabularData, exportTabularData, getLatestTabularData, tabularDataByFilter } from './tabular-data.js';
 
 const [, postgres] = tabularBackends(test);
@@ -178,4 +179,26 @@ test('DeleteTabularData deletes sealed rows too: by scope and age, rewriting or 
     includeInternalData: true,
   } as TabularDataByFilterRequest);
   t.is(count.count, 0);
+});
+
+test('a day sealed between the manifest read and the unsealed rows read is not lost: the read is made again', async (t) => {
+  const { store, fx, seal } = await sealedFixture(t);
+  const count = async () => Number((await store.query('SELECT count(*) AS n FROM tabular_data WHERE organization_id = ?', [fx.orgA]))[0].n);
+  const all = await count();
+  let sealedMidway = false;
+  const total = await readReadings(
+    store,
+    fx.orgA,
+    async () => {
+      // The sealer commits after the manifest was read (empty) and before the unsealed rows are.
+      if (!sealedMidway) {
+        sealedMidway = true;
+        t.is((await seal()).length, 2);
+      }
+      return count();
+    },
+    async (files, tail) => tail + Number((await files.query((from) => `SELECT count(*) AS n FROM ${from} WHERE organization_id = ?`, [fx.orgA]))[0].n),
+  );
+  t.true(sealedMidway);
+  t.is(total, all);
 });
