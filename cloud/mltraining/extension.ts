@@ -40,6 +40,7 @@ export function createMlTrainingExtension(): CloudExtension {
       const training = new MLTraining({
         ...trainingSettingsFromEnv(),
         dispatch,
+        runsNoJobs: dispatch !== undefined,
         root: join(ctx.dataDir, 'mltraining'),
         store: ctx.tables,
         dataSource: new CloudTrainingDataSource(ctx.tables),

@@ -43,6 +43,12 @@ export interface MLTrainingOptions {
    * at start); given, to the dispatch, and this process runs only what runClaimed() is handed.
    */
   dispatch?: TrainingDispatch;
+  /**
+   * The scale-out `serve`: no job runs in this process, so it does not probe bubblewrap here and does
+   * not refuse submits for the lack of it; the workers, which run the jobs, do (a job that reaches a
+   * worker without confinement fails FAILED_PRECONDITION, as on the embedded default).
+   */
+  runsNoJobs?: boolean;
   dataSource: TrainingDataSource;
   /** Jobs that train at the same time, in total. Default 2. */
   concurrency?: number;
@@ -184,6 +190,7 @@ export class MLTraining {
   }
 
   private requireConfinement(custom: boolean): void {
+    if (this.options.runsNoJobs) return;
     if (!(custom ? this.ctx.confinement.custom : this.ctx.confinement.builtin)) throw failedPrecondition(this.ctx.confinement.unconfinedReason);
   }
 
@@ -206,7 +213,7 @@ export class MLTraining {
     if (local) for (const job of await this.jobs.withStatus(['IN_PROGRESS', 'CANCELING'])) await this.recoverInterrupted(job);
     await rm(this.ctx.workRoot, { recursive: true, force: true });
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
-    await this.chooseConfinement();
+    if (!this.options.runsNoJobs) await this.chooseConfinement();
     this.started = true;
     if (local) for (const job of await this.jobs.withStatus(['PENDING'])) this.queue.push(job.id, job.organizationId);
     await this.refreshCounts();

@@ -11,7 +11,7 @@ import type PgBoss from 'pg-boss';
 import { waitFor } from '../../core/serving/testing/eventually.js';
 import type { PgStore } from '../store/pg-store.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
-import { MLTraining } from './ml-training.js';
+import { MLTraining, type MLTrainingOptions } from './ml-training.js';
 import { MemoryDataSource } from './testing/memory-data-source.js';
 import { scriptPackage } from './testing/script-package.js';
 import { shapeImages } from './testing/shapes.js';
@@ -27,18 +27,25 @@ sleep 1
 printf 'm' > "$OUT/model.onnx"
 `;
 
-async function setup(t: Parameters<typeof postgres.open>[0], slots: number) {
+async function setup(t: Parameters<typeof postgres.open>[0], slots: number, runner: Partial<MLTrainingOptions> = {}) {
   const tables = (await postgres.open(t)) as PgStore;
   const source = new MemoryDataSource();
   const datasets = { 'org-a': source.addShapes('org-a', shapeImages(2)), 'org-b': source.addShapes('org-b', shapeImages(2)) };
   const roots = [await mkdtemp(join(tmpdir(), 'fair-api-')), await mkdtemp(join(tmpdir(), 'fair-worker-'))];
   const bosses: PgBoss[] = [await openBoss(tables.url, { supervise: false }), await openBoss(tables.url, { supervise: true })];
-  const [api, runner] = roots.map(
-    (root, i) => new MLTraining({ root, store: tables, dataSource: source, dispatch: new BossTrainingDispatch(bosses[i]), killGraceMs: 500 }),
-  );
+  // The API as a scale-out serve runs it (no job here), the other as a worker's.
+  const api = new MLTraining({ root: roots[0], store: tables, dataSource: source, dispatch: new BossTrainingDispatch(bosses[0]), runsNoJobs: true });
+  const runs = new MLTraining({
+    root: roots[1],
+    store: tables,
+    dataSource: source,
+    dispatch: new BossTrainingDispatch(bosses[1]),
+    killGraceMs: 500,
+    ...runner,
+  });
   await api.start();
-  await runner.start();
-  const worker = new TrainingWorker({ url: tables.url, training: runner, boss: bosses[1], slots, perOrganization: 1, pollMs: 200 });
+  await runs.start();
+  const worker = new TrainingWorker({ url: tables.url, training: runs, boss: bosses[1], slots, perOrganization: 1, pollMs: 200 });
   t.teardown(async () => {
     await worker.stop();
     await api.stop();
@@ -105,4 +112,14 @@ test('two slots: an organization runs one job at a time across the workers; the 
   const [a1, a2, b1] = await allDone(ids);
   t.true(started(a2) >= ended(a1), 'the second job of org-a started after its first ended');
   t.true(started(b1) < ended(a1), 'org-b ran beside org-a');
+});
+
+test('a serve process accepts a custom job without bubblewrap of its own; a worker without it fails the job, never runs it unconfined', async (t) => {
+  const { worker, submit, allDone } = await setup(t, 1, { sandbox: { bwrapPath: '/nonexistent/bwrap' } });
+  const id = await submit('org-a', 'a1');
+  worker.start();
+  const [job] = await allDone([id]);
+  t.is(job.status, 'FAILED');
+  t.is(job.errorStatus?.code, 9); // FAILED_PRECONDITION
+  t.regex(job.errorStatus!.message, /training needs confinement \(bubblewrap\) and it is unavailable here/);
 });

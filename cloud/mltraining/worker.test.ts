@@ -50,6 +50,7 @@ test.before(async () => {
     store: tables,
     dataSource: new CloudTrainingDataSource(tables),
     dispatch: new BossTrainingDispatch(boss),
+    runsNoJobs: true,
     killGraceMs: 500,
   });
   await api.start();
