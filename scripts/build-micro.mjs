@@ -3,7 +3,7 @@
 // (`./platform-micro-server.mjs -config machine.json`: the entry's #! line, kept first, sets node's flags
 // and GLIBC_TUNABLES, core/micro/main.ts; or `node platform-micro-server.mjs`, without them). Two modules that find files next to the
 // sources are swapped for build-time constants: the version (package.json) and the protobuf descriptor
-// set that server reflection serves (gzipped into the bundle, ~30 KB); the Prometheus metrics become
+// set that server reflection serves (brotli-compressed into the bundle, ~36 KB as base64); the Prometheus metrics become
 // no-ops (core/micro/no-metrics.ts: there is no web port to serve /metrics on). Left out, and loaded only if a
 // config asks for them: pigpio and i2c-bus (the Raspberry Pi board's optional native packages, which a
 // Pi that uses them installs) and OpenTelemetry (tracing is platform-server's).
@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { descriptorSubset, protosLinked } from './micro-descriptors.mjs';
 
@@ -65,9 +65,12 @@ const embedded = (linkedProtos) => ({
     b.onLoad({ filter: /core[\\/]serving[\\/]descriptors\.ts$/ }, () => {
       const all = readFileSync(join(root, 'gen/descriptors.binpb'));
       const set = linkedProtos ? descriptorSubset(all, linkedProtos) : all;
-      const packed = gzipSync(set, { level: 9 }).toString('base64');
+      // Brotli at its best setting packs the set about a quarter smaller than gzip -9 (Node 20 reads both).
+      const packed = brotliCompressSync(set, {
+        params: { [zlibConstants.BROTLI_PARAM_QUALITY]: zlibConstants.BROTLI_MAX_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: set.length },
+      }).toString('base64');
       return {
-        contents: `import { gunzipSync } from 'node:zlib';\nexport function platformDescriptors() { return gunzipSync(Buffer.from(${JSON.stringify(packed)}, 'base64')); }`,
+        contents: `import { brotliDecompressSync } from 'node:zlib';\nexport function platformDescriptors() { return brotliDecompressSync(Buffer.from(${JSON.stringify(packed)}, 'base64')); }`,
         loader: 'ts',
       };
     });
@@ -122,6 +125,92 @@ const nodeBuiltIns = {
   },
 };
 
+/**
+ * What the bundle carries once, or not at all because nothing in it can reach it (core/micro/README.md, "The
+ * bundle"; core/micro/bundle.test.ts checks each):
+ * - one copy of @grpc/proto-loader 0.7.15: grpc-health-check and @grpc/reflection each install their own,
+ *   byte for byte the same build;
+ * - is-property's table of every Unicode identifier letter (11 KB): generate-function (werift's DTLS and SCTP
+ *   codecs, through binary-data) asks it only whether a name may follow a dot, and the names it is given are
+ *   ASCII field names; an ASCII test answers the same for those, and a false answer only makes it write
+ *   `obj["name"]` instead of `obj.name` (the same code);
+ * - zod's JSON Schema writer (z.toJSONSchema and each schema's toJSONSchema(), ~18 KB): zod links it into
+ *   every schema class, but no code in the bundle asks for a JSON Schema (platform-server's `-dump-resources`
+ *   does, and is not linked). Calling it here throws, naming why.
+ */
+const oneCopyOrNone = {
+  name: 'one-copy-or-none',
+  setup(b) {
+    const protoLoader = /[\\/]grpc-health-check[\\/]node_modules[\\/]@grpc[\\/]proto-loader[\\/]/;
+    b.onResolve({ filter: /^@grpc\/proto-loader$/ }, (args) => {
+      if (!/[\\/]grpc-health-check[\\/]/.test(args.importer)) return undefined;
+      const health = require.resolve('@grpc/proto-loader', { paths: [args.resolveDir] });
+      const reflection = require.resolve('@grpc/proto-loader', { paths: [dirname(require.resolve('@grpc/reflection'))] });
+      if (!protoLoader.test(health)) return undefined;
+      const version = (main) => JSON.parse(readFileSync(join(main, '../../../package.json'), 'utf8')).version;
+      if (version(health) !== version(reflection))
+        throw new Error(`@grpc/proto-loader: grpc-health-check has ${version(health)}, @grpc/reflection ${version(reflection)}; check before sharing one copy`);
+      return { path: reflection };
+    });
+    b.onResolve({ filter: /^is-property$/ }, (args) =>
+      /[\\/]generate-function[\\/]/.test(args.importer) ? { path: 'is-property', namespace: 'ascii-is-property' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'ascii-is-property' }, () => ({
+      contents: 'module.exports = function isProperty(name) { return /^[$A-Z_a-z][$0-9A-Z_a-z]*$/.test(name); };',
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/ }, (args) => {
+      const names = [...readFileSync(args.path, 'utf8').matchAll(/^export (?:function|const|let|class) (\w+)/gm)].map((m) => m[1]);
+      if (/to-json-schema\.js$/.test(args.path)) names.push('process');
+      const refuse = "const refuse = () => { throw new Error('JSON Schema output is not in platform-micro-server (nothing in it asks for one)'); };";
+      // The create*Method exports are factories zod calls when a schema's `~standard` is read; the methods they make refuse.
+      const exports = names.map((name) => `${/^create\w+Method$/.test(name) ? 'makesRefuse' : 'refuse'} as ${name}`);
+      return { contents: `${refuse}\nconst makesRefuse = () => refuse;\nexport { ${exports.join(', ')} };`, loader: 'js' };
+    });
+  },
+};
+
+/**
+ * The generated protobuf codecs (gen/, ts-proto) give every message six methods: `encode` and `decode`, which
+ * gRPC calls, and `fromJSON`, `toJSON`, `create` and `fromPartial`, which only code that names them calls. No
+ * source the bundle links names them (core/micro/bundle.test.ts checks), so the bundle's copy of each
+ * generated file has those four left out (about a third of gen/'s code). A generated file that still named one of
+ * them after the cut (a codec using another's) stops the build.
+ */
+export const GENERATED_UNUSED = ['fromJSON', 'toJSON', 'create', 'fromPartial'];
+
+export function withoutUnusedCodecMethods(source, path) {
+  // A method of a codec object (two spaces in, ends at `  },`), or the file's own fromJson* helper (ends at `}`).
+  const method = new RegExp(`^  (${GENERATED_UNUSED.join('|')})\\b.*[^;]$`);
+  const helper = /^function fromJson\w*\(/;
+  const kept = [];
+  let skipping;
+  for (const line of source.split('\n')) {
+    if (skipping) {
+      if (line === skipping) skipping = undefined;
+      continue;
+    }
+    if (method.test(line)) skipping = '  },';
+    else if (helper.test(line)) skipping = '}';
+    else kept.push(line);
+  }
+  if (skipping) throw new Error(`${path}: a generated method to leave out has no end (ts-proto's layout changed)`);
+  const out = kept.join('\n');
+  const named = new RegExp(`\\.(${GENERATED_UNUSED.join('|')})\\(`).exec(out);
+  if (named) throw new Error(`${path}: still calls .${named[1]}( after leaving it out (ts-proto's layout changed)`);
+  return out;
+}
+
+const generatedCodecs = {
+  name: 'generated-codecs',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]gen[\\/](platform|google)[\\/].*\.ts$/ }, (args) => ({
+      contents: withoutUnusedCodecMethods(readFileSync(args.path, 'utf8'), args.path),
+      loader: 'ts',
+    }));
+  },
+};
+
 /** Builds the bundle to `outfile`; returns esbuild's metafile (which inputs went in, and their sizes). */
 export async function buildMicro(outfile = join(root, 'dist/platform-micro-server.mjs')) {
   // Reflection's descriptors: the protos whose code the bundle links, found by a first build that writes nothing.
@@ -152,7 +241,7 @@ function options(outfile, linkedProtos, write) {
         "const __dirname = __platformPath(new URL('.', import.meta.url));",
       ].join(' '),
     },
-    plugins: [embedded(linkedProtos), embeddedProtos, nodeBuiltIns],
+    plugins: [embedded(linkedProtos), embeddedProtos, nodeBuiltIns, oneCopyOrNone, generatedCodecs],
     metafile: true,
     logLevel: 'warning',
   };

@@ -236,8 +236,10 @@ async function startTime(dir: string, floor: Awaited<ReturnType<typeof floors>>)
 
 function bundleSize(): void {
   const bytes = statSync(MICRO).size;
+  // Issue 31's "1.5 MB" holds under both readings: 1,500,000 bytes (MB) and 1.5 x 2^20 (MiB).
+  const met = bytes <= 1_500_000 && bytes <= 1.5 * 2 ** 20;
   console.log(
-    `\n4. bundle dist/platform-micro-server.mjs: ${fmt(bytes / 1024 / 1024, 2)} MB (${bytes} bytes); target <= 1.5 MB with WebRTC: ${verdict(bytes <= 1.5 * 1024 * 1024)}`,
+    `\n4. bundle dist/platform-micro-server.mjs: ${bytes} bytes = ${fmt(bytes / 1e6, 3)} MB = ${fmt(bytes / 2 ** 20, 3)} MiB; target <= 1.5 MB with WebRTC (1,500,000 bytes, and 1.5 MiB = 1,572,864): ${verdict(met)}`,
   );
 }
 
