@@ -17,6 +17,9 @@ import { killOrphans } from './orphan-trainers.js';
 import { defaultPython } from './python-command.js';
 import { TrainingScriptRegistry, type RegistryLimits } from './script-registry.js';
 import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
+import { checkBuiltinRequest, checkCommonFields, checkOrganizationId, type SubmitCustomTrainingJob, type SubmitTrainingJob } from './training-requests.js';
+
+export { checkOrganizationId, type SubmitCustomTrainingJob, type SubmitTrainingJob } from './training-requests.js';
 import { TrainingQueue } from './training-queue.js';
 import { Store } from '../store/store.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
@@ -24,7 +27,7 @@ import { TrainingRun, type TrainingRunContext } from './training-run.js';
 import type { ProcessLimits } from './trainer-process.js';
 import type { DiskLimits } from './job-disk-watch.js';
 import { BubblewrapConfinement, NoConfinement, type SandboxSettings } from './trainer-sandbox.js';
-import { isFinished, modelTypes, type ModelType, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
+import { isFinished, type TrainingJob, type TrainingLogEntry, type TrainingStatus } from './training-job.js';
 import { inSpan } from '../../core/serving/telemetry/tracing.js';
 
 /** Hands a submitted job to the processes that run it (the scale-out mode's pg-boss queue). */
@@ -77,44 +80,8 @@ export interface MLTrainingOptions {
   logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
 }
 
-export interface SubmitTrainingJob {
-  organizationId: string;
-  datasetId: string;
-  /** A version of the dataset; 0 or absent: a version is made for the job. */
-  datasetVersion?: number;
-  modelName: string;
-  modelVersion: string;
-  modelType: ModelType;
-  tags: string[];
-  arguments?: Record<string, string>;
-}
-
-export interface SubmitCustomTrainingJob {
-  organizationId: string;
-  datasetId: string;
-  /** A version of the dataset; 0 or absent: a version is made for the job. */
-  datasetVersion?: number;
-  registryItemId: string;
-  registryItemVersion: string;
-  modelName: string;
-  modelVersion: string;
-  arguments?: Record<string, string>;
-}
-
 /** Two, so that one organization's long job (per-organization limit 1) does not stop every other's. */
 export const defaultConcurrency = 2;
-
-const nameRule = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const idRule = /^[A-Za-z0-9_-]{1,128}$/;
-
-function requireText(field: string, value: string, rule: RegExp, what: string): void {
-  if (!value) throw invalidArgument(`${field} is required`);
-  if (!rule.test(value)) throw invalidArgument(`${field} '${value}' must be ${what}`);
-}
-
-export function checkOrganizationId(value: string, field = 'organization_id'): void {
-  requireText(field, value, idRule, '1-128 letters, digits, - or _');
-}
 
 export class MLTraining {
   readonly registry: TrainingScriptRegistry;
@@ -278,16 +245,7 @@ export class MLTraining {
   }
 
   async submitTrainingJob(request: SubmitTrainingJob): Promise<string> {
-    if (!modelTypes.includes(request.modelType)) {
-      throw invalidArgument(`model_type must be one of ${modelTypes.map((t) => `MODEL_TYPE_${t}`).join(', ')}`);
-    }
-    if (request.tags.length === 0) throw invalidArgument('tags must name at least one label to train on');
-    if (request.modelType === 'SINGLE_LABEL_CLASSIFICATION' && new Set(request.tags).size < 2) {
-      throw invalidArgument('tags must name at least two labels for single-label classification');
-    }
-    for (const tag of request.tags) {
-      if (!tag || tag.includes(',') || tag.length > 256) throw invalidArgument(`tags entry '${tag}' must be 1-256 characters without commas`);
-    }
+    checkBuiltinRequest(request);
     checkBuiltinArguments(request.arguments ?? {});
     await this.checkCommon(request);
     this.requireConfinement(false);
@@ -321,10 +279,7 @@ export class MLTraining {
   }
 
   private async checkCommon(request: { organizationId: string; datasetId: string; modelName: string; modelVersion: string }) {
-    checkOrganizationId(request.organizationId);
-    requireText('dataset_id', request.datasetId, idRule, '1-128 letters, digits, - or _');
-    requireText('model_name', request.modelName, nameRule, "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
-    requireText('model_version', request.modelVersion, nameRule, "1-128 letters, digits, '.', '_' or '-', starting with a letter or digit");
+    checkCommonFields(request);
     const owner = await this.options.dataSource.datasetOrganization(request.datasetId);
     if (owner !== request.organizationId) throw notFound(`no dataset ${request.datasetId} in organization ${request.organizationId}`);
   }
