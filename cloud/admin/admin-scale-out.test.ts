@@ -7,7 +7,7 @@ import { Metadata } from '@grpc/grpc-js';
 import { agentExtension } from '../agent/extension.js';
 import { Authorizer } from '../auth/authorizer.js';
 import { TokenSigner } from '../auth/token.js';
-import { partsExtension } from '../parts/extension.js';
+import { createPartsExtension } from '../parts/extension.js';
 import { partEvents } from '../parts/part-events.js';
 import { storeChannels } from '../store/pg-notify.js';
 import { sameDatabase } from '../testing/same-database.js';
@@ -16,7 +16,7 @@ import { coreAdminActions } from './actions.js';
 import { runAdminAction } from './runner.js';
 
 const [, postgres] = tabularBackends(test);
-const actions = { ...coreAdminActions, ...agentExtension.adminActions, ...partsExtension.adminActions };
+const actions = { ...coreAdminActions, ...agentExtension.adminActions, ...createPartsExtension().adminActions };
 
 test('postgres: admin commands act on the database with or without a server, and a running server hears of revocations and configs', async (t) => {
   const first = await postgres.open(t);

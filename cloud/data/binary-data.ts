@@ -303,15 +303,22 @@ export class BinaryDataStore {
       throw invalidArgument(`binary data ${id} is not an image (mime type ${String(row.mime_type)}); bounding boxes annotate images`);
     }
     const bboxId = randomUUID();
-    await this.store.execute('INSERT INTO bounding_boxes VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
-      bboxId,
-      id,
-      box.label,
-      box.xMinNormalized,
-      box.yMinNormalized,
-      box.xMaxNormalized,
-      box.yMaxNormalized,
-    ]);
+    // The box goes in only while its datum is there, in one transaction with that check: a delete of the
+    // datum (deleteRows, another process's too) runs before it or after it, never in between, so no box
+    // is left naming a datum that is gone.
+    const added = await this.store.transact((tx) =>
+      tx.execute('INSERT INTO bounding_boxes SELECT ?, ?, ?, ?, ?, ?, ?, NULL WHERE EXISTS (SELECT 1 FROM binary_data WHERE binary_data_id = ?)', [
+        bboxId,
+        id,
+        box.label,
+        box.xMinNormalized,
+        box.yMinNormalized,
+        box.xMaxNormalized,
+        box.yMaxNormalized,
+        id,
+      ]),
+    );
+    if (added === 0) throw notFound(`no binary data ${id}: it was deleted`);
     return bboxId;
   }
 

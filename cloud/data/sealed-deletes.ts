@@ -11,17 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { unavailable } from '../../core/serving/status-error.js';
 import type { KeyPrincipal } from '../auth/principal.js';
-import { sealedSegmentFilesOf } from '../store/sealed-segments.js';
+import { sealedSegmentFilesOf, segmentKey } from '../store/sealed-segments.js';
 import type { SqlValue, StoreWithBlobs } from '../store/tabular.js';
 import { scopeWhere } from './filter.js';
 import { segmentReaderOf } from './sealed-readings.js';
-
-/**
- * A rewritten segment's object key: the sealer's form (its day and the SHA-256 of its bytes), so the
- * blob store's listing reads the same whoever wrote the object. Readers and the orphan sweep go by the
- * manifest's object_key, not by this form.
- */
-const segmentKey = (day: Date, hash: string) => `sealed-readings/${day.toISOString().slice(0, 10)}/${hash}.parquet`;
 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 

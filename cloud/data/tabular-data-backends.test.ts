@@ -223,6 +223,12 @@ for (const backend of backends) {
       windowed.push(String((p.payload as { readings: { id: string } }).readings.id));
     });
     t.deepEqual(windowed, ['i4']);
+    // An interval starting before PostgreSQL's first time (4713 BC; a Date reaches 271821 BC) is every point up to its end.
+    const fromTheStart: string[] = [];
+    await exportTabularData(store, { ...source, interval: { start: new Date(-8.64e15), end: new Date('2026-11-27T00:00:05Z') } }, async (p) => {
+      fromTheStart.push(String((p.payload as { readings: { id: string } }).readings.id));
+    });
+    t.deepEqual(fromTheStart, ['a1', 'i4']);
     t.is(await rejectionCodeOf(exportTabularData(store, { ...source, resourceName: '', interval: undefined }, async () => {})), status.INVALID_ARGUMENT);
 
     // Delete: only points captured before the age, only the caller's organization's.

@@ -21,7 +21,7 @@ import type { KeyPrincipal } from '../auth/principal.js';
 import type { Row } from '../store/store.js';
 import { Store } from '../store/store.js';
 import type { Dialect, SqlValue, StoreWithBlobs, TabularRow, TabularStore } from '../store/tabular.js';
-import { filterWhere, scopeWhere, type NeutralWhere } from './filter.js';
+import { filterWhere, scopeWhere, timeValue, type NeutralWhere } from './filter.js';
 import { readPage } from './page-query.js';
 import { readPagePg, timeMicrosColumn } from './pg-page.js';
 import { captureColumns, captureMetadataOf, cursorOf, pageOf, parseJson, type Page } from './rows.js';
@@ -188,13 +188,14 @@ export async function exportTabularData(
   if (start && end && start.getTime() > end.getTime()) throw invalidArgument('interval.start must not be after interval.end');
   let sql = source.sql;
   const params: SqlValue[] = [...source.params];
+  // A time before PostgreSQL's first (4713 BC) is given as its '-infinity' (timeValue), not refused.
   if (start) {
     sql += ' AND time_requested >= ?';
-    params.push(start);
+    params.push(timeValue(store.dialect, start));
   }
   if (end) {
     sql += ' AND time_requested < ?';
-    params.push(end);
+    params.push(timeValue(store.dialect, end));
   }
   const where = await sourceWheres(store, request.partId, { sql, params });
   if (!where) return;

@@ -11,8 +11,6 @@ import { checkLevels, PartLogs } from './part-logs.js';
 import { PartStatusBook } from './part-status.js';
 import { addRobotService } from './robot-service.js';
 
-let logs: PartLogs | undefined;
-
 async function getConfig(store: TabularStore, args: Record<string, unknown>) {
   const part = await findPart(store, String(args.part ?? ''));
   const latest = await latestPartConfig(store, part.id);
@@ -95,24 +93,31 @@ function commands(program: Command, admin: AdminRunner): void {
     );
 }
 
-export const partsExtension: CloudExtension = {
-  name: 'parts',
-  async start(ctx) {
-    // The cloud's tables (ctx.tables): the DuckDB Store in the embedded default, PostgreSQL in the scale-out mode.
-    await ensurePartConfigTables(ctx.tables);
-    logs = await PartLogs.open(ctx.tables);
-    logs.startSweeping();
-    const status = await PartStatusBook.open(ctx.tables);
-    addAppService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
-    addRobotService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
-  },
-  stop() {
-    logs?.stop();
-  },
-  commands,
-  adminActions: {
-    'part.config.set': (store, args) => setConfig(store, args),
-    'part.config.get': (store, args) => getConfig(store, args),
-    'part.logs': (store, args) => queryLogs(store, args),
-  },
-};
+/**
+ * A new parts extension: what start() opens (the log store and its sweeper) lives in this closure, not
+ * in the module, so two clouds in one process (as tests start them) never share it.
+ */
+export function createPartsExtension(): CloudExtension {
+  let logs: PartLogs | undefined;
+  return {
+    name: 'parts',
+    async start(ctx) {
+      // The cloud's tables (ctx.tables): the DuckDB Store in the embedded default, PostgreSQL in the scale-out mode.
+      await ensurePartConfigTables(ctx.tables);
+      logs = await PartLogs.open(ctx.tables);
+      logs.startSweeping();
+      const status = await PartStatusBook.open(ctx.tables);
+      addAppService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
+      addRobotService(ctx.server, ctx.tables, ctx.authorizer, logs, status);
+    },
+    stop() {
+      logs?.stop();
+    },
+    commands,
+    adminActions: {
+      'part.config.set': (store, args) => setConfig(store, args),
+      'part.config.get': (store, args) => getConfig(store, args),
+      'part.logs': (store, args) => queryLogs(store, args),
+    },
+  };
+}

@@ -5,11 +5,11 @@
 import type { CloudExtension } from '../kit/extension-contract.js';
 import { agentExtension } from '../agent/extension.js';
 import { createMlTrainingExtension } from '../mltraining/extension.js';
-import { partsExtension } from '../parts/extension.js';
+import { createPartsExtension } from '../parts/extension.js';
 import { createQueryExtension } from '../query/extension.js';
 import { createSignalingExtension } from '../signaling/extension.js';
 
 /** A new set of extensions for one cloud: extensions that hold resources are factories. */
 export function createExtensions(): CloudExtension[] {
-  return [agentExtension, createMlTrainingExtension(), partsExtension, createQueryExtension(), createSignalingExtension()];
+  return [agentExtension, createMlTrainingExtension(), createPartsExtension(), createQueryExtension(), createSignalingExtension()];
 }

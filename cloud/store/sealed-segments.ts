@@ -6,6 +6,13 @@
 // it starts (cloud/query/sealed/scale-out-query.ts); no registration, no sealer, no segments.
 import type { TabularStore } from './tabular.js';
 
+/**
+ * A segment's object key: its day and the SHA-256 of its bytes. The sealer and DeleteTabularData's
+ * rewrite (cloud/data/sealed-deletes.ts) both name objects so; readers and the orphan sweep go by the
+ * manifest's object_key, not by this form.
+ */
+export const segmentKey = (day: Date, hash: string) => `sealed-readings/${day.toISOString().slice(0, 10)}/${hash}.parquet`;
+
 /** A segment as tabular_segments lists it. */
 export interface SealedSegment {
   key: string;

@@ -1,7 +1,8 @@
 // The sealer (sealer.ts) when things go wrong: a sealer that dies midway leaves every row readable and
 // the day sealed whole by the next pass; rows that arrive while a day is written leave it unsealed for
-// the next pass (and stop the pass there); two processes elect one sealer, and a day is sealed once;
-// DeleteTabularData's sealed part (sealed-delete.ts) removes rows from the segments.
+// the next pass (and stop the pass there); two processes elect one sealer, and a day is sealed once.
+// DeleteTabularData's rewrite of sealed segments is tested through the data API
+// (cloud/data/tabular-data-sealed.test.ts).
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,6 @@ import { SqlSandbox } from '../sql/sql-sandbox.js';
 import { DAY, today, upload } from './differential-fixture.js';
 import { startScaleOutQuery } from './scale-out-query.js';
 import { ReadingsSealer } from './sealer.js';
-import { deleteSealedReadings } from './sealed-delete.js';
 
 const [, pgBackend] = tabularBackends(test);
 type Tables = PgStore & StoreWithBlobs;
@@ -164,42 +164,4 @@ test('two processes elect one sealer: each closed day is sealed once', async (t)
     );
   }
   t.is(await countVia(store, dir, 'org-a'), expected);
-});
-
-test("deleting an organization's sealed rows rewrites its segments without them; other organizations' stay", async (t) => {
-  const store = (await pgBackend.open(t)) as Tables;
-  const dir = workDir(t);
-  await fill(store);
-  const cutoff = new Date(today - 5 * DAY + 3 * 3_600_000); // uploads 0-2 were captured before it
-  const countA = async (where: string, params: unknown[] = []) =>
-    Number((await store.query(`SELECT count(*) AS n FROM tabular_data WHERE organization_id = 'org-a' ${where}`, params as Date[]))[0].n);
-  const expectedLeft = (await countA('')) - (await countA('AND time_requested < $1', [cutoff]));
-  const bBefore = await countVia(store, dir, 'org-b');
-  await new ReadingsSealer(store, { workDir: dir, graceMs: 0 }).sealClosedDays();
-  const sealedGone = await deleteSealedReadings(store, { organizationId: 'org-a', before: cutoff }, dir);
-  const liveGone = await store.execute("DELETE FROM tabular_data WHERE organization_id = 'org-a' AND time_requested < $1", [cutoff]);
-  t.true(sealedGone > 0);
-  t.true(liveGone >= 0);
-  const q = startScaleOutQuery(store, { dataDir: join(dir, 'node'), seal: false });
-  try {
-    const sandbox = new SqlSandbox(q.connect);
-    const [{ n, early }] = await sandbox.query(
-      'org-a',
-      `SELECT count(*) AS n, count(*) FILTER (WHERE time_requested < '${cutoff.toISOString()}'::TIMESTAMPTZ) AS early FROM readings`,
-    );
-    t.is(early, 0);
-    t.true(Number(n) > 0);
-  } finally {
-    await q.stop();
-  }
-  // Internal rows are in the segments too: the count over every row of org-a, sealed or not.
-  const conn = await startScaleOutQuery(store, { dataDir: join(dir, 'node2'), seal: false }).connect('org-a');
-  try {
-    const [row] = (await conn.runAndReadAll('SELECT count(*) AS n FROM tabular_data')).getRowObjectsJS();
-    t.is(Number(row.n), expectedLeft);
-  } finally {
-    conn.closeSync();
-  }
-  t.is(await countVia(store, dir, 'org-b'), bBefore);
-  t.is(await deleteSealedReadings(store, { organizationId: 'org-a', before: cutoff }, dir), 0, 'a second delete finds nothing');
 });

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { openBlobWriter, type BlobStore } from '../../store/blob-store.js';
 import { dayOf, ensureReadingsPartition } from '../../store/pg-readings.js';
 import type { PgStore } from '../../store/pg-store.js';
+import { segmentKey } from '../../store/sealed-segments.js';
 import { exportReadingsAsJson, readingsFromJson } from './readings-rows.js';
 
 const DAY_MS = 86_400_000;
@@ -39,9 +40,6 @@ export interface SealedDay {
   rows: number;
   segments: { organizationId: string; key: string; rows: number; bytes: number }[];
 }
-
-/** The object key of a segment: its day and the SHA-256 of its bytes. */
-export const segmentKey = (day: Date, hash: string) => `sealed-readings/${day.toISOString().slice(0, 10)}/${hash}.parquet`;
 
 const partitionDay = (name: string): Date | undefined => {
   const m = /^tabular_data_(\d{4})(\d{2})(\d{2})$/.exec(name);
