@@ -21,14 +21,16 @@ import type { StoreWithBlobs } from '../store/tabular.js';
 export interface CloudContext {
   /** The gRPC server, not yet bound: add services with server.addService(...). Reflection covers them. */
   server: Server;
-  /** DuckDB access (store.query / store.execute / store.transaction; one writer, pooled readers) and store.blobs. */
-  store: Store;
   /**
-   * The cloud's tables and blobs behind the seam of issue 33 (cloud/store/tabular.ts): the DuckDB Store in
-   * the embedded default, a PgStore with its S3 blob store in the scale-out mode. Code written against
-   * it runs in both modes; code that still takes `store` runs only in the embedded default.
+   * The cloud's tables and blobs (cloud/store/tabular.ts): the DuckDB Store in the embedded default, a
+   * PgStore with its S3 blob store in the scale-out mode (issue 33). Write extensions against it.
    */
   tables: StoreWithBlobs;
+  /**
+   * The DuckDB Store itself, in the embedded default only (the same object as `tables`); absent in the
+   * scale-out mode. For what only DuckDB does (the SQL engine's connections to the embedded file).
+   */
+  store?: Store;
   /** Verifies `authorization: Bearer` tokens and checks org/location/machine scope and owner/operator role. */
   authorizer: Authorizer;
   /** The --data-dir of this cloud; put extension files in a subfolder named after the extension. */

@@ -77,7 +77,9 @@ export function createQueryExtension(): CloudExtension {
       // of the query's own holding its organization's sealed segments and unsealed tail (sealed/).
       const scaleOut =
         ctx.tables.dialect === 'postgres' ? startScaleOutQuery(ctx.tables as PgStore & StoreWithBlobs, { dataDir: ctx.dataDir, logger }) : undefined;
-      const connect: ConnectionSource = scaleOut ? scaleOut.connect : () => ctx.store.instance.connect();
+      const duckdb = ctx.store;
+      if (!scaleOut && !duckdb) throw new Error('the query extension needs the DuckDB Store (CloudContext.store) unless the tables are on PostgreSQL');
+      const connect: ConnectionSource = scaleOut ? scaleOut.connect : () => duckdb!.instance.connect();
       const users = new DatabaseUsers(ctx.tables);
       await users.init();
       const pipelines = new PipelineStore(ctx.tables);

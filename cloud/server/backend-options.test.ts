@@ -3,7 +3,7 @@
 // the rule, and never prints a password.
 import test from 'ava';
 import { Command } from 'commander';
-import { backendOptions, redactUri, resolveBackend } from './backend-options.js';
+import { backendOptions, blobSweepIntervalMs, redactUri, resolveBackend } from './backend-options.js';
 
 const pgUri = 'postgres://cloud:s3cret@db.internal:5432/platform';
 const s3Uri = 's3://platform-data/cloud';
@@ -90,4 +90,14 @@ test('backendOptions parse on a command into the flags resolveBackend takes', (t
   for (const option of backendOptions()) cmd.addOption(option);
   cmd.parse(['--backend-store-uri', pgUri, '--artifacts-destination', s3Uri, '--s3-endpoint', 'http://127.0.0.1:7480'], { from: 'user' });
   t.like(resolveBackend(cmd.opts(), {}), { mode: 'scale-out', backendStoreUri: pgUri, s3Endpoint: 'http://127.0.0.1:7480' });
+});
+
+test('PLATFORM_BLOB_SWEEP_INTERVAL_S: seconds > 0, default 10 minutes; a bad value names the setting', (t) => {
+  t.is(blobSweepIntervalMs({}), 600_000);
+  t.is(blobSweepIntervalMs({ PLATFORM_BLOB_SWEEP_INTERVAL_S: '' }), 600_000);
+  t.is(blobSweepIntervalMs({ PLATFORM_BLOB_SWEEP_INTERVAL_S: '1.5' }), 1500);
+  for (const bad of ['0', '-1', 'often', 'Infinity']) {
+    const err = t.throws(() => blobSweepIntervalMs({ PLATFORM_BLOB_SWEEP_INTERVAL_S: bad }));
+    t.is(err.message, `PLATFORM_BLOB_SWEEP_INTERVAL_S must be a number of seconds > 0, got '${bad}'`);
+  }
 });

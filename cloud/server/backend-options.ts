@@ -132,3 +132,12 @@ export function backendOptions(): Option[] {
     new Option('--s3-endpoint <url>', 'with --artifacts-destination: an S3-compatible service other than AWS (Ceph radosgw, MinIO), http://host:port'),
   ];
 }
+
+/** PLATFORM_BLOB_SWEEP_INTERVAL_S: how often the scale-out mode's elected process sweeps (default 600 s). */
+export function blobSweepIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.PLATFORM_BLOB_SWEEP_INTERVAL_S;
+  if (raw === undefined || raw === '') return 600_000;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`PLATFORM_BLOB_SWEEP_INTERVAL_S must be a number of seconds > 0, got '${raw}'`);
+  return value * 1000;
+}

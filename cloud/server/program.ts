@@ -6,10 +6,12 @@ import { homedir } from 'node:os';
 import { createSecureContext } from 'node:tls';
 import { join } from 'node:path';
 import { coreAdminActions } from '../admin/actions.js';
-import { runAdminAction } from '../admin/runner.js';
+import { runAdminAction, type AdminTarget } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
 import { addWorkerCommand } from './worker-command.js';
+import { backendOptions, resolveBackend, type BackendChoice, type BackendFlags } from './backend-options.js';
+import type { BlobStore } from '../store/blob-store.js';
 import { startTracing, type Tracing } from '../../core/serving/telemetry/tracing.js';
 import { observeTracing } from '../../core/serving/telemetry/trace-metrics.js';
 import { registerExtensions, type AdminRunner, type CloudExtension, type ServingTls } from '../kit/extension-contract.js';
@@ -61,7 +63,12 @@ export function buildProgram(extensions: CloudExtension[]): Command {
   program
     .command('serve')
     .description('start the cloud service; prints "platform-cloud serving <host:port>" when ready')
-    .addOption(new Option('--data-dir <dir>', 'data directory (DuckDB file, blobs, token secret)').default(defaultDataDir()))
+    .addOption(
+      new Option('--data-dir <dir>', "data directory (DuckDB file, blobs, token secret; scale-out mode: this node's own files)").default(defaultDataDir()),
+    )
+    .addOption(backendOptions()[0])
+    .addOption(backendOptions()[1])
+    .addOption(backendOptions()[2])
     .option('--port <n>', 'gRPC port; 0 picks a free one', '8081')
     .option('--host <host>', 'address to bind; 0.0.0.0 to accept remote machines', '127.0.0.1')
     .option('--token-ttl <seconds>', 'lifetime of access tokens', '3600')
@@ -84,6 +91,9 @@ export function buildProgram(extensions: CloudExtension[]): Command {
     .action(
       async (opts: {
         dataDir: string;
+        backendStoreUri?: string;
+        artifactsDestination?: string;
+        s3Endpoint?: string;
         port: string;
         host: string;
         tokenTtl: string;
@@ -101,8 +111,10 @@ export function buildProgram(extensions: CloudExtension[]): Command {
         if (!Number.isInteger(port) || port < 0 || port > 65535) program.error(`--port must be an integer from 0 to 65535, got "${opts.port}"`);
         if (!Number.isInteger(ttl) || ttl < 1) program.error(`--token-ttl must be a positive integer of seconds, got "${opts.tokenTtl}"`);
         let tls: ServingTls | undefined;
+        let backend: BackendChoice = { mode: 'embedded' };
         try {
           tls = readServingTls(opts.tlsCert, opts.tlsKey);
+          backend = resolveBackend(opts);
         } catch (err) {
           program.error((err as Error).message);
         }
@@ -120,7 +132,20 @@ export function buildProgram(extensions: CloudExtension[]): Command {
           }
           if (tracing) observeTracing(tracing);
         }
+        // The bucket is checked first (it exists, the credentials are accepted): S3BlobStore.open says which.
+        let blobs: BlobStore | undefined;
+        if (backend.mode === 'scale-out') {
+          try {
+            // Loaded only here: the AWS SDK costs the embedded default nothing.
+            const { S3BlobStore } = await import('../store/s3-blob-store.js');
+            blobs = await S3BlobStore.open(backend.artifactsDestination, { endpoint: backend.s3Endpoint });
+          } catch (err) {
+            program.error(`--artifacts-destination: ${(err as Error).message}`);
+          }
+        }
         const cloud = await startCloud({
+          backendStoreUri: backend.mode === 'scale-out' ? backend.backendStoreUri : undefined,
+          blobs,
           dataDir: opts.dataDir,
           port,
           host: opts.host,
@@ -151,18 +176,30 @@ export function buildProgram(extensions: CloudExtension[]): Command {
 
   addWorkerCommand(program, defaultDataDir());
 
+  // Where an admin action runs: the scale-out mode's PostgreSQL when the stores' flags or variables name
+  // it (directly, from any host, server or not: cloud/admin/runner.ts), else the data dir's cloud.
+  const adminTarget = (dataDir: string | undefined, flags: BackendFlags = {}): AdminTarget => {
+    const backend = resolveBackend(flags);
+    return backend.mode === 'scale-out' ? { backendStoreUri: backend.backendStoreUri } : (dataDir ?? defaultDataDir());
+  };
   const runner: AdminRunner = {
     defaultDataDir: defaultDataDir(),
-    run: (name, args, dataDir) => runAdminAction(dataDir ?? defaultDataDir(), name, args, actions),
+    run: async (name, args, dataDir) => runAdminAction(adminTarget(dataDir), name, args, actions),
   };
   const adminFor = (cmd: Command) => ({
-    run: (name: string, args: Record<string, unknown>) => runner.run(name, args, (cmd.opts() as { dataDir?: string }).dataDir),
+    run: async (name: string, args: Record<string, unknown>) => {
+      const opts = cmd.opts() as BackendFlags & { dataDir?: string };
+      return runAdminAction(adminTarget(opts.dataDir, opts), name, args, actions);
+    },
   });
   const adminCommand = (parent: Command, name: string, description: string) =>
     parent
       .command(name)
       .description(description)
       .addOption(new Option('--data-dir <dir>', 'data directory of the cloud').default(defaultDataDir()))
+      .addOption(backendOptions()[0])
+      .addOption(backendOptions()[1])
+      .addOption(backendOptions()[2])
       .option('--json', 'print the result as JSON');
   const runAndPrint = async (cmd: Command, action: string, args: Record<string, unknown>, print: Printer) => {
     try {

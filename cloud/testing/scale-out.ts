@@ -3,7 +3,8 @@
 // makes a fresh database and bucket and returns what a cloud process is given: the two store URIs,
 // the S3 endpoint, and the S3 credentials as the environment variables of the AWS SDK's standard
 // chain (the cloud reads no credential flags). openTables() opens the same database and bucket in the
-// test's own process, to set up tenants or to look at what the clouds wrote.
+// test's own process, to set up tenants or to look at what the clouds wrote. spawnScaleOutCloud runs a
+// platform-cloud process on them.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PgStore } from '../store/pg-store.js';
@@ -11,6 +12,7 @@ import { S3BlobStore, s3Client } from '../store/s3-blob-store.js';
 import { startPostgres, type PostgresServer } from './postgres.js';
 import { startRadosgw } from './radosgw.js';
 import { startS3rver, type S3Service } from './s3rver.js';
+import { spawnCloud, tempDataDir, type SpawnedCloud } from './spawn-cloud.js';
 
 export interface ScaleOutBackends {
   postgres: PostgresServer;
@@ -79,4 +81,12 @@ export async function startScaleOutBackends(options: ScaleOutOptions = {}): Prom
     await Promise.all([postgres.stop(), s3.stop()]).catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * A platform-cloud process (the real program, from source) in the scale-out mode on these backends: a
+ * data dir of its own for what is per node, the flags, and the S3 credentials in its environment only.
+ */
+export function spawnScaleOutCloud(backends: ScaleOutBackends, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<SpawnedCloud> {
+  return spawnCloud(tempDataDir(), [...backends.args, ...extraArgs], { ...backends.env, ...env });
 }
