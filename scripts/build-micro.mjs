@@ -130,7 +130,7 @@ const nodeBuiltIns = {
  * bundle"; core/micro/bundle.test.ts checks each):
  * - one copy of @grpc/proto-loader 0.7.15: grpc-health-check and @grpc/reflection each install their own,
  *   byte for byte the same build;
- * - is-property's table of every Unicode identifier letter (11 KB): generate-function (werift's DTLS and SCTP
+ * - is-property's table of every Unicode identifier letter (11 KB): generate-function (werift's wire
  *   codecs, through binary-data) asks it only whether a name may follow a dot, and the names it is given are
  *   ASCII field names; an ASCII test answers the same for those, and a false answer only makes it write
  *   `obj["name"]` instead of `obj.name` (the same code);
