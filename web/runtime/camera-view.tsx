@@ -55,6 +55,9 @@ function Overlay({ width, height, seen }: { width: number; height: number; seen:
   );
 }
 
+/** A polled frame as an object URL, with its depth colouring and what the vision service saw in it. */
+type Frame = { url: string; image: GetImageResponse; depth?: ColouredDepth; seen?: Seen };
+
 /** The image of one stream ('' the default), polled, with the chosen vision service's view of each frame. */
 function LiveImage({ name, stream, vision }: { name: string; stream: string; vision: string }) {
   // The camera's default stream (depth for a depth camera: a 16-bit PNG, shown through a colour map by
@@ -67,10 +70,15 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
     },
     [name, stream, vision],
   );
-  // The newest frame is loading in the <img>; `shown` is the frame the <img> has decoded, and the overlay
-  // is drawn from `shown` only, so the labels change in the same render as the pixels.
-  const [pending, setPending] = useState<{ url: string; image: GetImageResponse; depth?: ColouredDepth; seen?: Seen } | undefined>();
-  const [shown, setShown] = useState<typeof pending>();
+  // `pending` is the frame in the <img> (loading, or loaded); `shown` is the frame the <img> has decoded,
+  // and the overlay is drawn from `shown` only, so the labels change in the same render as the pixels.
+  // A frame that arrives while `pending` is still loading waits in `queued` (a newer one replaces it)
+  // instead of replacing the <img>'s src: a new src aborts the load, so a browser slower than the poll
+  // (a busy laptop, a loaded test machine) would otherwise never finish loading any frame.
+  const [pending, setPending] = useState<Frame | undefined>();
+  const [shown, setShown] = useState<Frame | undefined>();
+  const loading = useRef(false);
+  const queued = useRef<Frame | undefined>(undefined);
   const urls = useRef(new Set<string>());
   useEffect(() => {
     const value = frame.value;
@@ -78,6 +86,11 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
     const type = value.image.mimeType.endsWith('png') ? 'image/png' : value.image.mimeType;
     const url = URL.createObjectURL(value.depth?.png ?? new Blob([value.image.image as BlobPart], { type }));
     urls.current.add(url);
+    if (loading.current) {
+      queued.current = { url, ...value };
+      return;
+    }
+    loading.current = true;
     setPending({ url, ...value });
   }, [frame.value]);
   useEffect(
@@ -86,12 +99,18 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
     },
     [],
   );
-  function loaded() {
+  /** The <img> is done with `pending` (decoded, or failed): the queued frame, if any, goes in next. */
+  function settled(decoded: boolean) {
     if (!pending) return;
-    setShown(pending);
-    // Every older frame's URL is done with (the one shown now stays until a newer one has loaded).
+    if (decoded) setShown(pending);
+    const next = queued.current;
+    queued.current = undefined;
+    loading.current = next !== undefined;
+    if (next) setPending(next);
+    // Every URL but the frame shown and the one loading next is done with.
+    const keep = new Set([decoded ? pending.url : shown?.url, next?.url]);
     for (const u of urls.current) {
-      if (u === pending.url) continue;
+      if (keep.has(u)) continue;
       URL.revokeObjectURL(u);
       urls.current.delete(u);
     }
@@ -106,7 +125,18 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
         </p>
       ) : null}
       <div class="overlay">
-        {url ? <img src={url} alt={`image of ${name}`} class="camera" data-mime={pending?.image.mimeType} onLoad={loaded} /> : '…'}
+        {url ? (
+          <img
+            src={url}
+            alt={`image of ${name}`}
+            class="camera"
+            data-mime={pending?.image.mimeType}
+            onLoad={() => settled(true)}
+            onError={() => settled(false)}
+          />
+        ) : (
+          '…'
+        )}
         {shown && seen ? <Overlay width={shown.image.width} height={shown.image.height} seen={seen} /> : null}
       </div>
       {seen ? (
