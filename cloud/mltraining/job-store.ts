@@ -26,6 +26,21 @@ async function writeRow(tx: SqlSession, job: TrainingJob): Promise<number> {
   return tx.execute('UPDATE training_jobs SET status = ?, job = ? WHERE id = ?', [job.status, JSON.stringify(job), job.id]);
 }
 
+/** A new job's row: no run claims it yet (an empty run token and runner). */
+export async function insertJobRow(tx: SqlSession, job: TrainingJob): Promise<void> {
+  await tx.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    job.id,
+    job.organizationId,
+    job.modelName,
+    job.modelVersion,
+    job.status,
+    new Date(job.createdOn),
+    '',
+    '',
+    JSON.stringify(job),
+  ]);
+}
+
 export class JobStore {
   private readonly chains = new Map<string, Promise<unknown>>();
   /** Next log position per job this process appends to (read from the table on the first append). */
@@ -60,17 +75,7 @@ export class JobStore {
           `organization ${job.organizationId} already has ${pending} pending training jobs, the limit (PLATFORM_TRAINING_MAX_PENDING_PER_ORG); wait for some to start or cancel them`,
         );
       }
-      await tx.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        job.id,
-        job.organizationId,
-        job.modelName,
-        job.modelVersion,
-        job.status,
-        new Date(job.createdOn),
-        '',
-        '',
-        JSON.stringify(job),
-      ]);
+      await insertJobRow(tx, job);
       return pending;
     });
   }

@@ -9,7 +9,8 @@ import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { c as createTar } from 'tar';
 import type { StoreWithBlobs } from '../store/tabular.js';
-import type { ModelArtefact } from './model-artefacts.js';
+import { insertModelRow, type ModelArtefact } from './model-artefacts.js';
+import { insertJobRow } from './job-store.js';
 import type { TrainingScript } from './script-registry.js';
 import { trainingBlobPrefix } from './training-tables.js';
 import type { TrainingJob, TrainingLogEntry } from './training-job.js';
@@ -49,17 +50,7 @@ async function importJobs(store: StoreWithBlobs, folder: string, report: LegacyI
     }
     const imported = await store.transact(async (tx) => {
       if ((await tx.query('SELECT 1 FROM training_jobs WHERE id = ?', [job.id])).length) return false;
-      await tx.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        job.id,
-        job.organizationId,
-        job.modelName,
-        job.modelVersion,
-        job.status,
-        new Date(job.createdOn),
-        '',
-        '',
-        JSON.stringify(job),
-      ]);
+      await insertJobRow(tx, job);
       for (const [position, e] of entries.entries()) {
         await tx.execute('INSERT INTO training_job_logs VALUES (?, ?, ?, ?, ?)', [job.id, position, e.level, e.time, e.message]);
       }
@@ -93,15 +84,7 @@ async function importModels(store: StoreWithBlobs, folder: string, report: Legac
           await readFile(join(folder, org, id, 'files', file)),
         );
       }
-      await store.execute('INSERT INTO training_models VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        artefact.id,
-        artefact.organizationId,
-        artefact.modelName,
-        artefact.modelVersion,
-        artefact.trainingJobId,
-        new Date(artefact.createdOn),
-        JSON.stringify(artefact),
-      ]);
+      await insertModelRow(store, artefact);
       report.models++;
     }
   }

@@ -147,15 +147,7 @@ export class ModelArtefactStore {
 
   /** Writes the artefact's row, in the transaction that completes its job. */
   async record(tx: SqlSession, artefact: ModelArtefact): Promise<void> {
-    await tx.execute('INSERT INTO training_models VALUES (?, ?, ?, ?, ?, ?, ?)', [
-      artefact.id,
-      artefact.organizationId,
-      artefact.modelName,
-      artefact.modelVersion,
-      artefact.trainingJobId,
-      new Date(artefact.createdOn),
-      JSON.stringify(artefact),
-    ]);
+    await insertModelRow(tx, artefact);
   }
 
   /** Removes the files of an artefact whose row was never written. */
@@ -201,4 +193,17 @@ export class ModelArtefactStore {
     if (!content) throw new Error(`the file ${fileName} of model ${artefact.modelName} version ${artefact.modelVersion} is missing from the blob store`);
     return content;
   }
+}
+
+/** A stored model's row (its files are in the blob store under its id). */
+export async function insertModelRow(tx: SqlSession, artefact: ModelArtefact): Promise<void> {
+  await tx.execute('INSERT INTO training_models VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    artefact.id,
+    artefact.organizationId,
+    artefact.modelName,
+    artefact.modelVersion,
+    artefact.trainingJobId,
+    new Date(artefact.createdOn),
+    JSON.stringify(artefact),
+  ]);
 }

@@ -15,6 +15,7 @@ import { Order, type Filter, type TabularDataByFilterRequest } from '../../gen/p
 import type { KeyPrincipal } from '../../cloud/auth/principal.js';
 import { tabularDataByFilter } from '../../cloud/data/tabular-data.js';
 import { FileBlobStore } from '../../cloud/store/blob-store.js';
+import { emptyFilter } from '../../cloud/testing/binary-fixture.js';
 import { ensureReadingsPartition } from '../../cloud/store/pg-readings.js';
 import { PgStore } from '../../cloud/store/pg-store.js';
 import { Store } from '../../cloud/store/store.js';
@@ -134,25 +135,6 @@ export async function benchScalePage(options: ScalePageOptions = {}): Promise<Sc
     removeDataDir(blobDir);
     removeDataDir(duckDir);
   }
-}
-
-function emptyFilter(): Filter {
-  return {
-    componentName: '',
-    componentType: '',
-    method: '',
-    robotName: '',
-    robotId: '',
-    partName: '',
-    partId: '',
-    locationIds: [],
-    organizationIds: [],
-    mimeType: [],
-    interval: undefined,
-    tagsFilter: undefined,
-    bboxLabels: [],
-    datasetId: '',
-  } as Filter;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
