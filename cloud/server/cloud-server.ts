@@ -120,7 +120,12 @@ export async function startCloud(options: CloudServerOptions): Promise<RunningCl
   installMessageFill();
   // The token secret and the login gate: in the data dir and this process, or in PostgreSQL for every
   // process of the scale-out mode (cloud-auth.ts).
-  const { tokens, loginGate } = await cloudAuthFor(tables, options.dataDir, options.tokenTtlSeconds);
+  // A start that fails here (the database refusing the secret's table, say) closes what it opened.
+  const { tokens, loginGate } = await cloudAuthFor(tables, options.dataDir, options.tokenTtlSeconds).catch(async (err: unknown) => {
+    await sweep?.stop();
+    await close();
+    throw err;
+  });
   const authorizer = new Authorizer(tables, tokens);
   const server = decodeErrorsAsInvalidArgument(
     // Every status it sends is bounded (bounded-status.ts): no echoed input can wedge a client's connection.
