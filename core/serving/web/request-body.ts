@@ -135,8 +135,13 @@ const DRAINED_BODY_BYTES = 64 * 1024;
  */
 export function answerRefusal(req: IncomingMessage, res: ServerResponse, send: () => void, pacer?: RefusalPacer): void {
   // An address refused many times of late waits for its answer (refusal-pacer.ts); its body stays
-  // unread meanwhile, so TCP flow control holds the sender at no cost here.
+  // unread meanwhile, so TCP flow control holds the sender at no cost here. The request is paused first:
+  // a body reader that gave up (readRequestFrame) leaves it flowing, and a flowing body is read and
+  // thrown away as fast as the sender sends (bench:isolation's huge-posts: 1.5 GB/s, a core busy). A
+  // paused socket is not read, so a caller that goes away meanwhile is seen when the wait ends (at most
+  // the pacer's longest wait), not before.
   if (pacer) {
+    req.pause();
     pacer.pace(req.socket.remoteAddress ?? 'unknown', () => answerRefusal(req, res, send), req.socket);
     return;
   }
