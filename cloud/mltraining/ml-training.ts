@@ -13,7 +13,7 @@ import type { TrainingDataSource } from './data-source.js';
 import { JobStore, logPageSize } from './job-store.js';
 import { importLegacyFiles } from './legacy-import.js';
 import { ModelArtefactStore } from './model-artefacts.js';
-import { killOrphans } from './orphan-trainers.js';
+import { endInterrupted } from './interrupted-jobs.js';
 import { defaultPython } from './python-command.js';
 import { TrainingScriptRegistry, type RegistryLimits } from './script-registry.js';
 import { checkBuiltinArguments, checkCustomArguments } from './training-arguments.js';
@@ -177,7 +177,7 @@ export class MLTraining {
       const imported = await importLegacyFiles(this.store, this.options.root);
       if (imported) this.options.logger?.info({ ...imported }, 'training jobs, models and scripts imported from the files of an earlier version');
     }
-    if (local) for (const job of await this.jobs.withStatus(['IN_PROGRESS', 'CANCELING'])) await this.recoverInterrupted(job);
+    if (local) for (const job of await this.jobs.withStatus(['IN_PROGRESS', 'CANCELING'])) await endInterrupted(this.jobs, job, this.options.logger);
     await rm(this.ctx.workRoot, { recursive: true, force: true });
     await rm(this.bubblewrap.jobsFolder, { recursive: true, force: true });
     if (!this.options.runsNoJobs) await this.chooseConfinement();
@@ -200,26 +200,6 @@ export class MLTraining {
 
   private async refreshCounts(): Promise<void> {
     this.counts = await this.jobs.counts();
-  }
-
-  private async recoverInterrupted(job: TrainingJob): Promise<void> {
-    killOrphans(job.id, job.pid);
-    const canceled = job.status === 'CANCELING';
-    const now = new Date().toISOString();
-    const message = canceled
-      ? 'canceled by request (the cloud restarted while the job was stopping)'
-      : 'the cloud stopped while the job was running (crash or kill); submit it again';
-    Object.assign(job, {
-      status: canceled ? 'CANCELED' : 'FAILED',
-      errorStatus: { code: canceled ? 1 : 14, message },
-      trainingEnded: now,
-      lastModified: now,
-      pid: undefined,
-    });
-    await this.jobs.appendLog(job.id, { level: canceled ? 'info' : 'error', time: now, message });
-    await this.jobs.closeLog(job.id);
-    await this.jobs.save(job);
-    this.options.logger?.warn({ jobId: job.id, status: job.status }, 'training job interrupted by a restart');
   }
 
   /** How many jobs are in each status (the cloud's /metrics; read from the tables every second). */
