@@ -1,12 +1,18 @@
 #!/usr/bin/env node
 // bench:scale — issue 33's scale-out mode against its anchors, measured in the same run on a PostgreSQL
 // server of its own (cloud/testing/postgres.ts: fsync on):
-//   ingest:     uploads of BENCH_SCALE_POINTS readings through the scale-out ingest (insertTabular on a
-//               PgStore: seq range reserved, day partition checked, one INSERT ... SELECT over unnest), 4
-//               at a time, against a raw batched insert of the same rows into the same table (node-postgres,
-//               one statement per upload, 4 connections: per-row columns as unnest() arrays, the anchor, and
-//               a multi-row INSERT ... VALUES), and against the embedded default's ingest (insertTabular on
-//               the DuckDB Store). Targets: >= 50k readings/s and >= 0.5x the raw insert.
+//   ingest:     uploads of BENCH_SCALE_POINTS readings, 4 at a time. The anchor: a raw batched insert of
+//               the same rows into the same table (node-postgres, one statement per upload, 4 connections:
+//               per-row columns as unnest() arrays, the anchor, and a multi-row INSERT ... VALUES). End to
+//               end (scripts/bench/scale-upload.ts), the figure the targets apply to: a real `platform-cloud
+//               serve` in the scale-out mode (a database on this run's PostgreSQL, S3 on s3rver), a machine
+//               made by the admin CLI, DataCaptureUpload requests over gRPC as a machine's data manager sends
+//               them (its CloudLink, upload-body.ts); and the same through the embedded default's cloud (no
+//               flags), the floor of the client and gRPC path here. Without gRPC: the ingest path in-process
+//               (insertTabular on a PgStore: seq range reserved, day partition checked, one INSERT ...
+//               SELECT over unnest; and on the DuckDB Store). Targets: >= 50k readings/s end to end and
+//               >= 0.5x the raw insert. BENCH_SCALE_CLOUD_NODE_FLAGS: node flags for the spawned clouds
+//               (e.g. `--cpu-prof --cpu-prof-dir={dir}`, {dir} a fresh temp dir) to profile them.
 //   sql:        a GROUP BY over SCALE_SQL_ROWS (default 10M) readings sealed into Parquet by the sealer,
 //               through the scale-out engine, against raw embedded DuckDB on the same rows
 //               (scripts/bench/scale-sql.ts). Target: <= 1.5x.
@@ -29,11 +35,13 @@ import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres
 import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
 import { benchScalePage } from './scale-page.js';
 import { benchScaleSql } from './scale-sql.js';
+import { scaleOutCloud, uploadRate } from './scale-upload.js';
 
 const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
 const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
 const CONCURRENCY = 4;
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest,sql,page').split(','));
+const CLOUD_NODE_FLAGS = (process.env.BENCH_SCALE_CLOUD_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
 const part: PartInfo = {
   kind: 'part',
@@ -182,12 +190,27 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     if (Number(n) !== 2 * UPLOADS * POINTS) throw new Error(`scale-out ingest stored ${n} rows, expected ${2 * UPLOADS * POINTS}`);
     const best = (xs: number[]) => Math.max(...xs);
     const ratio = best(scaled) / best(raw);
+    // End to end: real clouds over gRPC, after the raw anchor above (measured in this run).
+    const options = { uploads: UPLOADS, points: POINTS, concurrency: CONCURRENCY, rounds: 2, cloudNodeFlags: CLOUD_NODE_FLAGS };
+    const embeddedGrpc = await uploadRate({ args: [], env: {} }, options);
+    const scaleOut = await scaleOutCloud(await freshDatabase(server));
+    const scaleOutGrpc = await uploadRate(scaleOut, options).finally(() => scaleOut.s3.stop());
     console.log(`  raw batched PostgreSQL insert (unnest arrays, the anchor): ${rate(best(raw))}  (rounds: ${raw.map(rate).join(', ')})`);
     console.log(`  raw batched PostgreSQL insert (multi-row VALUES):         ${rate(rawValues)}`);
-    console.log(`  scale-out ingest (insertTabular on PgStore):              ${rate(best(scaled))}  (rounds: ${scaled.map(rate).join(', ')})`);
-    console.log(`  embedded ingest (insertTabular on the DuckDB Store):      ${rate(embedded)}`);
+    console.log('  without gRPC (in-process):');
+    console.log(`    scale-out ingest path (insertTabular on PgStore):       ${rate(best(scaled))}  (rounds: ${scaled.map(rate).join(', ')})`);
+    console.log(`    embedded ingest path (insertTabular on DuckDB Store):   ${rate(embedded)}`);
+    console.log(`    scale-out path / raw: ${ratio.toFixed(2)}x`);
+    const e2e = scaleOutGrpc.best;
+    console.log("  end to end (platform-cloud serve, DataCaptureUpload over gRPC from a part's CloudLink):");
+    console.log(`    scale-out (PostgreSQL + S3 on s3rver):                  ${rate(e2e)}  (rounds: ${scaleOutGrpc.rounds.map(rate).join(', ')})`);
     console.log(
-      `  target >= 50,000 readings/s: ${verdict(best(scaled) >= 50_000)}; ratio to raw ${ratio.toFixed(2)}x, target >= 0.5x: ${verdict(ratio >= 0.5)}`,
+      `    embedded default (no flags), the client + gRPC floor:   ${rate(embeddedGrpc.best)}  (rounds: ${embeddedGrpc.rounds.map(rate).join(', ')})`,
+    );
+    console.log(`    rows checked: ${scaleOutGrpc.rows} scale-out, ${embeddedGrpc.rows} embedded`);
+    const e2eRatio = e2e / best(raw);
+    console.log(
+      `  target >= 50,000 readings/s end to end: ${verdict(e2e >= 50_000)}; ratio to raw ${e2eRatio.toFixed(2)}x, target >= 0.5x: ${verdict(e2eRatio >= 0.5)}; ratio to the embedded cloud over gRPC ${(e2e / embeddedGrpc.best).toFixed(2)}x`,
     );
   } finally {
     await store.close();
