@@ -5,7 +5,7 @@
 // (cloud/store/pg-notify.ts) and the emitter of every other process re-emits it. After a listening
 // connection was lost, the parts whose config changed meanwhile are read from part_configs and emitted
 // again; a watcher reads the latest revision on every event, so one event too many is harmless.
-// Log entries are emitted in this process only (their tail readers poll the store as well).
+// Log entries are emitted here on the embedded store only (on PostgreSQL tails follow pg-part-logs.ts).
 import { EventEmitter } from 'node:events';
 import { storeChannels } from '../store/pg-notify.js';
 import type { TabularStore } from '../store/tabular.js';

@@ -1,10 +1,12 @@
 // Part logs (part-logs.ts) on both TabularStore backends: the embedded DuckDB Store (logs.duckdb) and
 // PostgreSQL (logs.part_logs, pg-part-logs.ts). Writes, reads with every filter, pages, limits,
 // retention, tails, and on PostgreSQL a tail in one process following what another process writes.
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import { storeChannels } from '../store/pg-notify.js';
 import { PgStore } from '../store/pg-store.js';
 import { tabularBackends } from '../testing/tabular-backends.js';
 import { LOG_RETENTION_MS, MAX_LOG_PAGE, PartLogs, type StoredLogEntry } from './part-logs.js';
+import { pgLogFollower, type FollowOptions } from './pg-part-logs.js';
 
 const backends = tabularBackends(test);
 const [, postgres] = backends;
@@ -146,6 +148,40 @@ test.serial('postgres: a tail in one process follows what another process writes
   t.deepEqual(got[0].fields, { i: 0, nested: { ok: true } });
   // Both processes read the same entries.
   t.deepEqual(messages((await reader.query('p1', { limit: 80 })).logs), messages((await writer.query('p1', { limit: 80 })).logs));
+});
+
+/** Store A writes, store B (another process's pool and LISTEN connection on the same database) tails p1. */
+async function twoProcesses(t: ExecutionContext, follow: FollowOptions) {
+  const a = await postgres.open(t);
+  const b = await PgStore.open(postgres.lastUrl!, { poolSize: 4 });
+  t.teardown(() => b.close());
+  // Made before anything follows on B, so that these options are B's.
+  pgLogFollower(b, follow);
+  const writer = await PartLogs.open(a, () => base);
+  const reader = await PartLogs.open(b, () => base);
+  const got: string[] = [];
+  t.teardown(await reader.follow('p1', (entries) => got.push(...messages(entries))));
+  return { b, writer, got };
+}
+
+test.serial("postgres: a tail wakes on the notification of another process's write, not on the slow poll", async (t) => {
+  // The slow poll is ten minutes away: only the NOTIFY after A's commit can bring the entries within the wait.
+  const { b, writer, got } = await twoProcesses(t, { fallbackPollMs: 600_000 });
+  // B listens: the catch-up read of its first connection is done, so it cannot be what delivers below.
+  await storeChannels(b).ready();
+  await writer.append('p2', [entry(0, 'info', 'another part')]);
+  for (let i = 0; i < 3; i++) await writer.append('p1', [entry(i, 'info', `n${i} a`), entry(i, 'info', `n${i} b`)]);
+  await eventually('six entries through the notification', () => got.length >= 6);
+  t.deepEqual(got, ['n0 a', 'n0 b', 'n1 a', 'n1 b', 'n2 a', 'n2 b']);
+});
+
+test.serial('postgres: with notifications off, the slow poll still delivers what another process writes', async (t) => {
+  const { writer, got } = await twoProcesses(t, { notifications: false, fallbackPollMs: 300 });
+  for (let i = 0; i < 3; i++) await writer.append('p1', [entry(i, 'info', `p${i}`)]);
+  await eventually('three entries through the poll', () => got.length >= 3);
+  await writer.append('p1', [entry(3, 'info', 'p3')]);
+  await eventually('the fourth entry through the poll', () => got.length >= 4);
+  t.deepEqual(got, ['p0', 'p1', 'p2', 'p3']);
 });
 
 test('postgres: a 10,000-entry batch is one statement within the parameter limit, read back whole', async (t) => {

@@ -6,7 +6,8 @@
 // file of its own, written on a connection of its own through a staging table (log-database.ts,
 // log-staging.ts); on PostgreSQL in the schema `logs`, one INSERT per batch (pg-part-logs.ts). Reads
 // are the same statement on both. Tails (follow) hear this process's appends on DuckDB, the only
-// process there is; on PostgreSQL they poll the table, so they see every process's appends.
+// process there is; on PostgreSQL they read the table when any process's append notifies them (and
+// on a slow poll), so they see every process's appends.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { invalidArgument } from '../../core/serving/status-error.js';
 import { LEVEL_NAMES } from '../../core/config/log-levels.js';

@@ -2,8 +2,8 @@
 // mode) a payload published by one process reaches the subscribers of every process on the same
 // database, through NOTIFY and a dedicated LISTEN connection per store; on the embedded DuckDB store (one
 // process) it reaches the subscribers of this process. Users: part events (cloud/parts/part-events.ts),
-// key revocation (cloud/auth/authorizer.ts); anything else that must tell the other processes "look
-// again" (a new log entry, a new page) can use it the same way.
+// key revocation (cloud/auth/authorizer.ts), log tails (cloud/parts/pg-part-logs.ts); anything else
+// that must tell the other processes "look again" (a new page) can use it the same way.
 //
 // What it promises: a payload published here is delivered to this process's subscribers at once (before
 // publish resolves) and, once the publishing statement commits, to the other processes'. Notifications
