@@ -22,56 +22,41 @@
 //   PLATFORM_QUERY_PIPELINE_INTERVAL_S how often due pipeline windows are looked for (default 15)
 //   PLATFORM_QUERY_PIPELINE_RETRIES   further attempts of a failed pipeline window (default 3)
 //   PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S wait before a window's first retry, doubled for each next (default 60)
+//   PLATFORM_QUERY_PIPELINE_WINDOW_EXPIRY_S scale-out: a queued window taken by a worker that died goes to
+//                                   another worker this long after it was taken (default 120; longer than
+//                                   a window's run: PLATFORM_QUERY_TIMEOUT_MS plus the wait for a turn)
 import { hostname as machineHostname } from 'node:os';
 import type { CloudExtension } from '../kit/extension-contract.js';
-import { QueryAdmission } from './admission.js';
 import { Observed } from '../../core/serving/telemetry/metrics.js';
 
 const admissionQueued = new Observed('platform_query_admission_queued', 'User queries waiting for their turn (cloud/query/admission.ts)');
 const admissionRunning = new Observed('platform_query_admission_running', 'User queries running now');
-import { resultBytesFromEnv } from './result-size.js';
-import { MemoryGuard } from './memory-guard.js';
-import { MingoPool } from './mql/mingo-pool.js';
 import { MqlRunner } from './mql/mql-runner.js';
 import { DatabaseUsers } from './pg/database-users.js';
 import { PgEndpoint } from './pg/pg-endpoint.js';
 import { addDataPipelinesService } from './pipelines/data-pipelines-service.js';
-import { PipelineScheduler } from './pipelines/pipeline-scheduler.js';
+import { PipelineScheduler, type WindowDispatch } from './pipelines/pipeline-scheduler.js';
 import { PipelineStore } from './pipelines/pipeline-store.js';
 import { PlatformQueryEngine } from './platform-query-engine.js';
-import type { QueryLimits } from './sql/limits.js';
+import { mingoPoolFromEnv, mqlOptionsFromEnv, queryAdmissionFromEnv, queryLimitsFromEnv } from './query-settings.js';
 import { SqlSandbox, type ConnectionSource } from './sql/sql-sandbox.js';
 import { startScaleOutQuery, type ScaleOutQuery } from './sealed/scale-out-query.js';
 import type { PgStore } from '../store/pg-store.js';
+import type PgBoss from 'pg-boss';
+import type { MingoPool } from './mql/mingo-pool.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
 import { envNumber } from '../../core/serving/env.js';
 
 // A factory, not a module-level object: what start() opens belongs to this one cloud (see
 // cloud/server/extension-contract.ts).
 export function createQueryExtension(): CloudExtension {
-  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler; scaleOut?: ScaleOutQuery; unobserve: () => void } | undefined;
+  let running: { pool: MingoPool; pg: PgEndpoint; scheduler: PipelineScheduler; scaleOut?: ScaleOutQuery; boss?: PgBoss; unobserve: () => void } | undefined;
   return {
     name: 'query',
     async start(ctx) {
       const logger = ctx.logger.child({ extension: 'query' });
-      const limits: QueryLimits = {
-        timeoutMs: envNumber('PLATFORM_QUERY_TIMEOUT_MS', 10_000, 1),
-        maxRows: envNumber('PLATFORM_QUERY_MAX_ROWS', 100_000, 1),
-        maxBytes: resultBytesFromEnv(),
-        maxTextBytes: envNumber('PLATFORM_QUERY_MAX_TEXT_BYTES', 64 * 1024, 16),
-        memory: new MemoryGuard(
-          envNumber('PLATFORM_QUERY_RSS_LIMIT_MB', 1280, 64) * 2 ** 20,
-          undefined,
-          undefined,
-          envNumber('PLATFORM_QUERY_RSS_MIN_GROWTH_MB', 64, 1) * 2 ** 20,
-        ),
-      };
-      const admission = new QueryAdmission({
-        maxTotal: envNumber('PLATFORM_QUERY_CONCURRENCY', 3, 1),
-        maxPerOrg: envNumber('PLATFORM_QUERY_CONCURRENCY_PER_ORG', 2, 1),
-        maxWaitMs: envNumber('PLATFORM_QUERY_MAX_WAIT_MS', 10_000, 0),
-        maxQueuedPerOrg: envNumber('PLATFORM_QUERY_MAX_QUEUED_PER_ORG', 32, 0),
-      });
+      const limits = queryLimitsFromEnv();
+      const admission = queryAdmissionFromEnv();
       // Each query gets its own connection: its TEMP view and a timeout interrupt touch nothing else.
       // Embedded: a connection to the cloud's one DuckDB. Scale-out (the tables on PostgreSQL): a DuckDB
       // of the query's own holding its organization's sealed segments and unsealed tail (sealed/).
@@ -84,13 +69,8 @@ export function createQueryExtension(): CloudExtension {
       await users.init();
       const pipelines = new PipelineStore(ctx.tables);
       await pipelines.init();
-      const pool = new MingoPool({ maxHeapMb: envNumber('PLATFORM_MQL_HEAP_MB', 512, 32), processes: envNumber('PLATFORM_MQL_PROCESSES', 2, 1) });
-      const mql = new MqlRunner(connect, pool, (org, id) => pipelines.readSink(org, id), {
-        limits,
-        admission,
-        hotStorageMs: envNumber('PLATFORM_QUERY_HOT_STORAGE_HOURS', 24, 0) * 3600_000,
-        maxScanRows: envNumber('PLATFORM_QUERY_MAX_SCAN_ROWS', 2_000_000, 1),
-      });
+      const pool = mingoPoolFromEnv();
+      const mql = new MqlRunner(connect, pool, (org, id) => pipelines.readSink(org, id), mqlOptionsFromEnv(limits, admission));
       const sandbox = new SqlSandbox(connect, limits, admission);
       const host = process.env.PLATFORM_QUERY_PG_HOST || '127.0.0.1';
       // Each pipeline's sink shows over the PostgreSQL endpoint as a relation named after the pipeline.
@@ -110,12 +90,25 @@ export function createQueryExtension(): CloudExtension {
       const address = await pg.listen();
       const publicHost = process.env.PLATFORM_QUERY_PG_PUBLIC_HOST || (['0.0.0.0', '::'].includes(host) ? machineHostname() : host);
       logger.info({ host: address.address, port: address.port }, 'PostgreSQL endpoint listening');
+      // Scale-out: the elected scheduler sends due windows to the pg-boss queue, and `platform-cloud
+      // worker` processes run them (pipelines/window-queue.ts); pg-boss is loaded only then.
+      let boss: PgBoss | undefined;
+      let dispatch: WindowDispatch | undefined;
+      if (ctx.tables.dialect === 'postgres') {
+        const { BossWindowDispatch, openWindowQueue } = await import('./pipelines/window-queue.js');
+        boss = await openWindowQueue((ctx.tables as PgStore).url, {
+          supervise: false,
+          onError: (err) => logger.warn({ err: err.message }, 'pipeline queue error'),
+        });
+        dispatch = new BossWindowDispatch(boss, envNumber('PLATFORM_QUERY_PIPELINE_WINDOW_EXPIRY_S', 120, 1));
+      }
       const scheduler = new PipelineScheduler(pipelines, mql, {
         intervalMs: envNumber('PLATFORM_QUERY_PIPELINE_INTERVAL_S', 15, 1) * 1000,
         retries: envNumber('PLATFORM_QUERY_PIPELINE_RETRIES', 3, 0),
         retryBackoffMs: envNumber('PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S', 60, 1) * 1000,
         // Scale-out: one process of the database runs the pipelines at a time.
         election: ctx.tables.dialect === 'postgres' ? { url: (ctx.tables as PgStore).url } : undefined,
+        dispatch,
         logger,
       });
       scheduler.start();
@@ -124,12 +117,13 @@ export function createQueryExtension(): CloudExtension {
         new PlatformQueryEngine({ sandbox, mql, users, endpoint: () => ({ hostname: publicHost, port: pg.address()?.port ?? address.port }) }),
       );
       const unobserve = [admissionQueued.observe(() => admission.queued), admissionRunning.observe(() => admission.active)];
-      running = { pool, pg, scheduler, scaleOut, unobserve: () => unobserve.forEach((remove) => remove()) };
+      running = { pool, pg, scheduler, scaleOut, boss, unobserve: () => unobserve.forEach((remove) => remove()) };
     },
     async stop() {
       if (!running) return;
       running.unobserve();
       await running.scheduler.stop();
+      await running.boss?.stop({ graceful: false, wait: true }).catch(() => undefined);
       await running.pg.close();
       await running.pool.close();
       await running.scaleOut?.stop();

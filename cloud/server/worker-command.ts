@@ -1,18 +1,21 @@
-// `platform-cloud worker` (issue 33's scale-out mode): runs training jobs taken from the pg-boss queue in
-// the cloud's PostgreSQL (cloud/mltraining/worker-process.ts), with the stores' flags of `serve`
-// (backend-options.ts), both required: a worker has no embedded mode, its jobs come from the database
-// that the serve processes share. Prints "platform-cloud worker running <name>" once it takes jobs;
-// SIGTERM or SIGINT hands its running jobs back to the queue (another worker runs them) and exits.
+// `platform-cloud worker` (issue 33's scale-out mode): runs training jobs and data pipeline windows taken
+// from the pg-boss queues in the cloud's PostgreSQL (cloud/mltraining/worker-process.ts,
+// cloud/query/pipelines/window-worker-process.ts), with the stores' flags of `serve`
+// (backend-options.ts), both required: a worker has no embedded mode, its work comes from the database
+// that the serve processes share. Prints "platform-cloud worker running <name>" once it takes both;
+// SIGTERM or SIGINT hands its running training jobs back to the queue (another worker runs them), lets
+// its running pipeline windows finish, and exits.
 import { Option, type Command } from 'commander';
 import { pino } from 'pino';
-import type { RunningTrainingWorker } from '../mltraining/worker-process.js';
 import { backendOptions, redactUri, resolveBackend } from './backend-options.js';
 
 export function addWorkerCommand(program: Command, defaultDataDir: string): void {
   const worker: Command = program
     .command('worker')
-    .description('scale-out mode: run training jobs from the queue in --backend-store-uri; prints "platform-cloud worker running <name>" when ready')
-    .addOption(new Option('--data-dir <dir>', 'scratch space of the jobs run here (nothing durable)').default(defaultDataDir));
+    .description(
+      'scale-out mode: run training jobs and data pipeline windows from the queues in --backend-store-uri (with no worker running, they wait there); prints "platform-cloud worker running <name>" when ready',
+    )
+    .addOption(new Option('--data-dir <dir>', 'scratch space of the jobs and pipeline windows run here (nothing durable)').default(defaultDataDir));
   for (const option of backendOptions()) worker.addOption(option);
   worker.action(async (opts: { dataDir: string; backendStoreUri?: string; artifactsDestination?: string; s3Endpoint?: string }) => {
     let backend;
@@ -27,17 +30,29 @@ export function addWorkerCommand(program: Command, defaultDataDir: string): void
       );
     }
     const logger = pino({ name: 'platform-cloud-worker' }, pino.destination(2));
-    let running: RunningTrainingWorker;
+    let running: { name: string; stop(): Promise<void> };
     try {
-      // Loaded here: the queue (pg-boss) and the AWS SDK cost the other commands nothing.
+      // Loaded here: the queues (pg-boss), the AWS SDK and the query engine cost the other commands nothing.
       const { runTrainingWorker } = await import('../mltraining/worker-process.js');
-      running = await runTrainingWorker({
+      const { runPipelineWorker } = await import('../query/pipelines/window-worker-process.js');
+      const stores = {
         backendStoreUri: backend.backendStoreUri,
         artifactsDestination: backend.artifactsDestination,
         s3Endpoint: backend.s3Endpoint,
         dataDir: opts.dataDir,
         logger,
+      };
+      const training = await runTrainingWorker(stores);
+      const pipelines = await runPipelineWorker({ ...stores, name: training.name }).catch(async (err: unknown) => {
+        await training.stop();
+        throw err;
       });
+      running = {
+        name: training.name,
+        stop: async () => {
+          await Promise.all([training.stop(), pipelines.stop()]);
+        },
+      };
     } catch (err) {
       worker.error(`worker: cannot start on ${redactUri(backend.backendStoreUri)} and ${backend.artifactsDestination}: ${(err as Error).message}`);
     }

@@ -13,14 +13,21 @@
 // from its attempts, and one that failed every attempt stays FAILED (its last error says so).
 //
 // In the scale-out mode every cloud process runs a scheduler, and one at a time makes passes: the one
-// elected through a PostgreSQL advisory lock (options.election). Two that overlap briefly (a leader cut
-// off that does not know it yet) record each window once: PipelineStore.recordRun drops an attempt that
-// another process has recorded.
-import { randomUUID } from 'node:crypto';
+// elected through a PostgreSQL advisory lock (options.election). There a pass does not run the due windows
+// itself: it sends each window's attempt to the pg-boss queue (options.dispatch, window-queue.ts), and
+// `platform-cloud worker` processes run them (window-worker.ts). The scheduler still decides what is
+// due, from the store, as here: a window after the pipeline's progress (window_end), or a failed window
+// whose next attempt is due. A window that is queued or running is therefore due again at the next
+// pass; it is not enqueued again, because its message is named after the pipeline, the window and the
+// attempt (window-queue.ts), and pg-boss stores a message of a name it holds once. That is the first
+// guard; the second is PipelineStore.recordRun, which records an attempt once whichever process runs it,
+// so two schedulers that overlap briefly (a leader cut off that does not know it yet), a message sent
+// again after pg-boss archived the first, or two workers given the same message all record each window once.
 import type { Logger } from 'pino';
 import { LeaderElection } from '../../store/pg-leader.js';
 import type { MqlRunner } from '../mql/mql-runner.js';
 import type { DataPipeline, PipelineStore } from './pipeline-store.js';
+import { WindowRunner, type PipelineWindow } from './pipeline-window.js';
 import { nextTick } from './schedule.js';
 
 export interface SchedulerOptions {
@@ -37,19 +44,30 @@ export interface SchedulerOptions {
    * through LeaderElection (cloud/store/pg-leader.ts) makes passes; absent, this process alone does.
    */
   election?: { url: string };
+  /** The scale-out mode: due windows go to the queue instead of running here. */
+  dispatch?: WindowDispatch;
   logger?: Logger;
+}
+
+/** Sends a due window's attempt to whoever runs it (the scale-out queue, window-queue.ts). */
+export interface WindowDispatch {
+  /** True if it was sent now, false if that attempt was sent before. */
+  send(window: PipelineWindow): Promise<boolean>;
 }
 
 export class PipelineScheduler {
   private timer?: NodeJS.Timeout;
   private passing?: Promise<void>;
   private election?: LeaderElection;
+  private readonly runner: WindowRunner;
 
   constructor(
     private readonly pipelines: PipelineStore,
-    private readonly mql: Pick<MqlRunner, 'run'>,
+    mql: Pick<MqlRunner, 'run'>,
     private readonly options: SchedulerOptions = {},
-  ) {}
+  ) {
+    this.runner = new WindowRunner(pipelines, mql, options, options.logger);
+  }
 
   start(): void {
     const election = this.options.election;
@@ -109,40 +127,15 @@ export class PipelineScheduler {
     }
   }
 
-  /** Runs one window, its `attempt`-th attempt, and records the run (and the next attempt if it failed). */
+  /** Runs one window's `attempt`-th attempt here and records it, or (scale-out) sends it to the queue. */
   private async runWindow(p: DataPipeline, dataStart: Date, dataEnd: Date, attempt: number, now: Date): Promise<void> {
-    const startTime = new Date();
-    const stages = [{ $match: { time_received: { $gte: dataStart, $lt: dataEnd } } }, ...p.stages];
-    let docs: Record<string, unknown>[] = [];
-    let errorMessage = '';
-    try {
-      if (p.unreadableStages) throw new Error(p.unreadableStages);
-      docs = await this.mql.run(p.organizationId, stages, { sourceType: p.sourceType });
-    } catch (err) {
-      errorMessage = (err as Error).message;
-      this.options.logger?.warn({ pipeline: p.id, attempt, err: errorMessage }, 'data pipeline run failed');
+    const window = { pipelineId: p.id, dataStart, dataEnd, attempt };
+    if (!this.options.dispatch) {
+      await this.runner.run(p, window, now);
+      return;
     }
-    const run = { id: randomUUID(), pipelineId: p.id, dataStart, dataEnd, startTime };
-    try {
-      if (errorMessage) {
-        const { retry, note } = this.retryAfter(attempt, now);
-        await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: errorMessage + note }, [], retry, attempt);
-      } else
-        await this.pipelines.recordRun({ ...run, status: 'COMPLETED', endTime: new Date(), documents: docs.length, errorMessage }, docs, undefined, attempt);
-    } catch (err) {
-      // The results could not be stored (too large, for instance): the window still gets a failed run.
-      const message = `the results could not be stored: ${(err as Error).message}`;
-      this.options.logger?.warn({ pipeline: p.id, attempt, err: message }, 'data pipeline run failed');
-      const { retry, note } = this.retryAfter(attempt, now);
-      await this.pipelines.recordRun({ ...run, status: 'FAILED', endTime: new Date(), documents: 0, errorMessage: message + note }, [], retry, attempt);
+    if (await this.options.dispatch.send(window)) {
+      this.options.logger?.info({ pipeline: p.id, dataStart, dataEnd, attempt }, 'data pipeline window queued');
     }
-  }
-
-  /** The next attempt after a failed `attempt` (none after the last), and what the run record says about it. */
-  private retryAfter(attempt: number, now: Date): { retry?: { attempts: number; nextAttempt: Date }; note: string } {
-    const total = 1 + (this.options.retries ?? 3);
-    if (attempt >= total) return { note: ` (attempt ${attempt} of ${total}; not retried)` };
-    const nextAttempt = new Date(now.getTime() + (this.options.retryBackoffMs ?? 60_000) * 2 ** (attempt - 1));
-    return { retry: { attempts: attempt, nextAttempt }, note: ` (attempt ${attempt} of ${total}; retried from ${nextAttempt.toISOString()})` };
   }
 }

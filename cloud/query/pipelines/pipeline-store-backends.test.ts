@@ -10,6 +10,7 @@ import { tabularBackends } from '../../testing/tabular-backends.js';
 import { rejectionCodeOf } from '../../testing/tenancy-fixture.js';
 import { PipelineScheduler } from './pipeline-scheduler.js';
 import { PipelineStore } from './pipeline-store.js';
+import { WindowRunner, type PipelineWindow } from './pipeline-window.js';
 
 const backends = tabularBackends(test);
 const at = (hhmm: string) => new Date(`2026-05-01T${hhmm}:00Z`);
@@ -85,6 +86,49 @@ for (const backend of backends) {
     t.deepEqual((await store.runs(p.id)).map((r) => r.status).sort(), ['COMPLETED', 'FAILED']);
     t.deepEqual(await store.dueRetries(p.id, at('23:00'), 10), []);
     t.deepEqual(await store.readSink('org-a', p.id), [{ from: at('10:00'), n: 1 }]);
+  });
+
+  test(`${backend.name}: windows recorded out of order (workers run them in parallel) are each recorded once, in window order`, async (t) => {
+    const store = await open(t);
+    const p = await store.create({ organizationId: 'org-a', name: 'hourly', stages, schedule: '0 * * * *' }, at('10:07'));
+    const runner = new WindowRunner(store, windows);
+    const window = (from: string, to: string) => ({ pipelineId: p.id, dataStart: at(from), dataEnd: at(to), attempt: 1 });
+    t.true((await runner.run(p, window('11:00', '12:00'), at('12:30'))).recorded);
+    t.true((await runner.run(p, window('10:00', '11:00'), at('12:30'))).recorded, 'the earlier window after the later one');
+    t.false((await runner.run(p, window('10:00', '11:00'), at('12:30'))).recorded, 'a second run of a recorded window is dropped');
+    t.deepEqual((await store.get(p.id)).windowEnd, at('12:00'), 'the progress never moves back');
+    t.deepEqual(await store.readSink('org-a', p.id), [
+      { from: at('10:00'), n: 1 },
+      { from: at('11:00'), n: 1 },
+    ]);
+  });
+
+  test(`${backend.name}: with a dispatch, a pass sends the due windows instead of running them, and later passes send none again`, async (t) => {
+    const store = await open(t);
+    const sent = new Map<string, PipelineWindow>();
+    const dispatch = {
+      send: async (w: PipelineWindow) => {
+        const key = `${w.pipelineId}:${w.dataEnd.toISOString()}:${w.attempt}`;
+        if (sent.has(key)) return false;
+        sent.set(key, w);
+        return true;
+      },
+    };
+    let ran = 0;
+    const engine = { run: async () => (ran++, []) };
+    const scheduler = new PipelineScheduler(store, engine, { dispatch });
+    const p = await store.create({ organizationId: 'org-a', name: 'hourly', stages, schedule: '0 * * * *' }, at('10:07'));
+    await scheduler.runDue(at('12:30'));
+    await scheduler.runDue(at('12:31'));
+    t.is(ran, 0, 'nothing ran in the scheduler');
+    t.deepEqual(
+      [...sent.values()].map((w) => [w.dataStart, w.dataEnd, w.attempt]),
+      [
+        [at('10:00'), at('11:00'), 1],
+        [at('11:00'), at('12:00'), 1],
+      ],
+    );
+    t.deepEqual(await store.runs(p.id), []);
   });
 
   test(`${backend.name}: two schedulers passing at once (an overlap of leaders) record each window once`, async (t) => {

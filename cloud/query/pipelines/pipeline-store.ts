@@ -127,9 +127,15 @@ export class PipelineStore {
 
   async get(id: string): Promise<DataPipeline> {
     if (!id) throw invalidArgument('id: is required');
+    const pipeline = await this.find(id);
+    if (!pipeline) throw notFound(`id: no data pipeline ${id}`);
+    return pipeline;
+  }
+
+  /** The pipeline, or undefined when there is none (deleted after a window of it was queued). */
+  async find(id: string): Promise<DataPipeline | undefined> {
     const rows = await this.store.query('SELECT * FROM query_data_pipelines WHERE id = ?', [id]);
-    if (rows.length === 0) throw notFound(`id: no data pipeline ${id}`);
-    return toPipeline(rows[0]);
+    return rows.length === 0 ? undefined : toPipeline(rows[0]);
   }
 
   async list(organizationId: string): Promise<DataPipeline[]> {
@@ -161,16 +167,23 @@ export class PipelineStore {
    * Records one window's run, its sink documents, the pipeline's progress and the window's retry (the next
    * attempt of a failed window, or none), atomically. A retried window is older than the progress, which
    * therefore never moves back. With `attempt` (the scheduler's), the run is recorded only if the window
-   * is still at that attempt: a first attempt of a window the progress has passed, or a retry whose
+   * is still at that attempt: a first attempt of a window that has a run already, or a retry whose
    * attempt another process already recorded, is dropped (returns false), so two schedulers that
-   * overlap briefly (a leader that lost its lead without knowing it yet) record each window once.
+   * overlap briefly (a leader that lost its lead without knowing it yet), or two workers given the same
+   * queued window (scale-out), record each window once. The first attempt is checked against the
+   * window's own runs, not against the progress: in the scale-out mode workers run a pipeline's queued
+   * windows in parallel, and a later window may be recorded (moving the progress past) before an
+   * earlier one. Transactions are serializable (pg-store.ts), so two that check at once record once.
    */
   async recordRun(run: PipelineRun, docs: Record<string, unknown>[], retry?: { attempts: number; nextAttempt: Date }, attempt?: number): Promise<boolean> {
     return this.store.transact(async (tx) => {
       const still = await tx.query('SELECT window_end FROM query_data_pipelines WHERE id = ?', [run.pipelineId]);
       if (still.length === 0) return false; // deleted while it ran
       const window = [run.pipelineId, run.dataStart, run.dataEnd];
-      if (attempt === 1 && (still[0].window_end as Date).getTime() >= run.dataEnd.getTime()) return false;
+      if (attempt === 1) {
+        const sql = 'SELECT 1 FROM query_data_pipeline_runs WHERE pipeline_id = ? AND data_end = ? AND data_start = ? LIMIT 1';
+        if ((await tx.query(sql, [run.pipelineId, run.dataEnd, run.dataStart])).length > 0) return false;
+      }
       if (attempt !== undefined && attempt > 1) {
         const pending = await tx.query('SELECT attempts FROM query_data_pipeline_retries WHERE pipeline_id = ? AND data_start = ? AND data_end = ?', window);
         if (pending.length === 0 || Number(pending[0].attempts) !== attempt - 1) return false;

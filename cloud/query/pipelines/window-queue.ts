@@ -1,0 +1,100 @@
+// The data pipeline queue of the scale-out mode: a pg-boss queue (pg-boss 10, pinned: the line that
+// runs on Node 20) in the cloud's PostgreSQL, next to the training queue (cloud/mltraining/worker-queue.ts).
+// The elected scheduler of the `serve` processes puts each due window's attempt on it
+// (BossWindowDispatch); `platform-cloud worker` processes take them (window-worker.ts). With no worker
+// running, the messages wait in the queue, and the windows run once a worker starts.
+//
+// Once per attempt: a message's id is derived from the pipeline, the window and the attempt, and pg-boss
+// inserts a message whose id it holds already as nothing (ON CONFLICT DO NOTHING), so the scheduler's
+// passes, which find a queued or running window due again, and a second scheduler overlapping the
+// leader, enqueue it once. Chosen over a singleton policy of the queue: pg-boss's 'singleton' and
+// 'stately' policies only hold back a second message while the first is queued or active, so a pass
+// that read the pipeline's progress just before a worker recorded the window would queue it again
+// after the first message completed; the id also covers that (completed messages are kept 12 hours).
+// PipelineStore.recordRun stays the last word: a window is recorded once whatever runs it.
+//
+// A worker killed while running a window: its message stays active until it expires
+// (PLATFORM_QUERY_PIPELINE_WINDOW_EXPIRY_S after it was taken), then pg-boss (the maintenance that
+// every worker runs) gives it to another worker. The expiry must be longer than a window's run (the
+// query's time limit, its wait for a turn, the sink write), or a slow window is also given to a second
+// worker; that costs a second run, not a second record.
+import { createHash } from 'node:crypto';
+import PgBoss from 'pg-boss';
+import type { WindowDispatch } from './pipeline-scheduler.js';
+import type { PipelineWindow } from './pipeline-window.js';
+
+export const windowQueueName = 'platform-pipeline-windows';
+
+/** A message: the window's attempt, its times as ISO strings (pg-boss stores JSON). */
+export interface WindowMessage {
+  pipelineId: string;
+  dataStart: string;
+  dataEnd: string;
+  attempt: number;
+}
+
+export const toMessage = (w: PipelineWindow): WindowMessage => ({
+  pipelineId: w.pipelineId,
+  dataStart: w.dataStart.toISOString(),
+  dataEnd: w.dataEnd.toISOString(),
+  attempt: w.attempt,
+});
+
+export const fromMessage = (m: WindowMessage): PipelineWindow => ({
+  pipelineId: m.pipelineId,
+  dataStart: new Date(m.dataStart),
+  dataEnd: new Date(m.dataEnd),
+  attempt: m.attempt,
+});
+
+export interface WindowQueueOptions {
+  /** Workers run pg-boss's maintenance (expiring the messages of dead workers); serve processes need not. */
+  supervise: boolean;
+  onError?: (err: Error) => void;
+}
+
+/** Starts pg-boss on the database (schema `pgboss`, made by whichever process comes first) and makes the queue. */
+export async function openWindowQueue(url: string, options: WindowQueueOptions): Promise<PgBoss> {
+  const boss = new PgBoss({
+    connectionString: url,
+    max: 2,
+    supervise: options.supervise,
+    schedule: false,
+    maintenanceIntervalSeconds: 2,
+    application_name: 'platform-pipeline-queue',
+  });
+  boss.on('error', (err: Error) => options.onError?.(err));
+  await boss.start();
+  if (!(await boss.getQueue(windowQueueName))) {
+    // A message that fails (its worker could not reach the database, say) is tried again, not dropped:
+    // the window's own failures are run records and retries of the scheduler, not pg-boss retries.
+    await boss.createQueue(windowQueueName, { name: windowQueueName, retryLimit: 1000, retryDelay: 2 }).catch(async (err: unknown) => {
+      if (!(await boss.getQueue(windowQueueName))) throw err; // unless another process made it at the same moment
+    });
+  }
+  return boss;
+}
+
+/** A UUID named after the window's attempt: the same in every process. */
+export function windowMessageId(w: PipelineWindow): string {
+  const h = createHash('sha256').update(`pipeline-window:${w.pipelineId}:${w.dataStart.toISOString()}:${w.dataEnd.toISOString()}:${w.attempt}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Puts due windows on the queue (the elected scheduler of the scale-out `serve`). */
+export class BossWindowDispatch implements WindowDispatch {
+  constructor(
+    private readonly boss: PgBoss,
+    /** Seconds a taken message may run before pg-boss gives it to another worker. */
+    private readonly expireInSeconds: number,
+  ) {}
+
+  async send(w: PipelineWindow): Promise<boolean> {
+    const sent = await this.boss.send(windowQueueName, toMessage(w), {
+      id: windowMessageId(w),
+      singletonKey: `${w.pipelineId}:${w.dataEnd.toISOString()}:${w.attempt}`,
+      expireInSeconds: this.expireInSeconds,
+    });
+    return sent !== null;
+  }
+}

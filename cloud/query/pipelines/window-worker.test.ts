@@ -1,0 +1,183 @@
+// Data pipeline windows on the scale-out queue with real processes (issue 33): one `platform-cloud
+// serve` (its elected scheduler puts due windows on the pg-boss queue) and `platform-cloud worker`
+// processes (they run them), on one PostgreSQL and one S3 (s3rver). Pipelines are made in the test's
+// own process on the same tables, with creation times in the past, so that their windows are due at
+// once: a yearly schedule created N years ago has exactly N due windows.
+import test from 'ava';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../../../core/serving/testing/eventually.js';
+import { spawnServing, type ServingProgram } from '../../../core/serving/testing/spawn-serving.js';
+import { insertTabular } from '../../datasync/tabular-ingest.js';
+import { ensureReadingsPartition } from '../../store/pg-readings.js';
+import type { PgStore } from '../../store/pg-store.js';
+import { spawnScaleOutCloud, startScaleOutBackends, type ScaleOutBackends } from '../../testing/scale-out.js';
+import { removeDataDir, tempDataDir, type SpawnedCloud } from '../../testing/spawn-cloud.js';
+import { PipelineStore, type DataPipeline } from './pipeline-store.js';
+import { windowQueueName } from './window-queue.js';
+
+const main = fileURLToPath(new URL('../../server/main.ts', import.meta.url));
+const year = new Date().getUTCFullYear();
+const midYear = (y: number, minute = 0) => new Date(Date.UTC(y, 6, 1, 12, minute));
+const COUNT = [{ $group: { _id: '$component_name', n: { $sum: 1 } } }];
+
+let backends: ScaleOutBackends;
+let tables: PgStore;
+let pipelines: PipelineStore;
+let serve: SpawnedCloud;
+const scratch: string[] = [];
+const workers: ServingProgram[] = [];
+
+test.before(async () => {
+  backends = await startScaleOutBackends();
+  tables = await backends.openTables();
+  pipelines = new PipelineStore(tables);
+  await ensureReadingsPartition(tables, new Date());
+  // Passes every second; a taken window whose worker died goes to another after 3 s.
+  serve = await spawnScaleOutCloud(backends, [], { PLATFORM_QUERY_PIPELINE_INTERVAL_S: '1', PLATFORM_QUERY_PIPELINE_WINDOW_EXPIRY_S: '3' });
+});
+
+test.after.always(async () => {
+  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) await w.kill9();
+  await serve?.stop();
+  await backends?.stop();
+  for (const dir of scratch) removeDataDir(dir);
+});
+
+async function startWorker(env: Record<string, string> = {}): Promise<ServingProgram> {
+  const dir = tempDataDir();
+  scratch.push(dir);
+  const worker = await spawnServing(main, ['worker', ...backends.args, '--data-dir', dir], {
+    name: 'platform-cloud worker',
+    nodeFlags: ['--import', 'tsx'],
+    servingLine: /platform-cloud worker running (.+)/,
+    env: { ...process.env, ...backends.env, PLATFORM_QUERY_PIPELINE_WORKER_CONCURRENCY: '1', ...env },
+    timeoutMs: 180_000,
+  });
+  workers.push(worker);
+  return worker;
+}
+
+/** `counts[i]` readings of organization `org` received in the middle of the year `years - i` ago. */
+async function readings(org: string, counts: number[]): Promise<void> {
+  const part = { kind: 'part' as const, partId: `${org}-p`, partName: 'p', machineId: `${org}-m`, robotName: 'r', locationId: `${org}-l`, organizationId: org };
+  const capture = { part, componentType: 'rdk:component:sensor', componentName: 'thermo', methodName: 'Readings', tags: [] };
+  for (const [i, n] of counts.entries()) {
+    const y = year - counts.length + i;
+    const points = Array.from({ length: n }, (_, k) => ({ timeRequested: midYear(y, k), timeReceived: midYear(y, k), data: { readings: { v: k } } }));
+    await insertTabular(tables, capture, points);
+  }
+}
+
+/** A yearly pipeline created `years` years ago: that many windows are due. */
+const yearlyPipeline = (org: string, name: string, years: number): Promise<DataPipeline> =>
+  pipelines.create({ organizationId: org, name, stages: COUNT, schedule: '0 0 1 1 *' }, midYear(year - years));
+
+/** The pipeline's messages on the queue. */
+const messages = async (pipelineId: string) =>
+  (
+    await tables.query(`SELECT state, retry_count FROM pgboss.job WHERE name = ? AND data->>'pipelineId' = ? ORDER BY data->>'dataEnd'`, [
+      windowQueueName,
+      pipelineId,
+    ])
+  ).map((r) => ({ state: String(r.state), retries: Number(r.retry_count) }));
+
+/** The worker's log lines (pino JSON on stderr) about the pipeline with the message `msg`. */
+function logLines(worker: ServingProgram, pipelineId: string, msg: string): Record<string, unknown>[] {
+  return worker
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.pipeline === pipelineId && l.msg === msg);
+}
+
+const completedRuns = async (pipelineId: string, n: number) => {
+  const runs = await pipelines.runs(pipelineId);
+  return runs.filter((r) => r.status === 'COMPLETED').length >= n && runs;
+};
+
+test.serial('with no worker the due windows wait in the queue, once each; a worker started later runs them once', async (t) => {
+  await readings('org-wait', [2, 3, 1]);
+  const p = await yearlyPipeline('org-wait', 'yearly', 3);
+  const queued = await waitFor('the three windows on the queue', async () => {
+    const m = await messages(p.id);
+    return m.length >= 3 && m;
+  });
+  await sleep(3000); // three more passes of the scheduler, which find the same windows due
+  t.deepEqual(await messages(p.id), queued, 'each window queued once');
+  t.deepEqual(
+    queued.map((m) => m.state),
+    ['created', 'created', 'created'],
+  );
+  t.deepEqual(await pipelines.runs(p.id), [], 'no process ran a window');
+
+  const worker = await startWorker();
+  const runs = await waitFor('three completed runs', () => completedRuns(p.id, 3));
+  t.deepEqual(
+    runs.map((r) => [r.status, r.dataEnd.getUTCFullYear(), r.documents]),
+    [
+      ['COMPLETED', year, 1],
+      ['COMPLETED', year - 1, 1],
+      ['COMPLETED', year - 2, 1],
+    ],
+  );
+  t.deepEqual(await pipelines.readSink('org-wait', p.id), [
+    { _id: 'thermo', n: 2 },
+    { _id: 'thermo', n: 3 },
+    { _id: 'thermo', n: 1 },
+  ]);
+  const name = /platform-cloud worker running (.+)/.exec(worker.output())![1];
+  const recorded = logLines(worker, p.id, 'data pipeline window recorded');
+  t.is(recorded.length, 3, 'the worker ran the three windows');
+  t.true(recorded.every((l) => l.worker === name && l.status === 'COMPLETED'));
+  await waitFor('the messages completed', async () => (await messages(p.id)).every((m) => m.state === 'completed'));
+  t.is((await messages(p.id)).length, 3);
+});
+
+test.serial('with one serve and one worker, a new pipeline is run by the worker and its sink has the window documents', async (t) => {
+  const [worker] = workers;
+  await readings('org-run', [4, 2]);
+  const p = await yearlyPipeline('org-run', 'yearly', 2);
+  const runs = await waitFor('two completed runs', () => completedRuns(p.id, 2));
+  t.is(runs.length, 2);
+  t.deepEqual(await pipelines.readSink('org-run', p.id), [
+    { _id: 'thermo', n: 4 },
+    { _id: 'thermo', n: 2 },
+  ]);
+  t.deepEqual(
+    logLines(worker, p.id, 'data pipeline window recorded')
+      .map((l) => [String(l.dataEnd), l.documents])
+      .sort(),
+    runs.map((r) => [r.dataEnd.toISOString(), 1]).sort(),
+  );
+  t.deepEqual((await pipelines.get(p.id)).windowEnd, new Date(Date.UTC(year, 0, 1)));
+});
+
+test.serial('a worker killed with kill -9 in the middle of a window: another worker runs it, one run and its documents once', async (t) => {
+  t.is(await workers[0].stop(), 0, 'the first worker stops cleanly');
+  // This worker takes the window and then waits (a test-only delay) until it is killed.
+  const stuck = await startWorker({ PLATFORM_TEST_PIPELINE_WINDOW_DELAY_MS: '600000' });
+  await readings('org-kill', [5]);
+  const p = await yearlyPipeline('org-kill', 'yearly', 1);
+  await waitFor('the worker to take the window', () => logLines(stuck, p.id, 'data pipeline window started').length > 0);
+  await stuck.kill9();
+  t.deepEqual(await pipelines.runs(p.id), [], 'the killed worker recorded nothing');
+
+  const survivor = await startWorker();
+  const runs = await waitFor('the window completed', () => completedRuns(p.id, 1));
+  t.deepEqual(
+    runs.map((r) => [r.status, r.dataEnd.getUTCFullYear(), r.documents]),
+    [['COMPLETED', year, 1]],
+  );
+  t.deepEqual(await pipelines.readSink('org-kill', p.id), [{ _id: 'thermo', n: 5 }], 'the documents once');
+  t.is(logLines(survivor, p.id, 'data pipeline window recorded').length, 1, 'the other worker ran it');
+  const [message] = await waitFor('the message completed', async () => {
+    const m = await messages(p.id);
+    return m.every((x) => x.state === 'completed') && m;
+  });
+  t.true(message.retries >= 1, 'pg-boss gave the message of the dead worker again');
+  await sleep(2000); // more passes: the window is not queued or run again
+  t.is((await pipelines.runs(p.id)).length, 1);
+  t.is((await messages(p.id)).length, 1);
+});
