@@ -113,3 +113,37 @@ for (const backend of tabularBackends(test)) {
     }
   });
 }
+
+// pg-tabular-ingest.ts sends times as epoch milliseconds and turns them back in SQL: every time comes
+// back exactly, before 1970 (negative milliseconds), within a millisecond of a day's edge, and past
+// 2255 (where a product of all the microseconds in one float8 would round).
+const edgeTimes = [
+  '1969-12-31T23:59:59.999Z',
+  '1900-01-01T00:00:00.001Z',
+  '1970-01-01T00:00:00.000Z',
+  '2026-03-29T01:00:00.000Z',
+  '2026-11-27T23:59:59.999Z',
+  '2500-06-30T12:34:56.789Z',
+  '9999-12-31T23:59:59.999Z',
+].map((iso) => new Date(iso));
+
+for (const backend of tabularBackends(test)) {
+  test(`${backend.name}: times come back exactly, to the millisecond, before 1970 and far ahead`, async (t) => {
+    const store = await backend.open(t);
+    const points = edgeTimes.map((time, i) => ({ timeRequested: time, timeReceived: new Date(time.getTime() + i), data: { readings: { i } } }));
+    await insertTabular(ingestStore(store), capture('times'), points);
+    const rows = await store.query('SELECT time_requested, time_received, data FROM tabular_data ORDER BY seq');
+    t.deepEqual(
+      rows.map((r) => [(r.time_requested as Date).toISOString(), (r.time_received as Date).toISOString(), JSON.parse(String(r.data)).readings.i]),
+      points.map((p, i) => [p.timeRequested.toISOString(), p.timeReceived.toISOString(), i]),
+    );
+  });
+
+  test(`${backend.name}: a point whose JSON is two values is refused with its upload, which writes nothing`, async (t) => {
+    const store = await backend.open(t);
+    const points = pointsOf(3, 4);
+    points[2].json = '{"readings":{"a":1}},{"readings":{"b":2}}';
+    await t.throwsAsync(insertTabular(ingestStore(store), capture('two'), points));
+    t.deepEqual(await store.query("SELECT count(*) AS n FROM tabular_data WHERE component_name = 'two'").then((r) => Number(r[0].n)), 0);
+  });
+}

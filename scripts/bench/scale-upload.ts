@@ -11,7 +11,7 @@
 // in the scale-out mode, straight in PostgreSQL.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -36,8 +36,6 @@ export interface UploadBenchOptions {
   uploads: number;
   points: number;
   concurrency: number;
-  /** Rounds per cloud; each round sends every upload again under fresh upload ids. */
-  rounds: number;
   /**
    * Node flags for the spawned cloud (BENCH_SCALE_CLOUD_NODE_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`):
    * a profile of where the cloud's time goes.
@@ -101,16 +99,54 @@ export interface UploadResult {
   rounds: number[];
   best: number;
   rows: number;
+  /** CPU milliseconds per 1,000 readings over all rounds: the cloud process's, and this process's (the client's). */
+  cloudCpuMs: number;
+  clientCpuMs: number;
+}
+
+/** user + system CPU milliseconds of a process so far (Linux /proc; 100 ticks a second). */
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const clientCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/** A running cloud with its machine: rounds of uploads, then the check and the figures. */
+export interface UploadBench {
+  /** Sends every upload once more (fresh upload ids) and returns readings per second. */
+  round(): Promise<number>;
+  /** Checks the stored rows and returns the figures; stops the cloud (also on failure). */
+  finish(): Promise<UploadResult>;
+  /** Stops the cloud without checking (after a failure elsewhere); does nothing once stopped. */
+  stop(): Promise<void>;
 }
 
 /**
- * Spawns the cloud, makes an organization and a machine with the admin CLI, sends `rounds` × `uploads`
- * uploads of `points` readings, `concurrency` at a time, and checks that every reading was stored.
+ * Spawns the cloud and makes an organization and a machine with the admin CLI; each round sends
+ * `uploads` uploads of `points` readings, `concurrency` at a time; finish() checks that every reading
+ * was stored. Rounds of several clouds (and the raw anchor) can be interleaved, so that the load of a
+ * shared machine falls on each.
  */
-export async function uploadRate(cloud: UploadCloud, options: UploadBenchOptions): Promise<UploadResult> {
+export async function startUploadBench(cloud: UploadCloud, options: UploadBenchOptions): Promise<UploadBench> {
   const dataDir = tempDataDir();
   const nodeFlags = options.cloudNodeFlags.map((f) => f.replace('{dir}', mkdtempSync(join(tmpdir(), 'bench-scale-prof-'))));
   let program: ServingProgram | undefined;
+  let part: ReturnType<typeof connectPartCloud> | undefined;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    part?.close();
+    await program?.stop();
+    if (nodeFlags.length) console.log(`  (cloud node flags: ${nodeFlags.join(' ')})`);
+    removeDataDir(dataDir);
+  };
   try {
     program = await spawnServing(main, ['serve', '--data-dir', dataDir, '--port', '0', ...cloud.args], {
       name: 'platform-cloud',
@@ -118,22 +154,27 @@ export async function uploadRate(cloud: UploadCloud, options: UploadBenchOptions
       nodeFlags,
       timeoutMs: 180_000,
     });
+    const address = program.address;
     const org = await admin(dataDir, ['org', 'create', 'bench']);
     const machine = await admin(dataDir, ['machine', 'create', '--org', org.id, '--name', 'rover']);
     const key = await admin(dataDir, ['key', 'create', '--org', org.id, '--role', 'owner']);
-    const part = connectPartCloud({
+    const link = (part = connectPartCloud({
       partId: machine.part_id,
-      appAddress: program.address,
+      appAddress: address,
       credentials: { type: 'robot-secret', entity: machine.part_id, payload: machine.part_secret },
       allowInsecure: false,
-    });
+    }));
     const records = Array.from({ length: options.uploads }, (_, u) => recordsOf(u, options.points));
-    const send = (u: number) => Promise.all(uploadRequests(headerOf(), records[u], part.partId, []).map((r) => part.dataCaptureUpload(r.body)));
-    try {
-      // One upload before the clock (login, channel, the day's partition), counted in the rows.
-      await send(0);
-      const rounds: number[] = [];
-      for (let round = 0; round < options.rounds; round++) {
+    const send = (u: number) => Promise.all(uploadRequests(headerOf(), records[u], link.partId, []).map((r) => link.dataCaptureUpload(r.body)));
+    // One upload before the clock (login, channel, the day's partition), counted in the rows.
+    await send(0);
+    const pid = program.child.pid!;
+    const rounds: number[] = [];
+    let cpu = { cloud: 0, client: 0 };
+    return {
+      stop,
+      async round() {
+        const before = { cloud: cpuMsOf(pid), client: clientCpuMs() };
         let next = 0;
         const start = performance.now();
         await Promise.all(
@@ -141,33 +182,46 @@ export async function uploadRate(cloud: UploadCloud, options: UploadBenchOptions
             while (next < options.uploads) await send(next++);
           }),
         );
-        rounds.push((options.uploads * options.points) / ((performance.now() - start) / 1000));
-      }
-      const expected = (options.rounds * options.uploads + 1) * options.points;
-      const client = createCloudClient({ serviceHost: program.address, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
-      try {
-        const { count } = await client.dataClient.tabularDataByFilter({}, { countOnly: true });
-        if (count !== expected) throw new Error(`the cloud counts ${count} readings, expected ${expected}`);
-      } finally {
-        client.close();
-      }
-      if (cloud.pgUrl) {
-        const db = new pg.Client({ connectionString: cloud.pgUrl });
-        await db.connect();
+        const rate = (options.uploads * options.points) / ((performance.now() - start) / 1000);
+        cpu = { cloud: cpu.cloud + cpuMsOf(pid) - before.cloud, client: cpu.client + clientCpuMs() - before.client };
+        rounds.push(rate);
+        return rate;
+      },
+      async finish() {
         try {
-          const [{ n }] = (await db.query<{ n: string }>('SELECT count(*) AS n FROM tabular_data WHERE organization_id = $1', [org.id])).rows;
-          if (Number(n) !== expected) throw new Error(`PostgreSQL holds ${n} readings, expected ${expected}`);
+          const readings = rounds.length * options.uploads * options.points;
+          const expected = readings + options.points;
+          const client = createCloudClient({ serviceHost: address, credentials: { type: 'api-key', authEntity: key.id, payload: key.key } });
+          try {
+            const { count } = await client.dataClient.tabularDataByFilter({}, { countOnly: true });
+            if (count !== expected) throw new Error(`the cloud counts ${count} readings, expected ${expected}`);
+          } finally {
+            client.close();
+          }
+          if (cloud.pgUrl) {
+            const db = new pg.Client({ connectionString: cloud.pgUrl });
+            await db.connect();
+            try {
+              const [{ n }] = (await db.query<{ n: string }>('SELECT count(*) AS n FROM tabular_data WHERE organization_id = $1', [org.id])).rows;
+              if (Number(n) !== expected) throw new Error(`PostgreSQL holds ${n} readings, expected ${expected}`);
+            } finally {
+              await db.end();
+            }
+          }
+          return {
+            rounds,
+            best: Math.max(...rounds),
+            rows: expected,
+            cloudCpuMs: (cpu.cloud * 1000) / readings,
+            clientCpuMs: (cpu.client * 1000) / readings,
+          };
         } finally {
-          await db.end();
+          await stop();
         }
-      }
-      return { rounds, best: Math.max(...rounds), rows: expected };
-    } finally {
-      part.close();
-    }
-  } finally {
-    await program?.stop();
-    if (nodeFlags.length) console.log(`  (cloud node flags: ${nodeFlags.join(' ')})`);
-    removeDataDir(dataDir);
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
   }
 }

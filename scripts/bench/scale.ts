@@ -19,7 +19,7 @@
 //   page:       TabularDataByFilter's first page (limit 50, newest first) at SCALE_PAGE_ROWS (default 1M)
 //               readings on PostgreSQL, against the same SELECT sent raw and the embedded default on the
 //               same generated rows (scripts/bench/scale-page.ts). Target: <= 20 ms.
-// Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload), SCALE_SQL_ROWS;
+// Sizes: BENCH_SCALE_UPLOADS (default 200), BENCH_SCALE_POINTS (1000 per upload), BENCH_SCALE_ROUNDS (2), SCALE_SQL_ROWS;
 // SCALE_PAGE_ROWS; BENCH_SCALE_PARTS names the parts to run (default all: ingest,sql,page).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -35,11 +35,12 @@ import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres
 import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
 import { benchScalePage } from './scale-page.js';
 import { benchScaleSql } from './scale-sql.js';
-import { scaleOutCloud, uploadRate } from './scale-upload.js';
+import { scaleOutCloud, startUploadBench, type UploadBench, type UploadResult } from './scale-upload.js';
 
 const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
 const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
 const CONCURRENCY = 4;
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 2);
 const PARTS = new Set((process.env.BENCH_SCALE_PARTS ?? 'ingest,sql,page').split(','));
 const CLOUD_NODE_FLAGS = (process.env.BENCH_SCALE_CLOUD_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 
@@ -173,46 +174,54 @@ async function benchIngest(server: PostgresServer): Promise<void> {
   const rawStore = await PgStore.open(rawUrl, { poolSize: 2 });
   const duckDir = tempDataDir();
   const duck = await Store.open(duckDir);
+  const options = { uploads: UPLOADS, points: POINTS, concurrency: CONCURRENCY, cloudNodeFlags: CLOUD_NODE_FLAGS };
+  const s3 = await scaleOutCloud(await freshDatabase(server));
+  const clouds: UploadBench[] = [];
   try {
     await ensureReadingsPartition(rawStore, new Date());
     await rawStore.close();
-    // Alternate the two PostgreSQL runs (raw, scale-out, raw, scale-out) so that load on the machine
-    // falls on both; each figure is the better of its two rounds.
+    // The end-to-end clouds: the scale-out mode, and the embedded default (no flags) as the floor of
+    // the client and gRPC path.
+    clouds.push(await startUploadBench(s3, options), await startUploadBench({ args: [], env: {} }, options));
+    const [scaleOutCloudBench, embeddedCloudBench] = clouds;
+    // Rounds alternate (raw, scale-out through gRPC, embedded through gRPC, scale-out in-process) so
+    // that load on the shared machine falls on each; each figure is the best of its rounds.
     const raw: number[] = [];
     const scaled: number[] = [];
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < ROUNDS; round++) {
       raw.push(await rawInsertRate(rawUrl, 'unnest'));
+      await scaleOutCloudBench.round();
+      await embeddedCloudBench.round();
       scaled.push(await ingestRate((u) => insertTabular(store, capture, pointsOf(u))));
     }
     const rawValues = await rawInsertRate(rawUrl, 'values');
     const embedded = await ingestRate((u) => insertTabular(duck, capture, pointsOf(u)));
     const [{ n }] = await store.query('SELECT count(*) AS n FROM tabular_data');
-    if (Number(n) !== 2 * UPLOADS * POINTS) throw new Error(`scale-out ingest stored ${n} rows, expected ${2 * UPLOADS * POINTS}`);
+    if (Number(n) !== ROUNDS * UPLOADS * POINTS) throw new Error(`scale-out ingest stored ${n} rows, expected ${ROUNDS * UPLOADS * POINTS}`);
+    const scaleOutGrpc = await scaleOutCloudBench.finish();
+    const embeddedGrpc = await embeddedCloudBench.finish();
     const best = (xs: number[]) => Math.max(...xs);
-    const ratio = best(scaled) / best(raw);
-    // End to end: real clouds over gRPC, after the raw anchor above (measured in this run).
-    const options = { uploads: UPLOADS, points: POINTS, concurrency: CONCURRENCY, rounds: 2, cloudNodeFlags: CLOUD_NODE_FLAGS };
-    const embeddedGrpc = await uploadRate({ args: [], env: {} }, options);
-    const scaleOut = await scaleOutCloud(await freshDatabase(server));
-    const scaleOutGrpc = await uploadRate(scaleOut, options).finally(() => scaleOut.s3.stop());
-    console.log(`  raw batched PostgreSQL insert (unnest arrays, the anchor): ${rate(best(raw))}  (rounds: ${raw.map(rate).join(', ')})`);
+    const rounds = (xs: number[]) => `(rounds: ${xs.map(rate).join(', ')})`;
+    console.log(`  raw batched PostgreSQL insert (unnest arrays, the anchor): ${rate(best(raw))}  ${rounds(raw)}`);
     console.log(`  raw batched PostgreSQL insert (multi-row VALUES):         ${rate(rawValues)}`);
-    console.log('  without gRPC (in-process):');
-    console.log(`    scale-out ingest path (insertTabular on PgStore):       ${rate(best(scaled))}  (rounds: ${scaled.map(rate).join(', ')})`);
-    console.log(`    embedded ingest path (insertTabular on DuckDB Store):   ${rate(embedded)}`);
-    console.log(`    scale-out path / raw: ${ratio.toFixed(2)}x`);
-    const e2e = scaleOutGrpc.best;
     console.log("  end to end (platform-cloud serve, DataCaptureUpload over gRPC from a part's CloudLink):");
-    console.log(`    scale-out (PostgreSQL + S3 on s3rver):                  ${rate(e2e)}  (rounds: ${scaleOutGrpc.rounds.map(rate).join(', ')})`);
-    console.log(
-      `    embedded default (no flags), the client + gRPC floor:   ${rate(embeddedGrpc.best)}  (rounds: ${embeddedGrpc.rounds.map(rate).join(', ')})`,
-    );
+    console.log(`    scale-out (PostgreSQL + S3 on s3rver):                  ${rate(scaleOutGrpc.best)}  ${rounds(scaleOutGrpc.rounds)}`);
+    console.log(`    embedded default (no flags), the client + gRPC floor:   ${rate(embeddedGrpc.best)}  ${rounds(embeddedGrpc.rounds)}`);
     console.log(`    rows checked: ${scaleOutGrpc.rows} scale-out, ${embeddedGrpc.rows} embedded`);
-    const e2eRatio = e2e / best(raw);
+    const cpu = (r: UploadResult) => `cloud ${r.cloudCpuMs.toFixed(1)} ms, client ${r.clientCpuMs.toFixed(1)} ms`;
+    console.log(`    CPU per 1,000 readings: scale-out ${cpu(scaleOutGrpc)}; embedded ${cpu(embeddedGrpc)}`);
+    console.log('  the ingest path without gRPC (in-process):');
+    console.log(`    scale-out (insertTabular on PgStore):                   ${rate(best(scaled))}  ${rounds(scaled)}`);
+    console.log(`    embedded (insertTabular on the DuckDB Store):           ${rate(embedded)}`);
+    console.log(`    ratio to raw: ${(best(scaled) / best(raw)).toFixed(2)}x`);
+    const e2e = scaleOutGrpc.best;
+    const ratio = e2e / best(raw);
     console.log(
-      `  target >= 50,000 readings/s end to end: ${verdict(e2e >= 50_000)}; ratio to raw ${e2eRatio.toFixed(2)}x, target >= 0.5x: ${verdict(e2eRatio >= 0.5)}; ratio to the embedded cloud over gRPC ${(e2e / embeddedGrpc.best).toFixed(2)}x`,
+      `  end to end, target >= 50,000 readings/s: ${verdict(e2e >= 50_000)}; ratio to raw ${ratio.toFixed(2)}x, target >= 0.5x: ${verdict(ratio >= 0.5)}; ratio to the embedded cloud through gRPC ${(e2e / embeddedGrpc.best).toFixed(2)}x`,
     );
   } finally {
+    for (const cloud of clouds) await cloud.stop().catch(() => undefined);
+    await s3.s3.stop();
     await store.close();
     await duck.close();
     removeDataDir(duckDir);
