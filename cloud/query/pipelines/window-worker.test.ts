@@ -4,7 +4,9 @@
 // own process on the same tables, with creation times in the past, so that their windows are due at
 // once: a yearly schedule created N years ago has exactly N due windows.
 import test from 'ava';
+import { execFile } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../../core/serving/testing/eventually.js';
 import { spawnServing, type ServingProgram } from '../../../core/serving/testing/spawn-serving.js';
@@ -16,6 +18,7 @@ import { removeDataDir, tempDataDir, type SpawnedCloud } from '../../testing/spa
 import { PipelineStore, type DataPipeline } from './pipeline-store.js';
 import { windowQueueName } from './window-queue.js';
 
+const run = promisify(execFile);
 const main = fileURLToPath(new URL('../../server/main.ts', import.meta.url));
 const year = new Date().getUTCFullYear();
 const midYear = (y: number, minute = 0) => new Date(Date.UTC(y, 6, 1, 12, minute));
@@ -112,7 +115,8 @@ test.serial('with no worker the due windows wait in the queue, once each; a work
   );
   t.deepEqual(await pipelines.runs(p.id), [], 'no process ran a window');
 
-  const worker = await startWorker();
+  // A failed window's retry after 1 s, one retry at most (the test after next).
+  const worker = await startWorker({ PLATFORM_QUERY_PIPELINE_RETRIES: '1', PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S: '1' });
   const runs = await waitFor('three completed runs', () => completedRuns(p.id, 3));
   t.deepEqual(
     runs.map((r) => [r.status, r.dataEnd.getUTCFullYear(), r.documents]),
@@ -152,6 +156,33 @@ test.serial('with one serve and one worker, a new pipeline is run by the worker 
     runs.map((r) => [r.dataEnd.toISOString(), 1]).sort(),
   );
   t.deepEqual((await pipelines.get(p.id)).windowEnd, new Date(Date.UTC(year, 0, 1)));
+});
+
+test.serial('a window that fails is retried through the queue after its backoff; each attempt has one run record', async (t) => {
+  const [worker] = workers;
+  const p = await yearlyPipeline('org-fail', 'yearly', 1);
+  // Stages that cannot be read back: every attempt fails with that error (as a query error would).
+  await tables.execute('UPDATE query_data_pipelines SET mql = ? WHERE id = ?', ['not json', p.id]);
+  const runs = await waitFor('two failed attempts', async () => {
+    const r = await pipelines.runs(p.id);
+    return r.length >= 2 && r;
+  });
+  t.deepEqual(
+    runs.map((r) => r.status),
+    ['FAILED', 'FAILED'],
+  );
+  const errors = runs.map((r) => r.errorMessage).sort();
+  t.regex(errors[0], /the stored stages cannot be read.*\(attempt 1 of 2; retried from /);
+  t.regex(errors[1], /the stored stages cannot be read.*\(attempt 2 of 2; not retried\)$/);
+  t.is(logLines(worker, p.id, 'data pipeline window recorded').length, 2);
+  await sleep(2000); // later passes: no third attempt
+  t.is((await pipelines.runs(p.id)).length, 2);
+  t.deepEqual(await pipelines.readSink('org-fail', p.id), []);
+});
+
+test.serial('platform-cloud worker --help says it runs pipeline windows', async (t) => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', main, 'worker', '--help']);
+  t.regex(stdout.replace(/\s+/g, ' '), /run training jobs and data pipeline windows from the queues/);
 });
 
 test.serial('a worker killed with kill -9 in the middle of a window: another worker runs it, one run and its documents once', async (t) => {
