@@ -1,10 +1,10 @@
 // platform.app.mltraining.v1.MLTrainingService over the MLTraining core. Every call first checks for an
 // organization-level owner key; jobs of another organization answer NOT_FOUND, as if absent.
 import type { Metadata, Server } from '@grpc/grpc-js';
-import { once } from 'node:events';
 import { MLTrainingServiceService, type MLTrainingServiceServer } from '../../gen/platform/app/mltraining/v1/ml_training.js';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { serverStream, unary } from '../kit/handlers.js';
+import { writeStream } from '../kit/stream-write.js';
 import { checkOrganizationId, type MLTraining } from './ml-training.js';
 import { artefactToProto, frameworkFromProto, jobToProto, modelTypeFromProto, scriptToProto, statusFromProto } from './proto-mapping.js';
 import type { TrainingAuth } from './training-auth.js';
@@ -95,12 +95,8 @@ export function mlTrainingHandlers(training: MLTraining, auth: TrainingAuth): ML
       if (!req.modelName) throw invalidArgument('model_name is required');
       if (!req.modelVersion) throw invalidArgument('model_version is required');
       if (!req.fileName) throw invalidArgument('file_name is required');
-      const content = await training.artefacts.readFile(req.organizationId, req.modelName, req.modelVersion, req.fileName);
-      for (let at = 0; at < content.length; at += chunkBytes) {
-        const chunk = content.subarray(at, at + chunkBytes);
-        if (call.cancelled) return;
-        if (!call.write({ chunk })) await once(call, 'drain');
-      }
+      const content = await training.artefacts.openFile(req.organizationId, req.modelName, req.modelVersion, req.fileName);
+      await writeStream(call, content, (chunk) => ({ chunk }), chunkBytes);
     }),
   };
 }

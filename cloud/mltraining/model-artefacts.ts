@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { copyFile, lstat, mkdir, open, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import type { Readable } from 'node:stream';
 import { failedPrecondition, notFound } from '../../core/serving/status-error.js';
-import { openBlobWriter } from '../store/blob-store.js';
+import { openBlobStream, openBlobWriter } from '../store/blob-store.js';
 import type { SqlSession, StoreWithBlobs } from '../store/tabular.js';
 import { trainingBlobPrefix } from './training-tables.js';
 import type { ModelFramework, ModelType } from './training-job.js';
@@ -174,25 +175,50 @@ export class ModelArtefactStore {
     return rows.length ? (JSON.parse(String(rows[0].artefact)) as ModelArtefact) : undefined;
   }
 
-  /** The content of one file of an artefact; NOT_FOUND when the model, version or file does not exist. */
+  /** The content of one file of an artefact, whole; NOT_FOUND when the model, version or file does not exist. */
   async readFile(organizationId: string, modelName: string, modelVersion: string, fileName: string): Promise<Buffer> {
     const artefact = await this.find(organizationId, modelName, modelVersion);
     if (!artefact) throw notFound(`no model artefact ${modelName} version ${modelVersion} in organization ${organizationId}`);
     return this.content(artefact, fileName);
   }
 
-  /** The content of one file of a listed artefact; NOT_FOUND names the files that exist. */
+  /** As readFile, as a stream read from the blob store while it is consumed (downloads of any size). */
+  async openFile(organizationId: string, modelName: string, modelVersion: string, fileName: string): Promise<Readable> {
+    const artefact = await this.find(organizationId, modelName, modelVersion);
+    if (!artefact) throw notFound(`no model artefact ${modelName} version ${modelVersion} in organization ${organizationId}`);
+    return this.stream(artefact, fileName);
+  }
+
+  /** The content of one file of a listed artefact, whole; NOT_FOUND names the files that exist. */
   async content(artefact: ModelArtefact, fileName: string): Promise<Buffer> {
+    const file = this.fileOf(artefact, fileName);
+    const content = await this.store.blobs.get(ModelArtefactStore.keyOf(artefact.organizationId, artefact.id, fileName), file.sizeBytes);
+    if (!content) throw missingBlob(artefact, fileName);
+    return content;
+  }
+
+  /** As content, as a stream: a model file of hundreds of MiB is never held whole. */
+  async stream(artefact: ModelArtefact, fileName: string): Promise<Readable> {
+    this.fileOf(artefact, fileName);
+    const stream = await openBlobStream(this.store.blobs, ModelArtefactStore.keyOf(artefact.organizationId, artefact.id, fileName));
+    if (!stream) throw missingBlob(artefact, fileName);
+    return stream;
+  }
+
+  private fileOf(artefact: ModelArtefact, fileName: string): ModelArtefactFile {
     const file = artefact.files.find((f) => f.name === fileName);
     if (!file) {
       throw notFound(
         `model ${artefact.modelName} version ${artefact.modelVersion} has no file '${fileName}' (files: ${artefact.files.map((f) => f.name).join(', ')})`,
       );
     }
-    const content = await this.store.blobs.get(ModelArtefactStore.keyOf(artefact.organizationId, artefact.id, fileName), file.sizeBytes);
-    if (!content) throw new Error(`the file ${fileName} of model ${artefact.modelName} version ${artefact.modelVersion} is missing from the blob store`);
-    return content;
+    return file;
   }
+}
+
+/** A file the row lists but the blob store lacks: the cloud's fault (a restore without its blobs), not the caller's. */
+function missingBlob(artefact: ModelArtefact, fileName: string): Error {
+  return new Error(`the file ${fileName} of model ${artefact.modelName} version ${artefact.modelVersion} is missing from the blob store`);
 }
 
 /** A stored model's row (its files are in the blob store under its id). */

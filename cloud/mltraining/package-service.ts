@@ -5,11 +5,12 @@
 // a hostile tenant cannot even learn which model names exist elsewhere.
 import type { Metadata, Server } from '@grpc/grpc-js';
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
+import type { Readable } from 'node:stream';
 import { invalidArgument, notFound } from '../../core/serving/status-error.js';
 import { PackageServiceService, type PackageFile, type PackageServiceServer } from '../../gen/platform/app/packages/v1/packages.js';
 import type { Authorizer } from '../auth/authorizer.js';
 import { serverStream, unary } from '../kit/handlers.js';
+import { writeStream } from '../kit/stream-write.js';
 import type { ModelArtefact, ModelArtefactStore } from './model-artefacts.js';
 
 export const ML_MODEL_PACKAGE = 'ml_model';
@@ -57,8 +58,9 @@ export class PackageCatalog {
     return Promise.all(artefact.files.map(async (f) => ({ name: f.name, sha256: await this.digest(artefact, f.name), sizeBytes: f.sizeBytes })));
   }
 
-  content(artefact: ModelArtefact, fileName: string): Promise<Buffer> {
-    return this.artefacts.content(artefact, fileName);
+  /** A file's content, read from the blob store as it is consumed. */
+  stream(artefact: ModelArtefact, fileName: string): Promise<Readable> {
+    return this.artefacts.stream(artefact, fileName);
   }
 
   private digest(artefact: ModelArtefact, fileName: string): Promise<string> {
@@ -66,9 +68,10 @@ export class PackageCatalog {
     let digest = this.digests.get(key);
     if (!digest) {
       digest = (async () => {
-        return createHash('sha256')
-          .update(await this.content(artefact, fileName))
-          .digest('hex');
+        // Hashed as it is read: the digest of a large model costs a chunk of memory, not the file's size.
+        const hash = createHash('sha256');
+        for await (const chunk of await this.stream(artefact, fileName)) hash.update(chunk as Buffer);
+        return hash.digest('hex');
       })();
       // A failed read is not remembered: the next call tries again.
       digest.catch(() => this.digests.delete(key));
@@ -98,12 +101,7 @@ export function packageHandlers(catalog: PackageCatalog, auth: PackageAuth): Pac
       if (!artefact.files.some((f) => f.name === req.fileName)) {
         throw notFound(`${name.label}@${req.version}: no file ${JSON.stringify(req.fileName)} (files: ${artefact.files.map((f) => f.name).join(', ')})`);
       }
-      const content = await catalog.content(artefact, req.fileName);
-      for (let at = 0; at < content.length; at += chunkBytes) {
-        const chunk = content.subarray(at, at + chunkBytes);
-        if (call.cancelled) return;
-        if (!call.write({ chunk })) await once(call, 'drain');
-      }
+      await writeStream(call, await catalog.stream(artefact, req.fileName), (chunk) => ({ chunk }), chunkBytes);
     }),
   };
 }

@@ -1,10 +1,13 @@
 // Binary content lives behind BlobStore so that an S3-compatible object store can replace local files:
 // put = PutObject (which is atomic and durable once it returns), get = GetObject, delete = DeleteObject.
+// getStream is GetObject too, its body handed on as it arrives: content of any size (a model file of
+// hundreds of MiB) is sent or hashed without ever being held whole in memory.
 // Keys are '/'-separated relative paths such as '<org id>/<binary data id>'.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, open, opendir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, posix, relative, sep } from 'node:path';
+import { Readable } from 'node:stream';
 import { syncDir, writeFileDurable } from '../../core/serving/durable-file.js';
 
 export interface BlobStore {
@@ -15,6 +18,13 @@ export interface BlobStore {
    * caller's metadata records; a store may use it to pick a cheaper way to read small content.
    */
   get(key: string, sizeHint?: number): Promise<Buffer | undefined>;
+  /**
+   * Optional: the content as a stream of chunks, read as the consumer reads, or undefined when nothing
+   * is stored under key (as get). An error while streaming (content cut short) fails the stream; a
+   * consumer that stops early destroys it, which closes the file or connection. Use openBlobStream,
+   * which falls back to get().
+   */
+  getStream?(key: string): Promise<Readable | undefined>;
   /** Removes the content; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**
@@ -82,6 +92,13 @@ export async function openBlobWriter(blobs: BlobStore): Promise<BlobWriter> {
   };
 }
 
+/** The store's stream of key's content, or its whole content as a stream of one chunk; undefined when missing. */
+export async function openBlobStream(blobs: BlobStore, key: string): Promise<Readable | undefined> {
+  if (blobs.getStream) return blobs.getStream(key);
+  const content = await blobs.get(key);
+  return content && Readable.from([content]);
+}
+
 /** A temp file in the store's root, renamed into place by commit. */
 class FileBlobWriter implements BlobWriter {
   size = 0;
@@ -129,6 +146,9 @@ class FileBlobWriter implements BlobWriter {
  */
 export const syncReadBytes = 64 * 1024;
 
+/** The file store's stream reads this much at a time: a gRPC message's worth of a download. */
+const streamChunkBytes = 256 * 1024;
+
 /** Files under a root folder: temp file, fsync, rename, fsync of the folder. */
 export class FileBlobStore implements BlobStore {
   constructor(readonly root: string) {}
@@ -149,6 +169,20 @@ export class FileBlobStore implements BlobStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
+  }
+
+  /** Opened here, so that a missing file is undefined rather than an error of the stream's first read. */
+  async getStream(key: string): Promise<Readable | undefined> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    // The stream closes the file when it ends or is destroyed. A put over the key meanwhile renames a new
+    // file into place: this stream goes on reading the content it opened, whole.
+    return handle.createReadStream({ highWaterMark: streamChunkBytes });
   }
 
   async delete(key: string): Promise<void> {

@@ -18,6 +18,7 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { blobKeyOf, uploadTempPattern, type BlobStore, type BlobWriter, type StoredBlob } from './blob-store.js';
 import { S3BlobWriter, defaultPartBytes, minPartBytes } from './s3-blob-writer.js';
 import { parseS3Uri, type S3Location } from './s3-location.js';
@@ -132,6 +133,39 @@ export class S3BlobStore implements BlobStore {
     }
     if (offset !== length) throw new Error(`the object ${key} ended after ${offset} of its ${length} bytes`);
     return content;
+  }
+
+  /**
+   * The body as it arrives, never held whole. A body that ends short of its Content-Length (the
+   * connection dropped) or runs past it fails the stream, so a reader never takes a cut object for whole.
+   */
+  async getStream(key: string): Promise<Readable | undefined> {
+    let response;
+    try {
+      response = await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    // In Node the SDK's body is the HTTP response, a Readable.
+    const body = response.Body as Readable | undefined;
+    if (!body) return Readable.from([]);
+    const length = response.ContentLength;
+    let got = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        got += chunk.byteLength;
+        if (length !== undefined && got > length) done(new Error(`the object ${key} is longer than its Content-Length ${length}`));
+        else done(null, chunk);
+      },
+      flush(done) {
+        done(length === undefined || got === length ? null : new Error(`the object ${key} ended after ${got} of its ${length} bytes`));
+      },
+    });
+    // pipeline: an error of the body fails the stream handed out, and destroying that one (a reader
+    // that stopped early) destroys the body, which frees the connection. Errors reach the reader there.
+    pipeline(body, counted, () => undefined);
+    return counted;
   }
 
   /** DeleteObject succeeds for a missing key. A temp key's unfinished multipart uploads are aborted too. */

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { removeOrphanBlobs } from '../store/blob-orphans.js';
 import { FileBlobStore, openBlobWriter, uploadTempPattern, type BlobStore, type BlobWriter } from '../store/blob-store.js';
 import { S3BlobStore, s3Client } from '../store/s3-blob-store.js';
@@ -123,6 +124,33 @@ export function blobStoreContract(test: TestFn, name: string, open: () => Promis
     expectContent(t, await store.get('org/k'), undefined, 'a deleted key');
     await store.delete('org/k');
     expectContent(t, await store.get('org/k'), undefined, 'a key deleted twice');
+  });
+
+  withStore('getStream hands out whole content in chunks as it is read; a missing key is undefined, as for get', async (t, store) => {
+    if (!store.getStream) return t.fail('the store cannot stream a read: downloads of model files need getStream()');
+    const big = randomBytes(multipartBytes);
+    await store.put('org/big', big);
+    await store.put('org/empty', Buffer.alloc(0));
+    const chunks: Buffer[] = [];
+    const stream = await store.getStream('org/big');
+    if (!stream) return t.fail('getStream of a stored key gave nothing');
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expectContent(t, Buffer.concat(chunks), big, 'org/big streamed');
+    t.true(chunks.length > 1, `${multipartBytes} bytes arrive in several chunks, not as one buffer (got ${chunks.length})`);
+    expectContent(t, await readStream(await store.getStream('org/empty')), Buffer.alloc(0), 'org/empty streamed');
+    t.is(await store.getStream('org/never'), undefined, 'a key never written');
+    await store.delete('org/empty');
+    t.is(await store.getStream('org/empty'), undefined, 'a deleted key');
+    await expectRejects(t, store.getStream('../outside'), "getStream('../outside')", /must be a relative path inside the store/);
+    // A reader that stops after the first chunk destroys the stream: the store goes on working, and the
+    // content is still whole for the next reader.
+    const cut = (await store.getStream('org/big'))!;
+    for await (const chunk of cut) {
+      t.true((chunk as Buffer).byteLength > 0);
+      break;
+    }
+    t.true(cut.destroyed, 'leaving the loop destroys the stream');
+    expectContent(t, await readStream(await store.getStream('org/big')), big, 'org/big streamed after a reader stopped early');
   });
 
   withStore('list names every key with its modification time, and by prefix only the keys that start with it', async (t, store) => {
@@ -262,6 +290,13 @@ function expectContent(t: ExecutionContext, got: Buffer | undefined, want: Buffe
     Buffer.isBuffer(got) && got.equals(want),
     `${what}: expected ${want.byteLength} bytes, got ${got === undefined ? 'nothing' : `${got.byteLength} different ones`}`,
   );
+}
+
+async function readStream(stream: Readable | undefined): Promise<Buffer | undefined> {
+  if (!stream) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 async function expectRejects(t: ExecutionContext, promise: Promise<unknown>, what: string, message?: RegExp): Promise<void> {
