@@ -175,6 +175,23 @@ test.serial("postgres: a tail wakes on the notification of another process's wri
   t.deepEqual(got, ['n0 a', 'n0 b', 'n1 a', 'n1 b', 'n2 a', 'n2 b']);
 });
 
+test.serial('postgres: an entry whose NOTIFY was lost is read when the listening connection comes back', async (t) => {
+  const { b, got } = await twoProcesses(t, { fallbackPollMs: 600_000 });
+  await storeChannels(b).ready();
+  // Committed with no NOTIFY, as by a writer killed between its commit and the NOTIFY.
+  await b.execute(
+    `INSERT INTO logs.part_logs (part_id, time, seq, level, logger_name, message, fields)
+     VALUES ('p1', ?, nextval('logs.part_logs_seq'), 'info', 'l', 'unannounced', '{}')`,
+    [new Date(base)],
+  );
+  // B's listening connection drops: once it is back, every followed part is read (the resync).
+  const back = new Promise<void>((resolve) => storeChannels(b).onResync(() => resolve()));
+  await b.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'platform-cloud listen' AND datname = current_database()");
+  await back;
+  await eventually('the unannounced entry', () => got.length >= 1);
+  t.deepEqual(got, ['unannounced']);
+});
+
 test.serial('postgres: with notifications off, the slow poll still delivers what another process writes', async (t) => {
   const { writer, got } = await twoProcesses(t, { notifications: false, fallbackPollMs: 300 });
   for (let i = 0; i < 3; i++) await writer.append('p1', [entry(i, 'info', `p${i}`)]);
