@@ -45,7 +45,7 @@ export class MqlRunner {
 
   constructor(
     private readonly connect: ConnectionSource,
-    private readonly pool: MingoPool,
+    private readonly pool: Pick<MingoPool, 'run'>,
     private readonly sink: SinkReader,
     options: MqlOptions = {},
   ) {

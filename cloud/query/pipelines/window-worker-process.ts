@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { envNumber } from '../../../core/serving/env.js';
 import { PgStore } from '../../store/pg-store.js';
 import { S3BlobStore } from '../../store/s3-blob-store.js';
+import type { MingoPool } from '../mql/mingo-pool.js';
 import { MqlRunner } from '../mql/mql-runner.js';
 import { mingoPoolFromEnv, mqlOptionsFromEnv, queryAdmissionFromEnv, queryLimitsFromEnv } from '../query-settings.js';
 import { startScaleOutQuery } from '../sealed/scale-out-query.js';
@@ -54,7 +55,7 @@ export async function runPipelineWorker(options: PipelineWorkerProcessOptions): 
     // No sealing here: the serve processes elect the sealer; a worker only reads segments.
     const scaleOut = startScaleOutQuery(store, { dataDir: options.dataDir, logger, seal: false });
     closers.push(() => scaleOut.stop());
-    const pool = mingoPoolFromEnv();
+    const pool = lazyMingoPool();
     closers.push(() => pool.close());
     const pipelines = new PipelineStore(store);
     const mql = new MqlRunner(
@@ -94,4 +95,18 @@ export async function runPipelineWorker(options: PipelineWorkerProcessOptions): 
     await close();
     throw err;
   }
+}
+
+/**
+ * The MQL evaluator's child processes (about 100 MB each under tsx), started with the first window whose
+ * stages DuckDB cannot run all of, not with the worker: a worker that only trains, or whose windows run
+ * in DuckDB, starts none. That first window pays their start within its time limit; serve starts them
+ * ahead instead, as its users' queries are interactive.
+ */
+function lazyMingoPool(): Pick<MingoPool, 'run' | 'close'> {
+  let pool: MingoPool | undefined;
+  return {
+    run: (task, signal) => (pool ??= mingoPoolFromEnv()).run(task, signal),
+    close: async () => pool?.close(),
+  };
 }
