@@ -74,6 +74,10 @@ export async function insertTabularPg(
   const p = capture.part;
   const synced = new Date();
   await ensureReadingsPartition(store, synced);
+  // The seq range is reserved while the parameters are built (a round trip less on the upload's path).
+  // A range whose insert never runs (a bad point below) is skipped, as one whose insert fails.
+  const firstSeq = reserveSeqPg(store, 'tabular_data', points.length);
+  firstSeq.catch(() => undefined); // awaited below; a failure of the loop first must not leave it unhandled
   // Literals built here, as strings: node-postgres passes a string as it is.
   let requested = '{';
   let received = '{';
@@ -112,7 +116,7 @@ export async function insertTabularPg(
     capture.tags,
     synced,
     capture.tags.includes(internalTag),
-    await reserveSeqPg(store, 'tabular_data', points.length),
+    await firstSeq,
   ]);
   return { uploadId, inserted: changed > 0 };
 }

@@ -28,12 +28,8 @@ export function storedIdFor(partId: string, uploadId: string): string {
 export type UploadKind = 'tabular' | 'binary';
 
 /** Whether the id is committed already: a cheap answer for a re-send before any content is written. */
-const existsQuery = (kind: UploadKind, store: TabularStore) =>
-  kind === 'binary'
-    ? 'SELECT 1 FROM binary_data WHERE binary_data_id = ? LIMIT 1'
-    : store.dialect === 'postgres'
-      ? 'SELECT 1 FROM tabular_upload_ids WHERE upload_id = ?'
-      : 'SELECT 1 FROM tabular_data WHERE upload_id = ? LIMIT 1';
+const existsQuery = (kind: UploadKind) =>
+  kind === 'binary' ? 'SELECT 1 FROM binary_data WHERE binary_data_id = ? LIMIT 1' : 'SELECT 1 FROM tabular_data WHERE upload_id = ? LIMIT 1';
 
 /**
  * Runs `write` for a new stored id, or skips it when the id is already stored. `write` resolves true
@@ -56,8 +52,12 @@ export class UploadDedup {
       return this.once(kind, storedId, write);
     }
     const attempt = (async () => {
-      const rows = await this.store.query(existsQuery(kind, this.store), [storedId]);
-      if (rows.length > 0) return false;
+      // Tabular on PostgreSQL: the insert's own claim of the id is the check (pg-tabular-ingest.ts), so
+      // a query first would only add a round trip to every upload to spare the rare re-send its write.
+      if (kind === 'binary' || this.store.dialect !== 'postgres') {
+        const rows = await this.store.query(existsQuery(kind), [storedId]);
+        if (rows.length > 0) return false;
+      }
       return write();
     })();
     this.inFlight.set(storedId, attempt);

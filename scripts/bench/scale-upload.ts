@@ -11,7 +11,7 @@
 // in the scale-out mode, straight in PostgreSQL.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -27,6 +27,7 @@ import { connectPartCloud } from '../../core/datamanager/part-cloud.js';
 import { framedTabularRecord } from '../../core/datamanager/tabular-record.js';
 import { uploadRequests } from '../../core/datamanager/upload-body.js';
 import { spawnServing, type ServingProgram } from '../../core/serving/testing/spawn-serving.js';
+import { ownCpuMs, processCpuMs } from './scale-cpu.js';
 
 const main = fileURLToPath(new URL('../../cloud/server/main.js', import.meta.url));
 const run = promisify(execFile);
@@ -104,19 +105,6 @@ export interface UploadResult {
   clientCpuMs: number;
 }
 
-/** user + system CPU milliseconds of a process so far (Linux /proc; 100 ticks a second). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /, '')
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-const clientCpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
-
 /** A running cloud with its machine: rounds of uploads, then the check and the figures. */
 export interface UploadBench {
   /** Sends every upload once more (fresh upload ids) and returns readings per second. */
@@ -174,7 +162,7 @@ export async function startUploadBench(cloud: UploadCloud, options: UploadBenchO
     return {
       stop,
       async round() {
-        const before = { cloud: cpuMsOf(pid), client: clientCpuMs() };
+        const before = { cloud: processCpuMs(pid), client: ownCpuMs() };
         let next = 0;
         const start = performance.now();
         await Promise.all(
@@ -183,7 +171,7 @@ export async function startUploadBench(cloud: UploadCloud, options: UploadBenchO
           }),
         );
         const rate = (options.uploads * options.points) / ((performance.now() - start) / 1000);
-        cpu = { cloud: cpu.cloud + cpuMsOf(pid) - before.cloud, client: cpu.client + clientCpuMs() - before.client };
+        cpu = { cloud: cpu.cloud + processCpuMs(pid) - before.cloud, client: cpu.client + ownCpuMs() - before.client };
         rounds.push(rate);
         return rate;
       },

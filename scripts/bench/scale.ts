@@ -33,9 +33,10 @@ import { PgStore } from '../../cloud/store/pg-store.js';
 import { Store } from '../../cloud/store/store.js';
 import { startPostgres, type PostgresServer } from '../../cloud/testing/postgres.js';
 import { removeDataDir, tempDataDir } from '../../cloud/testing/spawn-cloud.js';
+import { ownCpuMs, postgresCpuMs } from './scale-cpu.js';
 import { benchScalePage } from './scale-page.js';
 import { benchScaleSql } from './scale-sql.js';
-import { scaleOutCloud, startUploadBench, type UploadBench, type UploadResult } from './scale-upload.js';
+import { scaleOutCloud, startUploadBench, type UploadBench } from './scale-upload.js';
 
 const UPLOADS = Number(process.env.BENCH_SCALE_UPLOADS ?? 200);
 const POINTS = Number(process.env.BENCH_SCALE_POINTS ?? 1000);
@@ -166,6 +167,24 @@ async function freshDatabase(server: PostgresServer): Promise<string> {
 const rate = (r: number) => `${Math.round(r).toLocaleString('en-US')} readings/s`;
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
+/** CPU milliseconds of this process and of the PostgreSQL server, summed over the calls of `measure`. */
+function cpuAccount(server: PostgresServer) {
+  const account = { client: 0, postgres: 0, readings: 0 };
+  return {
+    account,
+    async measure<T>(readings: number, fn: () => Promise<T>): Promise<T> {
+      const before = { client: ownCpuMs(), postgres: postgresCpuMs(server.dir) };
+      const result = await fn();
+      account.client += ownCpuMs() - before.client;
+      account.postgres += postgresCpuMs(server.dir) - before.postgres;
+      account.readings += readings;
+      return result;
+    },
+    /** Milliseconds per 1,000 readings. */
+    per1000: (ms: number) => ((ms * 1000) / account.readings).toFixed(1),
+  };
+}
+
 async function benchIngest(server: PostgresServer): Promise<void> {
   console.log(`\ningest: ${UPLOADS} uploads of ${POINTS} readings, ${CONCURRENCY} at a time`);
   const blobDir = tempDataDir();
@@ -188,16 +207,19 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     // that load on the shared machine falls on each; each figure is the best of its rounds.
     const raw: number[] = [];
     const scaled: number[] = [];
+    const rawCpu = cpuAccount(server);
+    const scaleOutCpu = cpuAccount(server);
+    const n = UPLOADS * POINTS;
     for (let round = 0; round < ROUNDS; round++) {
-      raw.push(await rawInsertRate(rawUrl, 'unnest'));
-      await scaleOutCloudBench.round();
+      raw.push(await rawCpu.measure(n, () => rawInsertRate(rawUrl, 'unnest')));
+      await scaleOutCpu.measure(n, () => scaleOutCloudBench.round());
       await embeddedCloudBench.round();
       scaled.push(await ingestRate((u) => insertTabular(store, capture, pointsOf(u))));
     }
     const rawValues = await rawInsertRate(rawUrl, 'values');
     const embedded = await ingestRate((u) => insertTabular(duck, capture, pointsOf(u)));
-    const [{ n }] = await store.query('SELECT count(*) AS n FROM tabular_data');
-    if (Number(n) !== ROUNDS * UPLOADS * POINTS) throw new Error(`scale-out ingest stored ${n} rows, expected ${ROUNDS * UPLOADS * POINTS}`);
+    const [{ n: stored }] = await store.query('SELECT count(*) AS n FROM tabular_data');
+    if (Number(stored) !== ROUNDS * n) throw new Error(`scale-out ingest stored ${stored} rows, expected ${ROUNDS * n}`);
     const scaleOutGrpc = await scaleOutCloudBench.finish();
     const embeddedGrpc = await embeddedCloudBench.finish();
     const best = (xs: number[]) => Math.max(...xs);
@@ -208,8 +230,11 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     console.log(`    scale-out (PostgreSQL + S3 on s3rver):                  ${rate(scaleOutGrpc.best)}  ${rounds(scaleOutGrpc.rounds)}`);
     console.log(`    embedded default (no flags), the client + gRPC floor:   ${rate(embeddedGrpc.best)}  ${rounds(embeddedGrpc.rounds)}`);
     console.log(`    rows checked: ${scaleOutGrpc.rows} scale-out, ${embeddedGrpc.rows} embedded`);
-    const cpu = (r: UploadResult) => `cloud ${r.cloudCpuMs.toFixed(1)} ms, client ${r.clientCpuMs.toFixed(1)} ms`;
-    console.log(`    CPU per 1,000 readings: scale-out ${cpu(scaleOutGrpc)}; embedded ${cpu(embeddedGrpc)}`);
+    const { account: r, per1000: rawMs } = rawCpu;
+    const { account: so, per1000: soMs } = scaleOutCpu;
+    console.log(
+      `  CPU per 1,000 readings: raw anchor: client ${rawMs(r.client)} ms, PostgreSQL ${rawMs(r.postgres)} ms; scale-out end to end: client ${soMs(so.client)} ms, cloud ${scaleOutGrpc.cloudCpuMs.toFixed(1)} ms, PostgreSQL ${soMs(so.postgres)} ms; embedded end to end: client ${embeddedGrpc.clientCpuMs.toFixed(1)} ms, cloud ${embeddedGrpc.cloudCpuMs.toFixed(1)} ms`,
+    );
     console.log('  the ingest path without gRPC (in-process):');
     console.log(`    scale-out (insertTabular on PgStore):                   ${rate(best(scaled))}  ${rounds(scaled)}`);
     console.log(`    embedded (insertTabular on the DuckDB Store):           ${rate(embedded)}`);
