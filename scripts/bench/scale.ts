@@ -11,8 +11,13 @@
 //               flags), the floor of the client and gRPC path here. Without gRPC: the ingest path in-process
 //               (insertTabular on a PgStore: seq range reserved, day partition checked, one INSERT ...
 //               SELECT over unnest; and on the DuckDB Store). Targets: >= 50k readings/s end to end and
-//               >= 0.5x the raw insert. BENCH_SCALE_CLOUD_NODE_FLAGS: node flags for the spawned clouds
-//               (e.g. `--cpu-prof --cpu-prof-dir={dir}`, {dir} a fresh temp dir) to profile them.
+//               >= 0.5x the raw insert. Rounds interleave (raw, scale-out through gRPC, embedded through
+//               gRPC, in-process); CPU per 1,000 readings of the client, clouds and PostgreSQL is printed
+//               (scripts/bench/scale-cpu.ts). BENCH_SCALE_CLOUD_NODE_FLAGS: node flags for the spawned
+//               clouds (e.g. `--cpu-prof --cpu-prof-dir={dir}`, {dir} a fresh temp dir) to profile them.
+//               Measured 06:54 UTC (load 5.2-6.4, 2 shared cores): end to end 145.1k and 122.7k readings/s
+//               against raw 196.5k and 175.2k (0.74x, 0.70x), the embedded cloud through gRPC 120.1k and
+//               115.8k (cloud/store/README.md has the CPU split and what was cut).
 //   sql:        a GROUP BY over SCALE_SQL_ROWS (default 10M) readings sealed into Parquet by the sealer,
 //               through the scale-out engine, against raw embedded DuckDB on the same rows
 //               (scripts/bench/scale-sql.ts). Target: <= 1.5x.
@@ -209,12 +214,13 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     const scaled: number[] = [];
     const rawCpu = cpuAccount(server);
     const scaleOutCpu = cpuAccount(server);
+    const inProcessCpu = cpuAccount(server);
     const n = UPLOADS * POINTS;
     for (let round = 0; round < ROUNDS; round++) {
       raw.push(await rawCpu.measure(n, () => rawInsertRate(rawUrl, 'unnest')));
       await scaleOutCpu.measure(n, () => scaleOutCloudBench.round());
       await embeddedCloudBench.round();
-      scaled.push(await ingestRate((u) => insertTabular(store, capture, pointsOf(u))));
+      scaled.push(await inProcessCpu.measure(n, () => ingestRate((u) => insertTabular(store, capture, pointsOf(u)))));
     }
     const rawValues = await rawInsertRate(rawUrl, 'values');
     const embedded = await ingestRate((u) => insertTabular(duck, capture, pointsOf(u)));
@@ -238,7 +244,10 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     console.log('  the ingest path without gRPC (in-process):');
     console.log(`    scale-out (insertTabular on PgStore):                   ${rate(best(scaled))}  ${rounds(scaled)}`);
     console.log(`    embedded (insertTabular on the DuckDB Store):           ${rate(embedded)}`);
-    console.log(`    ratio to raw: ${(best(scaled) / best(raw)).toFixed(2)}x`);
+    const { account: ip, per1000: ipMs } = inProcessCpu;
+    console.log(
+      `    ratio to raw: ${(best(scaled) / best(raw)).toFixed(2)}x; CPU per 1,000 readings: client ${ipMs(ip.client)} ms, PostgreSQL ${ipMs(ip.postgres)} ms`,
+    );
     const e2e = scaleOutGrpc.best;
     const ratio = e2e / best(raw);
     console.log(
