@@ -17,7 +17,8 @@
 //               clouds (e.g. `--cpu-prof --cpu-prof-dir={dir}`, {dir} a fresh temp dir) to profile them.
 //               Measured 06:54 UTC (load 5.2-6.4, 2 shared cores): end to end 145.1k and 122.7k readings/s
 //               against raw 196.5k and 175.2k (0.74x, 0.70x), the embedded cloud through gRPC 120.1k and
-//               115.8k (cloud/store/README.md has the CPU split and what was cut).
+//               115.8k; at 06:58 (load 2.1-2.3) 126.0k and 128.2k against 174.7k and 185.8k (0.72x,
+//               0.69x), embedded 114.5k and 115.0k (cloud/store/README.md: the CPU split, what was cut).
 //   sql:        a GROUP BY over SCALE_SQL_ROWS (default 10M) readings sealed into Parquet by the sealer,
 //               through the scale-out engine, against raw embedded DuckDB on the same rows
 //               (scripts/bench/scale-sql.ts). Target: <= 1.5x.
@@ -234,7 +235,7 @@ async function benchIngest(server: PostgresServer): Promise<void> {
     console.log(`  raw batched PostgreSQL insert (multi-row VALUES):         ${rate(rawValues)}`);
     console.log("  end to end (platform-cloud serve, DataCaptureUpload over gRPC from a part's CloudLink):");
     console.log(`    scale-out (PostgreSQL + S3 on s3rver):                  ${rate(scaleOutGrpc.best)}  ${rounds(scaleOutGrpc.rounds)}`);
-    console.log(`    embedded default (no flags), the client + gRPC floor:   ${rate(embeddedGrpc.best)}  ${rounds(embeddedGrpc.rounds)}`);
+    console.log(`    embedded default (no flags), same client and gRPC path: ${rate(embeddedGrpc.best)}  ${rounds(embeddedGrpc.rounds)}`);
     console.log(`    rows checked: ${scaleOutGrpc.rows} scale-out, ${embeddedGrpc.rows} embedded`);
     const { account: r, per1000: rawMs } = rawCpu;
     const { account: so, per1000: soMs } = scaleOutCpu;
