@@ -123,7 +123,8 @@ export interface UploadBench {
  */
 export async function startUploadBench(cloud: UploadCloud, options: UploadBenchOptions): Promise<UploadBench> {
   const dataDir = tempDataDir();
-  const nodeFlags = options.cloudNodeFlags.map((f) => f.replace('{dir}', mkdtempSync(join(tmpdir(), 'bench-scale-prof-'))));
+  const profileDir = options.cloudNodeFlags.some((f) => f.includes('{dir}')) ? mkdtempSync(join(tmpdir(), 'bench-scale-prof-')) : '';
+  const nodeFlags = options.cloudNodeFlags.map((f) => f.replace('{dir}', profileDir));
   let program: ServingProgram | undefined;
   let part: ReturnType<typeof connectPartCloud> | undefined;
   let stopped = false;
@@ -132,7 +133,7 @@ export async function startUploadBench(cloud: UploadCloud, options: UploadBenchO
     stopped = true;
     part?.close();
     await program?.stop();
-    if (nodeFlags.length) console.log(`  (cloud node flags: ${nodeFlags.join(' ')})`);
+    if (nodeFlags.length) console.log(`  (the ${cloud.args.length ? 'scale-out' : 'embedded'} cloud ran with ${nodeFlags.join(' ')})`);
     removeDataDir(dataDir);
   };
   try {
