@@ -57,7 +57,9 @@ export function readServingTls(certFile: string | undefined, keyFile: string | u
 export function buildProgram(extensions: CloudExtension[]): Command {
   const program = new Command('platform-cloud')
     .description('The platform cloud: organizations and API keys, data sync, data queries and datasets')
-    .showHelpAfterError();
+    // A hint, not the whole usage: most errors are about a value or the services (a bucket, a database),
+    // and a unit that restarts would fill its journal with the usage text.
+    .showHelpAfterError('(add --help for the usage)');
   const actions = registerExtensions(extensions, coreAdminActions);
 
   program
@@ -143,6 +145,8 @@ export function buildProgram(extensions: CloudExtension[]): Command {
             program.error(`--artifacts-destination: ${(err as Error).message}`);
           }
         }
+        // A failure to start (a busy port, a database that refuses the schema) is one line naming the
+        // cause, not an uncaught exception's stack: systemd's journal shows it on every restart.
         const cloud = await startCloud({
           backendStoreUri: backend.mode === 'scale-out' ? backend.backendStoreUri : undefined,
           blobs,
@@ -153,7 +157,7 @@ export function buildProgram(extensions: CloudExtension[]): Command {
           extensions,
           tls,
           web: { port: webPort, allowedHosts: (opts.webAllowedHosts ?? '').split(',').filter((n) => n.trim() !== '') },
-        });
+        }).catch((err: unknown) => program.error(`serve could not start: ${(err as Error).message}`));
         // Before the serving line, so whoever waits for that line finds the page's address already printed.
         process.stdout.write(`platform-cloud web page on ${cloud.webUrl}\n`);
         process.stdout.write(`platform-cloud serving ${cloud.address}\n`);

@@ -67,6 +67,9 @@ test('migrations are applied once per database, also by processes opening it at 
   t.teardown(() => Promise.all([a.close(), b.close()]));
   t.is((await a.query("SELECT count(*) AS n FROM schema_migrations WHERE id = '9999-test'"))[0].n, 1n);
   t.deepEqual(await b.query('SELECT * FROM later_table'), []);
+  // The previous version, which does not know 9999-test, refuses the database instead of running on it.
+  const old = await t.throwsAsync(PgStore.open(url, { poolSize: 1 }));
+  t.regex(old!.message, /migration\(s\) 9999-test that this version of platform-cloud does not know: a newer version upgraded it/);
 });
 
 const insertReading = (store: TabularStore, synced: Date | null, upload: string) =>

@@ -264,6 +264,16 @@ export async function applyMigrations(tx: SqlSession, migrations: readonly Migra
   await tx.execute('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
   await tx.execute('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, time_applied timestamptz NOT NULL)');
   const done = new Set((await tx.query('SELECT id FROM schema_migrations')).map((r) => String(r.id)));
+  // A database migrated by a newer version has tables this version does not know: running on it could
+  // write rows the newer version misreads, so this version stops before touching anything.
+  const known = new Set(migrations.map((m) => m.id));
+  const unknown = [...done].filter((id) => !known.has(id)).sort();
+  if (unknown.length > 0) {
+    throw new Error(
+      `the database has migration(s) ${unknown.join(', ')} that this version of platform-cloud does not know: a newer version ` +
+        `upgraded it; run that version (old and new versions are not run together across a migration, cloud/store/OPERATIONS.md)`,
+    );
+  }
   const applied: string[] = [];
   for (const migration of migrations) {
     if (done.has(migration.id)) continue;
