@@ -232,3 +232,22 @@ test("run as a command, its exit codes and output are the runtime's own", async 
   t.is(bad?.code, 2);
   t.regex(bad!.stderr, /no-such-flag/);
 });
+
+test('-help lists -help and the call timeout variable; a bad PLATFORM_MICRO_CALL_TIMEOUT_MS stops the start naming it and the rule', async (t) => {
+  const run = promisify(execFile);
+  const { stdout } = await run(bundle, ['-help']);
+  t.regex(stdout, /^ {2}-help /m);
+  t.regex(stdout, /PLATFORM_MICRO_CALL_TIMEOUT_MS/);
+  t.regex(stdout, /platform-server's other flags/);
+  const configPath = join(dir, 'machine-timeout.json');
+  writeFileSync(configPath, JSON.stringify(config(1)));
+  for (const value of ['abc', '0', '-5']) {
+    // A typo must not silently become the 60 s default: the runtime refuses to start, before it serves.
+    const bad = await run(bundle, ['-config', configPath], { env: { ...process.env, PLATFORM_MICRO_CALL_TIMEOUT_MS: value }, timeout: 20_000 }).then(
+      () => undefined,
+      (err: { code: number; stderr: string }) => err,
+    );
+    t.is(bad?.code, 2, value);
+    t.is(bad!.stderr.trim(), `PLATFORM_MICRO_CALL_TIMEOUT_MS must be a number >= 1, got '${value}'`);
+  }
+});

@@ -9,7 +9,7 @@ import { defaultKernelOptions } from '../kernel/options.js';
 import { linkSettingsOf } from '../cloud-link/link-settings.js';
 import { assembleDataManager } from '../resource/data-manager-assemble.js';
 import { DATA_MANAGER_API } from '../config/data-manager-attributes.js';
-import { envMs } from '../serving/env.js';
+import { envNumber } from '../serving/env.js';
 import { LogSink } from '../logging/sink.js';
 import { OnlineMachine } from '../online/online-machine.js';
 import { explainMissingModel, microDriver, microRegistry } from './micro-models.js';
@@ -27,6 +27,8 @@ export interface MicroOptions {
   revealDiffs: boolean;
   /** Answer WebRTC offers, on the LAN (SignalingService on the gRPC port) and, online, through the cloud: platform-server's -webrtc. */
   webrtc: boolean;
+  /** How long one call into a driver may take (callTimeoutMs(), read by main so that a bad value stops the start cleanly). */
+  callTimeoutMs: number;
 }
 
 export interface MicroServer {
@@ -37,8 +39,11 @@ export interface MicroServer {
   online?: OnlineMachine;
 }
 
-/** How long one call into a driver may take before its caller gets DEADLINE_EXCEEDED. */
-export const callTimeoutMs = () => envMs('PLATFORM_MICRO_CALL_TIMEOUT_MS', 60_000);
+/**
+ * How long one call into a driver may take before its caller gets DEADLINE_EXCEEDED. A value that is not
+ * a number of at least 1 ms throws, naming the variable and the rule: a typo must not silently become 60 s.
+ */
+export const callTimeoutMs = () => envNumber('PLATFORM_MICRO_CALL_TIMEOUT_MS', 60_000, 1);
 
 /** A small board's capture backlog is bounded unless the config bounds it itself (core/micro/README.md). */
 export const MICRO_CAPTURE_DIR_BYTES = 64 * 1024 * 1024;
@@ -65,7 +70,7 @@ export async function composeMicro(options: MicroOptions): Promise<MicroServer> 
     sink,
     defaultKernelOptions({ debug: options.debug }),
     extensions,
-    new InProcessHosting(microDriver, callTimeoutMs()),
+    new InProcessHosting(microDriver, options.callTimeoutMs),
   );
   const reloader = new ConfigReloader(source, machine, sink, extensions, { debug: options.debug, revealDiffs: options.revealDiffs });
   const sessions = machineSessions(

@@ -14,7 +14,7 @@ import 'reflect-metadata';
 import { InvalidConfigError } from '../config/machine-config.js';
 import { flag, FlagError, parseFlags, stringFlag, type FlagName, type Flags } from '../server/flags.js';
 import { platformVersion } from '../version.js';
-import { composeMicro, type MicroServer } from './compose.js';
+import { callTimeoutMs, composeMicro, type MicroServer } from './compose.js';
 import { failOwningDriver } from './in-process-hosting.js';
 import { answerThroughCloud, type CloudAnswerer } from '../webrtc/cloud-answerer.js';
 
@@ -44,6 +44,11 @@ function usage(): string {
     '  -reveal-sensitive-config-diffs     show values in logged config diffs',
     '  -webrtc=false                      do not answer WebRTC (on the gRPC port, nor through the cloud; default on)',
     '  -version                           print the version and exit',
+    '  -help                              show this help',
+    '',
+    "platform-server's other flags are accepted and ignored (said so on stderr). Environment:",
+    '  PLATFORM_MICRO_CALL_TIMEOUT_MS     how long a call into a driver may take before DEADLINE_EXCEEDED (default 60000)',
+    "  PLATFORM_ONLINE_DIR                an online machine's config cache and log queue (default ~/.platform/online)",
     '',
   ].join('\n');
 }
@@ -85,6 +90,13 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`-config is required: the machine config file (see examples/fake.json)\n${usage()}`);
     return 2;
   }
+  let timeoutMs: number;
+  try {
+    timeoutMs = callTimeoutMs();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
   attributeUncaughtErrors();
   const server: MicroServer = await composeMicro({
     configPath,
@@ -94,6 +106,7 @@ async function main(argv: string[]): Promise<number> {
     allowInsecureCreds: flag(flags, 'allow-insecure-creds'),
     revealDiffs: flag(flags, 'reveal-sensitive-config-diffs'),
     webrtc: flag(flags, 'webrtc'),
+    callTimeoutMs: timeoutMs,
   });
   const { runtime, online, machine, sink } = server;
   let cloudAnswerer: CloudAnswerer | undefined;
