@@ -15,6 +15,7 @@
 // organization. The per-organization limit of running jobs is checked in the claim, across workers.
 import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
+import { ensureBossQueue } from '../store/pg-boss-queue.js';
 import type { TrainingDispatch } from './ml-training.js';
 import type { TrainingJob } from './training-job.js';
 
@@ -49,14 +50,8 @@ export async function openBoss(url: string, options: BossOptions): Promise<PgBos
   });
   boss.on('error', (err: Error) => options.onError?.(err));
   await boss.start();
-  if (!(await boss.getQueue(trainingQueueName))) {
-    await boss
-      .createQueue(trainingQueueName, { name: trainingQueueName, expireInSeconds: claimExpirySeconds, retryLimit: 1000, retryDelay: 2 })
-      .catch(async (err: unknown) => {
-        // Another process made it at the same moment.
-        if (!(await boss.getQueue(trainingQueueName))) throw err;
-      });
-  }
+  // Several processes may make it at the same moment (ensureBossQueue says what then).
+  await ensureBossQueue(boss, { name: trainingQueueName, expireInSeconds: claimExpirySeconds, retryLimit: 1000, retryDelay: 2 });
   return boss;
 }
 

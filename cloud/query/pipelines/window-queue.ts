@@ -20,6 +20,7 @@
 // worker; that costs a second run, not a second record.
 import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
+import { ensureBossQueue } from '../../store/pg-boss-queue.js';
 import type { WindowDispatch } from './pipeline-scheduler.js';
 import type { PipelineWindow } from './pipeline-window.js';
 
@@ -65,13 +66,10 @@ export async function openWindowQueue(url: string, options: WindowQueueOptions):
   });
   boss.on('error', (err: Error) => options.onError?.(err));
   await boss.start();
-  if (!(await boss.getQueue(windowQueueName))) {
-    // A message that fails (its worker could not reach the database, say) is tried again, not dropped:
-    // the window's own failures are run records and retries of the scheduler, not pg-boss retries.
-    await boss.createQueue(windowQueueName, { name: windowQueueName, retryLimit: 1000, retryDelay: 2 }).catch(async (err: unknown) => {
-      if (!(await boss.getQueue(windowQueueName))) throw err; // unless another process made it at the same moment
-    });
-  }
+  // A message that fails (its worker could not reach the database, say) is tried again, not dropped:
+  // the window's own failures are run records and retries of the scheduler, not pg-boss retries.
+  // Several processes may make the queue at the same moment (ensureBossQueue says what then).
+  await ensureBossQueue(boss, { name: windowQueueName, retryLimit: 1000, retryDelay: 2 });
   return boss;
 }
 
