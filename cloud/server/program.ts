@@ -10,7 +10,7 @@ import { runAdminAction, type AdminTarget } from '../admin/runner.js';
 import { defaultWebPort } from '../web/cloud-web.js';
 import { startCloud } from './cloud-server.js';
 import { addWorkerCommand } from './worker-command.js';
-import { backendOptions, resolveBackend, type BackendChoice, type BackendFlags } from './backend-options.js';
+import { backendOptions, environmentHelp, resolveBackend, type BackendChoice, type BackendFlags } from './backend-options.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { startTracing, type Tracing } from '../../core/serving/telemetry/tracing.js';
 import { observeTracing } from '../../core/serving/telemetry/trace-metrics.js';
@@ -90,6 +90,7 @@ export function buildProgram(extensions: CloudExtension[]): Command {
       'with --otlp-endpoint: the share of traces recorded, 0 to 1 (default 1: every call); a call carrying traceparent follows its caller',
       '1',
     )
+    .addHelpText('after', environmentHelp)
     .action(
       async (opts: {
         dataDir: string;

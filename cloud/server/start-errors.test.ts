@@ -1,6 +1,7 @@
-// What an operator reads when platform-cloud cannot do what it was asked (cloud/store/OPERATIONS.md):
-// one line naming the cause and a hint to --help, not an uncaught exception's stack nor the whole
-// usage text (a systemd unit that restarts would print either on every attempt).
+// What an operator reads from platform-cloud itself (cloud/store/OPERATIONS.md). When it cannot do what
+// it was asked: one line naming the cause and a hint to --help, not an uncaught exception's stack nor
+// the whole usage text (a systemd unit that restarts would print either on every attempt). In --help:
+// where the settings that are environment variables, not flags, are described.
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -51,4 +52,13 @@ test('a failed admin command says why and hints at --help instead of printing th
   t.regex(stderr, /key\.revoke failed: API key no-such-key does not exist/);
   t.regex(stderr, /\(add --help for the usage\)/);
   t.notRegex(stderr, usage);
+});
+
+test('serve --help and worker --help say that most settings are environment variables and where they are described', async (t) => {
+  for (const command of ['serve', 'worker']) {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', main, command, '--help']);
+    t.regex(stdout, /Settings from the environment \(PLATFORM_QUERY_\*/, command);
+    t.regex(stdout, /cloud\/README\.md/, command);
+    t.regex(stdout, /cloud\/store\/OPERATIONS\.md/, command);
+  }
 });

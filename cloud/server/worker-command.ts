@@ -7,7 +7,7 @@
 // its running pipeline windows finish, and exits.
 import { Option, type Command } from 'commander';
 import { pino } from 'pino';
-import { backendOptions, redactUri, resolveBackend } from './backend-options.js';
+import { backendOptions, environmentHelp, redactUri, resolveBackend } from './backend-options.js';
 
 export function addWorkerCommand(program: Command, defaultDataDir: string): void {
   const worker: Command = program
@@ -15,7 +15,8 @@ export function addWorkerCommand(program: Command, defaultDataDir: string): void
     .description(
       'scale-out mode: run training jobs and data pipeline windows from the queues in --backend-store-uri (with no worker running, they wait there); prints "platform-cloud worker running <name>" when ready',
     )
-    .addOption(new Option('--data-dir <dir>', 'scratch space of the jobs and pipeline windows run here (nothing durable)').default(defaultDataDir));
+    .addOption(new Option('--data-dir <dir>', 'scratch space of the jobs and pipeline windows run here (nothing durable)').default(defaultDataDir))
+    .addHelpText('after', environmentHelp);
   for (const option of backendOptions()) worker.addOption(option);
   worker.action(async (opts: { dataDir: string; backendStoreUri?: string; artifactsDestination?: string; s3Endpoint?: string }) => {
     let backend;
