@@ -197,6 +197,12 @@ test.serial('a worker stopped with SIGTERM hands its running job back; another w
   t.is(job.status, 'COMPLETED', lines.join('\n'));
   t.true(lines.includes('the worker running the job is stopping; another worker runs it again'), lines.join('\n'));
   t.is(lines.filter((l) => l.startsWith('run by worker ')).length, 2);
+  // Each worker's own log says which jobs it ran and how they left it.
+  t.regex(stopping.output(), new RegExp(`"jobId":"${id}".*"msg":"training job started on this worker"`));
+  // The line follows the job's end state, which the API may show first.
+  const left = `"jobId":"${id}","status":"COMPLETED","msg":"training job left this worker"`;
+  const finisher = await waitFor('the finishing worker to log the job', async () => alive.find((w) => w !== stopping && w.output().includes(left)));
+  t.truthy(finisher);
   const models = await tables.query('SELECT id FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ?', [org, 'm', 'v2']);
   t.deepEqual(
     models.map((m) => m.id),

@@ -140,8 +140,16 @@ export class TrainingWorker {
         perOrganization: this.options.perOrganization,
         runner: this.name,
         // Claimed: the message is done; from here the row and the lock say who runs the job.
-        onClaimed: () => boss.complete(trainingQueueName, message.id),
+        onClaimed: async () => {
+          await boss.complete(trainingQueueName, message.id);
+          // An operator reads which worker runs what from its own log, not only from the job's.
+          this.options.logger?.info({ jobId }, 'training job started on this worker');
+        },
       });
+      if (outcome === 'ran') {
+        const status = (await training.jobs.get(jobId).catch(() => undefined))?.status;
+        this.options.logger?.info({ jobId, status }, 'training job left this worker');
+      }
       if (outcome === 'skipped') await boss.complete(trainingQueueName, message.id);
       else if (outcome === 'busy') {
         // Its organization runs its share already: back in the line at the same priority, a little later.
