@@ -51,8 +51,8 @@ export function twoClouds(test: TestFn, options: ScaleOutOptions = {}): TwoCloud
     // from its content to its row, even on a loaded machine), so the test waits seconds, not minutes.
     const env = { PLATFORM_BLOB_ORPHAN_AGE_S: '5', PLATFORM_BLOB_SWEEP_INTERVAL_S: '1' };
     // One after the other: on a fresh database, two processes starting together can deadlock in
-    // pg-boss's create_queue (one makes the training queue while the other makes the pipeline queue;
-    // PostgreSQL 40P01), and the loser exits. And a cloud that started is in `world` before the next
+    // pg-boss's create_queue (PostgreSQL 40P01, seen once here), and the loser exits (an open bug of
+    // the queue setup, which does not retry a deadlock victim). And a cloud that started is in `world` before the next
     // starts, so that after.always stops it should the next fail.
     world.a = await spawnScaleOutCloud(world.backends, [], env);
     world.b = await spawnScaleOutCloud(world.backends, [], env);
