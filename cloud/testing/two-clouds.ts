@@ -50,12 +50,14 @@ export function twoClouds(test: TestFn, options: ScaleOutOptions = {}): TwoCloud
     // The elected process sweeps every second, objects unnamed for 5 s (far more than an upload takes
     // from its content to its row, even on a loaded machine), so the test waits seconds, not minutes.
     const env = { PLATFORM_BLOB_ORPHAN_AGE_S: '5', PLATFORM_BLOB_SWEEP_INTERVAL_S: '1' };
-    // One after the other: on a fresh database, two processes starting together can deadlock in
-    // pg-boss's create_queue (PostgreSQL 40P01, seen once here), and the loser exits (an open bug of
-    // the queue setup, which does not retry a deadlock victim). And a cloud that started is in `world` before the next
-    // starts, so that after.always stops it should the next fail.
-    world.a = await spawnScaleOutCloud(world.backends, [], env);
-    world.b = await spawnScaleOutCloud(world.backends, [], env);
+    // Both at once, as an operator's units start them: on a fresh database that once deadlocked in
+    // pg-boss's create_queue (PostgreSQL 40P01) and one cloud exited; cloud/store/pg-boss-queue.ts now
+    // retries the victim. Each cloud that started is in `world` before a failure of the other is
+    // thrown, so that after.always stops it.
+    const [a, b] = await Promise.allSettled([spawnScaleOutCloud(world.backends, [], env), spawnScaleOutCloud(world.backends, [], env)]);
+    if (a.status === 'fulfilled') world.a = a.value;
+    if (b.status === 'fulfilled') world.b = b.value;
+    for (const started of [a, b]) if (started.status === 'rejected') throw started.reason;
     world.org = (await createOrganization(world.tables, { name: 'fleet' })).id;
     world.partId = (await createMachine(world.tables, { org: world.org, name: 'rover' })).part_id;
     world.owner = await createKey(world.tables, { org: world.org, role: 'owner' });
