@@ -11,6 +11,7 @@ import {
   CreateBucketCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   HeadBucketCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
@@ -107,15 +108,20 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new PutObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key), Body: content, ContentLength: content.byteLength }));
   }
 
-  /** Reads the body as it streams in, into one buffer of the object's size. */
-  async get(key: string): Promise<Buffer | undefined> {
-    let response;
+  /** The GetObject response, or undefined for a key that is not there (as get and getStream answer it). */
+  private async getObject(key: string): Promise<GetObjectCommandOutput | undefined> {
     try {
-      response = await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }));
+      return await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  /** Reads the body as it streams in, into one buffer of the object's size. */
+  async get(key: string): Promise<Buffer | undefined> {
+    const response = await this.getObject(key);
+    if (!response) return undefined;
     const body = response.Body as AsyncIterable<Uint8Array> | undefined;
     if (!body) return Buffer.alloc(0);
     const length = response.ContentLength;
@@ -140,13 +146,8 @@ export class S3BlobStore implements BlobStore {
    * connection dropped) or runs past it fails the stream, so a reader never takes a cut object for whole.
    */
   async getStream(key: string): Promise<Readable | undefined> {
-    let response;
-    try {
-      response = await this.client.send(new GetObjectCommand({ Bucket: this.location.bucket, Key: this.objectKey(key) }));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const response = await this.getObject(key);
+    if (!response) return undefined;
     // In Node the SDK's body is the HTTP response, a Readable.
     const body = response.Body as Readable | undefined;
     if (!body) return Readable.from([]);
