@@ -65,3 +65,36 @@ test('the recorded group of a dead leader is ended even when its children carry 
   await waitFor('the leftover child to die', () => !isRunning(group.child), 30_000);
   t.true(isRunning(other.child));
 });
+
+test("the group of whatever started the cloud is spared, even where it carries the job's marks", async (t) => {
+  // A shell working in the job's folder (an operator looking at it, say) starts a process in a session of
+  // its own that ends the job's orphans, as a cloud started from that shell would: the shell's group
+  // carries the mark (its working folder) but is the caller's ancestor's, so it lives.
+  const root = await mkdtemp(join(tmpdir(), 'orphans-'));
+  const jobId = 'job-5b2e9f1c-ancestor';
+  const work = join(root, 'work', jobId);
+  await mkdir(work, { recursive: true });
+  const module = new URL('./orphan-trainers.ts', import.meta.url).href;
+  const script = `import(${JSON.stringify(module)}).then((m) => { m.killOrphans(${JSON.stringify(jobId)}, undefined); console.log('swept'); })`;
+  // tsx by its full address: the child's working folder (the job's) has no node_modules to find it in.
+  const tsx = import.meta.resolve('tsx');
+  const shell = spawn('/bin/sh', ['-c', 'setsid "$0" --import "$2" -e "$1"; sleep 1; echo alive', process.execPath, script, tsx], {
+    cwd: work,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  t.teardown(async () => {
+    try {
+      process.kill(-shell.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+    await rm(root, { recursive: true, force: true });
+  });
+  let out = '';
+  shell.stdout!.on('data', (d) => (out += d));
+  const [code, signal] = (await new Promise((resolve) => shell.once('close', (...args) => resolve(args)))) as [number | null, string | null];
+  t.is(signal, null, `the shell was killed: ${out}`);
+  t.is(code, 0);
+  t.deepEqual(out.trim().split('\n'), ['swept', 'alive']);
+});

@@ -11,14 +11,16 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 export const jobIdVariable = 'PLATFORM_TRAINING_JOB_ID';
 
 /**
- * Ends (SIGKILL) the process groups of every process that carries the job's marks. `recordedPid`, the
+ * Ends (SIGKILL) the process groups of every process that carries the job's marks, never the group of
+ * this process or of one of its ancestors: whatever started the cloud (a shell whose working folder is
+ * the job's, a supervisor, a CI run) is not the trainer's, even where it carries a mark. `recordedPid`, the
  * trainer's pid saved in the job, also names a group: it is ended when its leader is gone (Linux does
  * not hand out a pid again while a group of that id exists, so the group is the trainer's) or carries
  * the marks. Without /proc only the recorded group can be ended.
  */
 export function killOrphans(jobId: string, recordedPid: number | undefined): number[] {
   const groups = new Set<number>();
-  const ownGroup = processGroupOf('self');
+  const spared = ancestorGroups();
   let entries: string[] | undefined;
   try {
     entries = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
@@ -33,7 +35,7 @@ export function killOrphans(jobId: string, recordedPid: number | undefined): num
   if (recordedPid && entries && (!isAlive(recordedPid) || carriesJob(String(recordedPid), jobId))) groups.add(recordedPid);
   const killed: number[] = [];
   for (const group of groups) {
-    if (group <= 1 || group === ownGroup) continue;
+    if (group <= 1 || spared.has(group)) continue;
     try {
       process.kill(-group, 'SIGKILL');
       killed.push(group);
@@ -66,13 +68,35 @@ function isAlive(pid: number): boolean {
   return stat;
 }
 
-/** The process group of a /proc entry (a pid or `self`), from field 5 of its stat line. */
-function processGroupOf(entry: string): number | undefined {
+/** The process groups of this process and of every ancestor up to PID 1, from /proc's stat lines. */
+function ancestorGroups(): Set<number> {
+  const groups = new Set<number>();
+  let entry = 'self';
+  for (let hops = 0; hops < 4096; hops++) {
+    const stat = statFields(entry);
+    if (!stat) break;
+    groups.add(stat.group);
+    if (stat.parent <= 1) break;
+    entry = String(stat.parent);
+  }
+  return groups;
+}
+
+/** The parent (field 4) and process group (field 5) of a /proc entry's stat line. */
+function statFields(entry: string): { parent: number; group: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    const group = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
-    return Number.isInteger(group) ? group : undefined;
+    const [, parent, group] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
+    return Number.isInteger(parent) && Number.isInteger(group) ? { parent, group } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The process group of a /proc entry (a pid or `self`). */
+function processGroupOf(entry: string): number | undefined {
+  return statFields(entry)?.group;
 }
