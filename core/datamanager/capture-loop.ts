@@ -12,6 +12,7 @@ import { CaptureFileWriter, frame, type CaptureFileHeader, type CaptureFileIo } 
 import type { CaptureCall, Captured } from '../resource/capture-methods.js';
 import { framedTabularRecord } from './tabular-record.js';
 import { endCaptureSpan, startCaptureSpan, startWriteSpan } from './capture-tracing.js';
+import { ownerTag } from './file-owner.js';
 
 const LATENESS_SAMPLES = 4096;
 /**
@@ -55,11 +56,12 @@ let fileSequence = 0;
 /**
  * File names sort in creation order: a fixed-width UTC time, then this process' fixed-width file count (a
  * method closes files faster than one a millisecond at a small maximum_capture_file_size_bytes), then a
- * random part, so that two runtimes sharing a capture_dir never collide.
+ * random part, so that two runtimes sharing a capture_dir never collide; last the owner (file-owner.ts), so
+ * that another runtime starting on the same capture_dir leaves this process' open files alone.
  */
 export function captureFileBase(dir: string): string {
   const sequence = String(fileSequence++ % 1_000_000).padStart(6, '0');
-  return join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${sequence}-${randomUUID().slice(0, 8)}`);
+  return join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${sequence}-${randomUUID().slice(0, 8)}-${ownerTag()}`);
 }
 
 export class CaptureLoop {

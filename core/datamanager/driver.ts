@@ -11,6 +11,7 @@ import type { CapturedBinary } from '../../plugins/capture.js';
 import type { DataManagerAttributes, CaptureMethodSpec } from '../config/data-manager-attributes.js';
 import { OPEN_SUFFIX, recoverCaptureFile } from './capture-file.js';
 import { CaptureLoop } from './capture-loop.js';
+import { ownedByOtherLiveProcess } from './file-owner.js';
 import { builtinCaptureMethods, type Captured, type CaptureCall } from '../resource/capture-methods.js';
 import { deleteWhenDiskFull } from './disk-space.js';
 import { connectPartCloud, type PartCloud } from './part-cloud.js';
@@ -34,13 +35,21 @@ function checkCaptureDir(dir: string): void {
   }
 }
 
-/** Closes the `.prog` files a crash left behind, cutting torn records; logs what it found. */
+/**
+ * Closes the `.prog` files a crash left behind, cutting torn records; logs what it found. A file whose owner
+ * (file-owner.ts) is a live runtime sharing this capture_dir is being written: it is left alone.
+ */
 function recoverOpenFiles(dir: string, logger: DriverLogger): void {
   const walk = (folder: string) => {
     for (const entry of readdirSync(folder, { withFileTypes: true })) {
       const full = join(folder, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith(OPEN_SUFFIX)) {
+        const owner = ownedByOtherLiveProcess(full.slice(0, -OPEN_SUFFIX.length));
+        if (owner) {
+          logger.info('left a capture file open: another runtime sharing capture_dir is writing it', { file: full, owner_pid: owner.pid });
+          continue;
+        }
         const result = recoverCaptureFile(full);
         logger.info('recovered a capture file left open by a stop or crash', {
           file: result.path ?? full,
