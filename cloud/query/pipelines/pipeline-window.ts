@@ -66,6 +66,16 @@ export class WindowRunner {
     }
   }
 
+  /**
+   * Records the attempt as failed without running it (a queue message taken more often than its cap:
+   * window-worker.ts), with the same next attempt as a run that failed.
+   */
+  async recordNotRun(p: DataPipeline, w: PipelineWindow, message: string, now: Date): Promise<WindowOutcome> {
+    const { dataStart, dataEnd, attempt } = w;
+    this.logger?.warn({ pipeline: p.id, attempt, err: message }, 'data pipeline run failed');
+    return this.recordFailure({ id: randomUUID(), pipelineId: p.id, dataStart, dataEnd, startTime: new Date() }, message, attempt, now);
+  }
+
   private async recordFailure(
     run: { id: string; pipelineId: string; dataStart: Date; dataEnd: Date; startTime: Date },
     message: string,

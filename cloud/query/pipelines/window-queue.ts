@@ -17,7 +17,9 @@
 // (PLATFORM_QUERY_PIPELINE_WINDOW_EXPIRY_S after it was taken), then pg-boss (the maintenance that
 // every worker runs) gives it to another worker. The expiry must be longer than a window's run (the
 // query's time limit, its wait for a turn, the sink write), or a slow window is also given to a second
-// worker; that costs a second run, not a second record.
+// worker; that costs a second run, not a second record. A window that stops every worker that runs it
+// is not given out up to the retry limit below: the worker that takes it more than maxTakes times
+// records the attempt FAILED without running it (window-worker.ts).
 import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
 import { ensureBossQueue } from '../../store/pg-boss-queue.js';

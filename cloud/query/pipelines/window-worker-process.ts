@@ -7,6 +7,8 @@
 //   PLATFORM_QUERY_PIPELINE_WORKER_CONCURRENCY  windows run at once by this worker (default 2)
 //   PLATFORM_QUERY_PIPELINE_RETRIES, PLATFORM_QUERY_PIPELINE_RETRY_BACKOFF_S  as serve's (a failed
 //                                   window's next attempt is recorded by whichever process ran it)
+//   PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES  takes of one window attempt that may end with its worker
+//                                   stopped; the next take records it FAILED unrun (default 3)
 //   PLATFORM_TEST_PIPELINE_WINDOW_DELAY_MS  test only: see WindowWorkerOptions.testDelayMs
 import type { Logger } from 'pino';
 import { envNumber } from '../../../core/serving/env.js';
@@ -84,6 +86,7 @@ export async function runPipelineWorker(options: PipelineWorkerProcessOptions): 
       runner,
       slots,
       name: options.name,
+      maxTakes: envNumber('PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES', 3, 1),
       testDelayMs: envNumber('PLATFORM_TEST_PIPELINE_WINDOW_DELAY_MS', undefined, 0),
       logger,
     });

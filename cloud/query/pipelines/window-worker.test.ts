@@ -184,8 +184,10 @@ test.serial('a window that fails is retried through the queue after its backoff;
   const errors = runs.map((r) => r.errorMessage).sort();
   t.regex(errors[0], /the stored stages cannot be read.*\(attempt 1 of 2; retried from /);
   t.regex(errors[1], /the stored stages cannot be read.*\(attempt 2 of 2; not retried\)$/);
-  t.is(logLines(worker, p.id, 'data pipeline window recorded').length, 2);
+  // The worker logs after it records, and its stderr reaches this process later still.
+  await waitFor('both attempts logged', () => logLines(worker, p.id, 'data pipeline window recorded').length >= 2);
   await sleep(2000); // later passes: no third attempt
+  t.is(logLines(worker, p.id, 'data pipeline window recorded').length, 2);
   t.is((await pipelines.runs(p.id)).length, 2);
   t.deepEqual(await pipelines.readSink('org-fail', p.id), []);
 });
@@ -216,6 +218,7 @@ test.serial('a worker killed with kill -9 in the middle of a window: another wor
     [['COMPLETED', year, 1]],
   );
   t.deepEqual(await pipelines.readSink('org-kill', p.id), [{ _id: 'thermo', n: 5 }], 'the documents once');
+  await waitFor('the other worker to log the window', () => logLines(survivor, p.id, 'data pipeline window recorded').length > 0);
   t.is(logLines(survivor, p.id, 'data pipeline window recorded').length, 1, 'the other worker ran it');
   const [message] = await waitFor('the message completed', async () => {
     const m = await messages(p.id);
@@ -226,3 +229,41 @@ test.serial('a worker killed with kill -9 in the middle of a window: another wor
   t.is((await pipelines.runs(p.id)).length, 1);
   t.is((await messages(p.id)).length, 1);
 });
+
+test.serial(
+  'a window whose workers are all killed with kill -9 is taken at most PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES times, then recorded FAILED once',
+  async (t) => {
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) t.is(await w.stop(), 0);
+    // Two takes may end with a dead worker; the third records the attempt instead of running it.
+    const env = { PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES: '2', PLATFORM_TEST_PIPELINE_WINDOW_DELAY_MS: '600000' };
+    const first = await startWorker(env);
+    const p = await yearlyPipeline('org-poison', 'yearly', 1);
+    await waitFor('the first worker to take the window', () => logLines(first, p.id, 'data pipeline window started').length > 0);
+    // Each next worker starts while the window is held, so it takes the window once its holder is dead.
+    const second = await startWorker(env);
+    await first.kill9();
+    await waitFor('the second worker to take the window', () => logLines(second, p.id, 'data pipeline window started').length > 0);
+    const third = await startWorker(env);
+    await second.kill9();
+    const runs = await waitFor('the attempt recorded', async () => {
+      const r = await pipelines.runs(p.id);
+      return r.length > 0 && r;
+    });
+    t.deepEqual(
+      runs.map((r) => [r.status, r.documents]),
+      [['FAILED', 0]],
+    );
+    t.regex(
+      runs[0].errorMessage,
+      /^the window was taken from the queue 3 times and each worker stopped while running it .*MAX_TAKES=2\) \(attempt 1 of 4; retried from /,
+    );
+    // The worker logs after it records, and its stderr reaches this process later still.
+    await waitFor('the third worker to log it', () => logLines(third, p.id, 'data pipeline window not run: taken too often').length > 0);
+    await waitFor('the message completed', async () => (await messages(p.id)).every((m) => m.state === 'completed'));
+    await sleep(2000); // more passes: the attempt is not queued or recorded again (its retry is 60 s away)
+    t.deepEqual(logLines(third, p.id, 'data pipeline window started'), [], 'the third worker did not run it');
+    t.is(logLines(third, p.id, 'data pipeline window not run: taken too often').length, 1);
+    t.is((await pipelines.runs(p.id)).length, 1, 'recorded once');
+    t.is((await messages(p.id)).length, 1);
+  },
+);

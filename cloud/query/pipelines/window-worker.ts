@@ -3,7 +3,8 @@
 // organization's sealed segments and unsealed tail, as a serve process would have run it. A message is
 // completed after its window is recorded (or found recorded by another process, or its pipeline gone or
 // disabled); a message whose worker dies mid-window expires and goes to another worker, and recordRun
-// records the window once (window-queue.ts says why).
+// records the window once (window-queue.ts says why); a message taken more than maxTakes times is
+// recorded as a FAILED attempt instead of run again.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type PgBoss from 'pg-boss';
@@ -22,6 +23,11 @@ export interface WindowWorkerOptions {
   name?: string;
   /** How often an idle slot asks the queue. Default 500 ms. */
   pollMs?: number;
+  /**
+   * Takes of one message (one window attempt) that may end without a record; the next take records the
+   * attempt as FAILED instead of running it. Default 3 (PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES).
+   */
+  maxTakes?: number;
   /**
    * Test only (PLATFORM_TEST_PIPELINE_WINDOW_DELAY_MS): a wait after taking a window and before running
    * it, so that a test can kill the worker in the middle of a window. Never set in a deployment.
@@ -60,7 +66,7 @@ export class WindowWorker {
   private async slotLoop(): Promise<void> {
     while (!this.stopped) {
       try {
-        const [message] = await this.options.boss.fetch<WindowMessage>(windowQueueName, { batchSize: 1 });
+        const [message] = await this.options.boss.fetch<WindowMessage>(windowQueueName, { batchSize: 1, includeMetadata: true });
         if (!message) await this.pause(this.options.pollMs ?? 500);
         else await this.handle(message);
       } catch (err) {
@@ -70,7 +76,7 @@ export class WindowWorker {
     }
   }
 
-  private async handle(message: PgBoss.Job<WindowMessage>): Promise<void> {
+  private async handle(message: PgBoss.JobWithMetadata<WindowMessage>): Promise<void> {
     const { boss, pipelines, runner, logger } = this.options;
     const window = fromMessage(message.data);
     const where = { pipeline: window.pipelineId, dataStart: message.data.dataStart, dataEnd: message.data.dataEnd, attempt: window.attempt };
@@ -81,7 +87,22 @@ export class WindowWorker {
         await boss.complete(windowQueueName, message.id);
         return;
       }
-      logger?.info({ ...where, worker: this.name }, 'data pipeline window started');
+      // pg-boss counts a message's takes after the first (retry_count): every take that ended without
+      // completing it, a worker killed mid-window (its message expired) or one that failed it.
+      const takes = message.retryCount + 1;
+      const maxTakes = this.options.maxTakes ?? 3;
+      if (takes > maxTakes) {
+        // A window that stops every worker that runs it (a crash, the OOM killer) would otherwise be
+        // taken again up to the queue's retry limit, and end with no run record at all.
+        const error =
+          `the window was taken from the queue ${takes} times and each worker stopped while running it ` +
+          `(killed, out of memory, or the store unreachable); not run again (PLATFORM_QUERY_PIPELINE_WINDOW_MAX_TAKES=${maxTakes})`;
+        const outcome = await runner.recordNotRun(pipeline, window, error, new Date());
+        logger?.warn({ ...where, worker: this.name, takes, recorded: outcome.recorded }, 'data pipeline window not run: taken too often');
+        await boss.complete(windowQueueName, message.id);
+        return;
+      }
+      logger?.info({ ...where, worker: this.name, takes }, 'data pipeline window started');
       if (this.options.testDelayMs) await this.pause(this.options.testDelayMs);
       if (this.stopped) {
         // Handed back: another worker (or this one, started again) runs it.
