@@ -116,10 +116,6 @@ export function resolveBackend(flags: BackendFlags, env: NodeJS.ProcessEnv = pro
 }
 
 /**
- * The three options, for every command that opens the cloud's stores (`serve`, `worker`): add them with
- * cmd.addOption(...) and pass the parsed values to resolveBackend.
- */
-/**
  * The end of `serve --help` and `worker --help`: most settings are environment variables, not flags, and
  * a newcomer reading the help would not know they exist nor where they are described.
  */
@@ -129,6 +125,10 @@ PLATFORM_BLOB_*, PLATFORM_WEB_*; S3 credentials AWS_ACCESS_KEY_ID, AWS_SECRET_AC
 PostgreSQL password PGPASSWORD): cloud/README.md and the manuals it links. Running on PostgreSQL and S3
 (flags, systemd units, backups, upgrades, troubleshooting): cloud/store/OPERATIONS.md.`;
 
+/**
+ * The three options, for every command that opens the cloud's stores (`serve`, `worker`): add them with
+ * cmd.addOption(...) and pass the parsed values to resolveBackend.
+ */
 export function backendOptions(): Option[] {
   return [
     new Option(
