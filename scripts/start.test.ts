@@ -19,15 +19,30 @@ const EXAMPLE = JSON.parse(readFileSync(fileURLToPath(new URL('../examples/fake.
   components: { name: string }[];
 };
 
-function freePort(): Promise<number> {
+/** One listener on a port the system picks; closed by the caller once every port it needs is picked. */
+function listenAnywhere(): Promise<{ port: number; close(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+      resolve({ port, close: () => new Promise((done) => server.close(() => done())) });
     });
   });
+}
+
+/**
+ * `count` distinct free ports: all are held while the next is picked, since a port closed before the
+ * next pick may be handed out again (two settings then named the same port, and the start refused it).
+ */
+async function freePorts(count: number): Promise<number[]> {
+  const held: { port: number; close(): Promise<void> }[] = [];
+  try {
+    for (let i = 0; i < count; i++) held.push(await listenAnywhere());
+    return held.map((h) => h.port);
+  } finally {
+    await Promise.all(held.map((h) => h.close()));
+  }
 }
 
 /** True when nothing accepts connections on host:port. */
@@ -90,7 +105,8 @@ async function ctrlC(started: Started): Promise<number | null> {
 async function freshStack(t: { teardown(fn: () => void): void }) {
   const home = mkdtempSync(join(tmpdir(), 'platform-start-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
-  const ports = { cloud: await freePort(), cloudWeb: await freePort(), pg: await freePort(), server: await freePort(), serverWeb: await freePort() };
+  const [cloud, cloudWeb, pg, server, serverWeb] = await freePorts(5);
+  const ports = { cloud, cloudWeb, pg, server, serverWeb };
   const env = {
     ...process.env,
     PLATFORM_HOME: home,
@@ -156,7 +172,9 @@ test.serial('a busy port stops npm start with one line naming its setting; nothi
   const first = await startStack(env);
   t.is(summary(first.output()).server.split(':').at(-1), String(ports.server));
   t.is(await ctrlC(first), 0);
-  const moved = await freePort();
+  // Not one of the stack's other ports, which are free again now that the first start stopped.
+  let moved = (await freePorts(1))[0];
+  while (Object.values(ports).includes(moved)) moved = (await freePorts(1))[0];
   const second = await startStack({ ...env, PLATFORM_START_SERVER_PORT: String(moved) });
   const out = second.output();
   t.is(summary(out).server.split(':').at(-1), String(moved));
