@@ -101,7 +101,12 @@ test.serial('an uploaded image appears in the grid with its box and tags, from t
   await bigTile.getByTestId('bbox-rock').waitFor();
   t.regex(await bigTile.innerText(), /field/);
   // The thumbnail is grid-sized: 160 px wide for an 800 px image.
-  t.is(await bigTile.getByRole('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), 160);
+  // (naturalWidth is 0 until the thumbnail has loaded.)
+  const width = await eventually(
+    () => bigTile.getByRole('img').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth),
+    (w) => w > 0,
+  );
+  t.is(width, 160);
   await page.screenshot({ path: join(SHOTS, 'cloud-data-grid.png'), fullPage: true });
 
   // Thumbnails, not content: two thumbnail requests at grid size, and far fewer bytes than either image.

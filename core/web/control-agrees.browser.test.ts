@@ -172,9 +172,11 @@ test.serial('a depth camera’s image shows through a colour map with its range,
   await legend.waitFor();
   t.regex(await legend.innerText(), /^depth colour map: red \d+\.\d\d m \(near\) to blue \d+\.\d\d m \(far\); black: no depth$/);
   // The pixels drawn: most are coloured (channels far apart) and bright, where the grey PNG was dark grey.
-  // (A string: this file is type-checked without the DOM library.)
-  const drawn = (await page.evaluate(`(() => {
+  // (A string: this file is type-checked without the DOM library.) The legend names the frame decoded, while the
+  // <img> may already be loading the next one (naturalWidth 0 until it has): the probe waits for a decoded image.
+  const probe = `(() => {
     const img = document.querySelector('img[alt="image of cam"]');
+    if (!img.complete || img.naturalWidth === 0) return undefined;
     const canvas = document.createElement('canvas');
     [canvas.width, canvas.height] = [img.naturalWidth, img.naturalHeight];
     const context = canvas.getContext('2d');
@@ -186,7 +188,11 @@ test.serial('a depth camera’s image shows through a colour map with its range,
       if (Math.max(r, g, b) - Math.min(r, g, b) > 60 && Math.max(r, g, b) > 100) coloured++;
     }
     return { coloured, pixels: data.length / 4 };
-  })()`)) as { coloured: number; pixels: number };
+  })()`;
+  const drawn = (await eventually(
+    () => page.evaluate(probe),
+    (d) => d !== undefined,
+  )) as { coloured: number; pixels: number };
   t.true(drawn.coloured > drawn.pixels / 2, `${drawn.coloured} of ${drawn.pixels} pixels coloured`);
 });
 

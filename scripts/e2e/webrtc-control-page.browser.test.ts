@@ -102,7 +102,12 @@ test.serial(
     // Answers larger than one packet come back whole: the camera's image and its point cloud.
     const image = control.getByAltText('image of cam');
     await image.and(control.locator('[data-mime]')).waitFor();
-    t.is(await image.evaluate((img: { naturalWidth: number }) => img.naturalWidth), 160);
+    // naturalWidth is 0 while a newer frame loads: wait for a decoded one.
+    const width = await eventually(
+      () => image.evaluate((img: { naturalWidth: number }) => img.naturalWidth),
+      (w) => w > 0,
+    );
+    t.is(width, 160);
     await control.getByTestId('pointcloud-cam').and(control.locator(':not([data-points="0"])')).waitFor();
     // A server stream over the channel: the machine's log lines.
     await control.getByTestId('logs').getByRole('log').locator('.log').first().waitFor();
