@@ -1,8 +1,9 @@
 // Work that runs one job at a time (a writer connection, say), taken in turn between organizations: each
 // organization's jobs wait in a queue of its own and the queues are served round robin, so one
 // organization's burst waits behind itself, and another organization's single job runs next, not after
-// the whole burst. Used by the log writer (`cloud/parts/part-logs.ts`); the thumbnail queue follows the
-// same rule with its own limits (`cloud/web/thumbnail-queue.ts`).
+// the whole burst. Used by the log writer (`cloud/parts/part-logs.ts`) and the thumbnails' row lookups
+// (`cloud/web/thumbnail-lookups.ts`); the thumbnail queue follows the same rule with its own limits
+// (`cloud/web/thumbnail-queue.ts`).
 
 interface Job {
   /** Its place in the fair order (start-time fair queueing): lower goes first. */
@@ -25,6 +26,11 @@ export class FairTurns {
     let n = 0;
     for (const q of this.queues.values()) n += q.length;
     return n;
+  }
+
+  /** Jobs of `key` waiting (not running): what a caller bounds to refuse one key's flood early. */
+  waitingFor(key: string): number {
+    return this.queues.get(key)?.length ?? 0;
   }
 
   /**

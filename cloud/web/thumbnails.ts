@@ -12,6 +12,7 @@ import type { Authorizer } from '../auth/authorizer.js';
 import { BinaryDataStore } from '../data/binary-data.js';
 import type { StoreWithBlobs } from '../store/tabular.js';
 import { ThumbnailError } from './thumbnail-error.js';
+import { ThumbnailLookups } from './thumbnail-lookups.js';
 import { ThumbnailProcess } from './thumbnail-process.js';
 import { envWholeNumber } from '../../core/serving/env.js';
 
@@ -212,6 +213,8 @@ export class ThumbnailRoute {
 
   /** Decoding runs in a child process, never on the cloud's main thread (thumbnail-process.ts). */
   private readonly maker = new ThumbnailProcess();
+  /** The datum's row is read in turn between organizations, at most one lookup at a time by default (thumbnail-lookups.ts). */
+  private readonly lookups = new ThumbnailLookups();
   /** Content larger than this is refused from its metadata, never read. */
   readonly maxSourceBytes = maxSourceBytesFromEnv();
 
@@ -251,7 +254,9 @@ export class ThumbnailRoute {
       // The same checks as BinaryDataByIDs: a valid token, and the datum within the key's org and scope.
       const principal = await this.authorizer.authenticate(metadata);
       if (principal.kind !== 'api-key') throw new ThumbnailError(403, 'machine parts may only upload data; thumbnails need an API key');
-      const [row] = await this.binaries.rowsForIds(principal, [id], {});
+      // The lookup takes a store reader that every organization's reads share: one organization's
+      // flood of thumbnail requests must leave the others a reader (thumbnail-lookups.ts).
+      const [row] = await this.lookups.run(principal.organizationId, () => this.binaries.rowsForIds(principal, [id], {}));
       // The blob key names the content: a datum whose content changed gets a new cache entry.
       const key = `${String(row.blob_key)}:${size}`;
       let thumbnail = this.cache.get(key);
