@@ -108,6 +108,38 @@ for (const backend of backends) {
     t.is(await store.claim('a', 'run-3', 'q1', true), undefined);
   });
 
+  test(`${backend.name}: a takeover past maxTakes ends the job FAILED once and starts nothing; a hand-back is not counted`, async (t) => {
+    const store = await open(t);
+    await store.create(job('a'), 10);
+    t.truthy(await store.claim('a', 'run-1', 'q', false, undefined, 2));
+    t.is(await store.takes('a'), 1);
+    // The worker stopping hands the run back: not counted, and only the owning run may do it.
+    await store.handBack('a', 'run-0');
+    t.is(await store.takes('a'), 1);
+    await store.handBack('a', 'run-1');
+    t.is(await store.takes('a'), 0);
+    t.truthy(await store.claim('a', 'run-2', 'q', true, undefined, 2));
+    t.truthy(await store.claim('a', 'run-3', 'q', true, undefined, 2));
+    t.is(await store.takes('a'), 2);
+    // Both runs' workers died: the next takeover fails the job instead of starting it, and only once.
+    t.is(await store.claim('a', 'run-4', 'q', true, undefined, 2), 'taken-too-often');
+    const failed = await store.get('a');
+    t.is(failed?.status, 'FAILED');
+    t.deepEqual(failed?.errorStatus, {
+      code: status.INTERNAL,
+      message: "the job's worker stopped 2 times while running it (PLATFORM_TRAINING_JOB_MAX_TAKES=2); it is not started again",
+    });
+    t.truthy(failed?.trainingEnded);
+    t.is(await store.claim('a', 'run-5', 'q', true, undefined, 2), undefined);
+    t.deepEqual(await store.saveRun({ ...job('a'), status: 'COMPLETED' }, 'run-3'), { lost: true }, 'the last run writes nothing more');
+    t.is(await store.takes('a'), 2);
+    // A job being canceled is taken over all the same: its run ends it CANCELED without starting anything.
+    await store.create(job('b'), 10);
+    t.truthy(await store.claim('b', 'run-1', 'q', false, undefined, 1));
+    await store.cancel('b', 'now');
+    t.is(((await store.claim('b', 'run-2', 'q', true, undefined, 1)) as TrainingJob).status, 'CANCELING');
+  });
+
   test(`${backend.name}: a claim with a per-organization limit is 'busy' while the organization runs that many`, async (t) => {
     const store = await open(t);
     await store.create(job('a'), 10);
@@ -133,3 +165,30 @@ for (const backend of backends) {
     t.is(await store.cancel('nope', 'now'), undefined);
   });
 }
+
+test('duckdb: a data directory made before the takes column gets it; its jobs are claimed and counted', async (t) => {
+  const tables = await backends[0].open(t);
+  // The table as earlier versions made it, with a job in it.
+  await tables.execute(`CREATE TABLE training_jobs (
+     id VARCHAR NOT NULL, organization_id VARCHAR NOT NULL, model_name VARCHAR NOT NULL, model_version VARCHAR NOT NULL,
+     status VARCHAR NOT NULL, created_on TIMESTAMPTZ NOT NULL, run_token VARCHAR NOT NULL, queue_job_id VARCHAR NOT NULL,
+     job VARCHAR NOT NULL)`);
+  await tables.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    'old',
+    'org',
+    'm',
+    'old',
+    'PENDING',
+    new Date(),
+    '',
+    '',
+    JSON.stringify(job('old')),
+  ]);
+  const store = new JobStore(tables);
+  await store.init();
+  t.is(await store.takes('old'), 0);
+  t.truthy(await store.claim('old', 'run-1', '', false));
+  t.is(await store.takes('old'), 1);
+  await store.create(job('new'), 10);
+  t.is(await store.takes('new'), 0);
+});

@@ -28,17 +28,10 @@ async function writeRow(tx: SqlSession, job: TrainingJob): Promise<number> {
 
 /** A new job's row: no run claims it yet (an empty run token and runner). */
 export async function insertJobRow(tx: SqlSession, job: TrainingJob): Promise<void> {
-  await tx.execute('INSERT INTO training_jobs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    job.id,
-    job.organizationId,
-    job.modelName,
-    job.modelVersion,
-    job.status,
-    new Date(job.createdOn),
-    '',
-    '',
-    JSON.stringify(job),
-  ]);
+  await tx.execute(
+    'INSERT INTO training_jobs (id, organization_id, model_name, model_version, status, created_on, run_token, queue_job_id, job) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [job.id, job.organizationId, job.modelName, job.modelVersion, job.status, new Date(job.createdOn), '', '', JSON.stringify(job)],
+  );
 }
 
 export class JobStore {
@@ -123,14 +116,39 @@ export class JobStore {
    * CANCELING left by a run whose process died; a PENDING job becomes IN_PROGRESS here. With
    * perOrganization, 'busy' when that many jobs of its organization run already (on any process).
    * Returns the job as it was, or undefined when it may not run.
+   *
+   * Each claim counts one take in the row, in the same transaction (two workers racing for a job meet
+   * in it: SERIALIZABLE on PostgreSQL, one writer on DuckDB). With maxTakes, a takeover of an
+   * IN_PROGRESS job that maxTakes runs started and did not hand back (handBack) ends it FAILED here
+   * instead, once, and returns 'taken-too-often': each of those runs ended with its worker stopped
+   * (kill -9, the OOM killer, a machine fault), and a job that stops every worker it reaches must not go
+   * round the workers forever. A CANCELING job is taken over all the same: its run ends it CANCELED
+   * before starting anything.
    */
-  claim(id: string, token: string, queueJobId: string, takeOver: boolean, perOrganization?: number): Promise<TrainingJob | 'busy' | undefined> {
+  claim(
+    id: string,
+    token: string,
+    queueJobId: string,
+    takeOver: boolean,
+    perOrganization?: number,
+    maxTakes?: number,
+  ): Promise<TrainingJob | 'busy' | 'taken-too-often' | undefined> {
     return this.store.transact(async (tx) => {
-      const rows = await tx.query('SELECT status, job FROM training_jobs WHERE id = ?', [id]);
+      const rows = await tx.query('SELECT status, job, coalesce(takes, 0) AS takes FROM training_jobs WHERE id = ?', [id]);
       if (!rows.length) return undefined;
       const job = jobOf(rows[0]);
+      const takes = Number(rows[0].takes);
       const may = job.status === 'PENDING' || (takeOver && (job.status === 'IN_PROGRESS' || job.status === 'CANCELING'));
       if (!may) return undefined;
+      if (takeOver && job.status === 'IN_PROGRESS' && maxTakes !== undefined && takes >= maxTakes) {
+        const now = new Date().toISOString();
+        const message = `the job's worker stopped ${takes} times while running it (PLATFORM_TRAINING_JOB_MAX_TAKES=${maxTakes}); it is not started again`;
+        Object.assign(job, { status: 'FAILED', errorStatus: { code: 13 /* INTERNAL */, message }, lastModified: now, trainingEnded: now, pid: undefined });
+        // A new token: a run still alive behind a broken lock session (its writes check the token) stops.
+        await tx.execute('UPDATE training_jobs SET run_token = ?, queue_job_id = ? WHERE id = ?', [token, queueJobId, id]);
+        await writeRow(tx, job);
+        return 'taken-too-often';
+      }
       if (perOrganization !== undefined) {
         const running = await tx.query(
           "SELECT count(*) AS n FROM training_jobs WHERE organization_id = ? AND status IN ('IN_PROGRESS', 'CANCELING') AND id <> ?",
@@ -139,9 +157,29 @@ export class JobStore {
         if (Number(running[0].n) >= perOrganization) return 'busy';
       }
       const status = job.status === 'PENDING' ? 'IN_PROGRESS' : job.status;
-      await tx.execute('UPDATE training_jobs SET run_token = ?, queue_job_id = ?, status = ? WHERE id = ?', [token, queueJobId, status, id]);
+      await tx.execute('UPDATE training_jobs SET run_token = ?, queue_job_id = ?, status = ?, takes = ? WHERE id = ?', [
+        token,
+        queueJobId,
+        status,
+        takes + 1,
+        id,
+      ]);
       return job;
     });
+  }
+
+  /**
+   * A run handed back by a worker that is stopping (SIGTERM): its take does not count, since the job
+   * did not stop the worker. Only while `token` still owns the job.
+   */
+  async handBack(id: string, token: string): Promise<void> {
+    await this.store.execute('UPDATE training_jobs SET takes = takes - 1 WHERE id = ? AND run_token = ? AND takes > 0', [id, token]);
+  }
+
+  /** How many runs of the job a worker started and did not hand back (JobStore.claim). */
+  async takes(id: string): Promise<number | undefined> {
+    const rows = await this.store.query('SELECT coalesce(takes, 0) AS takes FROM training_jobs WHERE id = ?', [id]);
+    return rows.length ? Number(rows[0].takes) : undefined;
   }
 
   /** Jobs that a run owns (IN_PROGRESS or CANCELING) and that came through the queue: the reaper's candidates. */

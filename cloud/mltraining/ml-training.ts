@@ -70,6 +70,8 @@ export interface MLTrainingOptions {
   disk?: Partial<DiskLimits>;
   /** PENDING jobs one organization may have. Default 100. */
   maxPendingPerOrg?: number;
+  /** Scale-out: takes of a job that may end with the worker stopped (JobStore.claim). Default 3 (PLATFORM_TRAINING_JOB_MAX_TAKES). */
+  maxJobTakes?: number;
   /** Trainer confinement with bubblewrap (trainer-sandbox.ts); every trainer runs in it. */
   sandbox?: SandboxSettings;
   /**
@@ -297,17 +299,19 @@ export class MLTraining {
    * Runs a job here if it may run: PENDING, or (takeOver, a worker taking a dead worker's job) left
    * IN_PROGRESS or CANCELING. Resolves when the run has ended: 'ran'; 'skipped' when the job was not
    * there to run (finished, canceled, deleted); 'busy' when options.perOrganization jobs of its
-   * organization run already. options.onClaimed is called once the job is this process's to run.
+   * organization run already; 'taken-too-often' when a takeover found maxJobTakes runs that ended with
+   * their worker stopped, and ended the job FAILED instead. options.onClaimed is called once the job is
+   * this process's to run.
    */
   async runClaimed(
     id: string,
     queueJobId: string,
     takeOver: boolean,
     options: { perOrganization?: number; onClaimed?: () => Promise<void>; runner?: string } = {},
-  ): Promise<'ran' | 'skipped' | 'busy'> {
+  ): Promise<'ran' | 'skipped' | 'busy' | 'taken-too-often'> {
     const token = randomUUID();
-    const job = await this.jobs.claim(id, token, queueJobId, takeOver, options.perOrganization);
-    if (job === undefined || job === 'busy') return job ?? 'skipped';
+    const job = await this.jobs.claim(id, token, queueJobId, takeOver, options.perOrganization, this.options.maxJobTakes ?? 3);
+    if (job === undefined || job === 'busy' || job === 'taken-too-often') return job ?? 'skipped';
     const run = new TrainingRun(job, this.ctx, token);
     this.runs.set(id, run);
     const task = (async () => {

@@ -273,6 +273,8 @@ export class TrainingRun {
     if (this.lost) return;
     if (this.stopReason === 'release') {
       await this.log('warn', 'the worker running the job is stopping; another worker runs it again');
+      // Handed back, not stopped by the job: this take does not count towards PLATFORM_TRAINING_JOB_MAX_TAKES.
+      await this.ctx.store.handBack(this.job.id, this.token);
       return;
     }
     if (this.stopReason === 'canceled') {

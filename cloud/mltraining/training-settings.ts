@@ -11,6 +11,8 @@
 //   PLATFORM_TRAINING_EPOCHS           default epochs of built-in jobs (default: chosen from the dataset's size)
 //   PLATFORM_TRAINING_MEMORY_MB        address-space limit of a built-in job (default 16384)
 //   PLATFORM_TRAINING_MAX_PENDING_PER_ORG     pending jobs of one organization (default 100)
+//   PLATFORM_TRAINING_JOB_MAX_TAKES    scale-out: runs of one job that may end with their worker stopped
+//                                      (kill -9, OOM); the next takeover ends the job FAILED (default 3)
 // Training-script registry (script-registry.ts):
 //   PLATFORM_TRAINING_SCRIPT_MAX_FILES        entries of one package (default 10000)
 //   PLATFORM_TRAINING_SCRIPT_MAX_UNPACKED_MB  one package unpacked (default 512)
@@ -25,7 +27,7 @@
 //   PLATFORM_TRAINING_DISK_MB          what one job folder may hold, measured every 2 s (default 20480)
 //   PLATFORM_TRAINING_DISK_FILES       files and folders one job folder may hold (default 200000)
 //   PLATFORM_TRAINING_SANDBOX_DIR      job folders when the cloud runs as root (default <tmp>/platform-training-<hash>)
-import { envNumber } from '../../core/serving/env.js';
+import { envNumber, envWholeNumber } from '../../core/serving/env.js';
 import { defaultConcurrency, type MLTrainingOptions } from './ml-training.js';
 import { defaultRegistryLimits } from './script-registry.js';
 
@@ -66,6 +68,7 @@ export function trainingSettingsFromEnv(): Omit<MLTrainingOptions, 'root' | 'sto
       maxEntries: Math.floor(envNumber('PLATFORM_TRAINING_DISK_FILES', 200_000, 100)),
     },
     maxPendingPerOrg: Math.floor(envNumber('PLATFORM_TRAINING_MAX_PENDING_PER_ORG', 100, 1)),
+    maxJobTakes: envWholeNumber('PLATFORM_TRAINING_JOB_MAX_TAKES', 3),
     allowUnconfinedBuiltins: process.env.PLATFORM_TRAINING_UNCONFINED === '1',
   };
 }

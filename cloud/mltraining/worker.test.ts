@@ -3,7 +3,9 @@
 // custom job is submitted through the training service as a scale-out `serve` runs it (jobs to the
 // pg-boss queue); the worker that picks it is killed with kill -9 while its trainer runs, and the
 // other worker runs the job again and completes it exactly once: one COMPLETED job, one stored model,
-// the files of one artefact in S3.
+// the files of one artefact in S3. The workers run with PLATFORM_TRAINING_JOB_MAX_TAKES=2: one kill is
+// taken over, a hand-back (SIGTERM) is not counted, and a job whose every worker is killed ends FAILED
+// after its second take instead of going round the workers forever.
 import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -71,7 +73,7 @@ async function startWorker(): Promise<ServingProgram> {
     name: 'platform-cloud worker',
     nodeFlags: ['--import', 'tsx'],
     servingLine: /platform-cloud worker running (.+)/,
-    env: { ...process.env, ...backends.env, PLATFORM_TRAINING_CONCURRENCY: '1' },
+    env: { ...process.env, ...backends.env, PLATFORM_TRAINING_CONCURRENCY: '1', PLATFORM_TRAINING_JOB_MAX_TAKES: '2' },
   });
   workers.push(worker);
   return worker;
@@ -158,7 +160,7 @@ test.serial('a job whose worker is killed with kill -9 completes exactly once on
     models.map((m) => m.id),
     [job.syncedModelId],
   );
-  t.deepEqual(await tables.query('SELECT status FROM training_jobs WHERE id = ?', [id]), [{ status: 'COMPLETED' }]);
+  t.deepEqual(await tables.query('SELECT status, takes FROM training_jobs WHERE id = ?', [id]), [{ status: 'COMPLETED', takes: 2 }]);
   const keys: string[] = [];
   for await (const blob of tables.blobs.list!(`mltraining/models/${org}/`)) keys.push(blob.key);
   t.deepEqual(keys, [`mltraining/models/${org}/${job.syncedModelId}/model.onnx`]);
@@ -197,6 +199,7 @@ test.serial('a worker stopped with SIGTERM hands its running job back; another w
   t.is(job.status, 'COMPLETED', lines.join('\n'));
   t.true(lines.includes('the worker running the job is stopping; another worker runs it again'), lines.join('\n'));
   t.is(lines.filter((l) => l.startsWith('run by worker ')).length, 2);
+  t.is(await api.jobs.takes(id), 1, 'the hand-back is not counted as a take');
   // Each worker's own log says which jobs it ran and how they left it.
   t.regex(stopping.output(), new RegExp(`"jobId":"${id}".*"msg":"training job started on this worker"`));
   // The line follows the job's end state, which the API may show first.
@@ -208,4 +211,62 @@ test.serial('a worker stopped with SIGTERM hands its running job back; another w
     models.map((m) => m.id),
     [job.syncedModelId],
   );
+});
+
+// Starts and prints a line, then runs until its worker is killed (bubblewrap ends it with its worker).
+const stuck = `#!/bin/sh
+echo "training started"
+sleep 60
+`;
+
+test.serial('a job whose every worker is killed with kill -9 ends FAILED after PLATFORM_TRAINING_JOB_MAX_TAKES takes, and is not started again', async (t) => {
+  // Only the workers started here take the job: the others hand theirs back and leave.
+  for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) await w.stop();
+  await api.registry.upload({
+    organizationId: org,
+    registryItemId: 'stuck',
+    version: '1.0.0',
+    entrypoint: 'train.sh',
+    package: await scriptPackage({ 'train.sh': { content: stuck, mode: 0o755 } }),
+  });
+  const id = await api.submitCustomTrainingJob({
+    organizationId: org,
+    datasetId: await dataset(),
+    registryItemId: 'stuck',
+    registryItemVersion: '1.0.0',
+    modelName: 'm',
+    modelVersion: 'v3',
+  });
+  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  const runs = (lines: string[]) => lines.filter((l) => l.startsWith('run by worker '));
+  // Two takes, each by the one live worker, each killed while its trainer runs.
+  for (let take = 1; take <= 2; take++) {
+    const worker = await startWorker();
+    await waitFor(`take ${take} to start the trainer`, async () => {
+      const lines = await logs();
+      return lines.filter((l) => l === 'training started').length === take && runs(lines).length === take;
+    });
+    t.true(runs(await logs())[take - 1].endsWith(`:${worker.child.pid}`));
+    await worker.kill9();
+  }
+  // Two workers may take it now: whichever takes it over ends it FAILED, once, and runs nothing.
+  const last = [await startWorker(), await startWorker()];
+  const job = await waitFor('the job to end or be started a third time', async () => {
+    const j = await api.getTrainingJob(id);
+    return (j.status !== 'IN_PROGRESS' || runs(await logs()).length > 2) && j;
+  });
+  const message = "the job's worker stopped 2 times while running it (PLATFORM_TRAINING_JOB_MAX_TAKES=2); it is not started again";
+  const lines = await logs();
+  t.is(job.status, 'FAILED', lines.join('\n'));
+  t.deepEqual(job.errorStatus, { code: 13, message });
+  t.is(runs(lines).length, 2, lines.join('\n'));
+  t.is(lines.filter((l) => l === `training failed: ${message}`).length, 1, lines.join('\n'));
+  t.is(await api.jobs.takes(id), 2);
+  const failer = await waitFor('a worker to log the failed job', () =>
+    last.find((w) => w.output().includes(`"jobId":"${id}","msg":"training job FAILED, not started`)),
+  );
+  t.truthy(failer);
+  // The other live worker is idle and nothing takes the job again: it stays FAILED, never started a third time.
+  for (const w of last) t.false(w.output().includes(`"jobId":"${id}","msg":"training job started on this worker"`));
+  t.is((await api.getTrainingJob(id)).status, 'FAILED');
 });

@@ -11,6 +11,13 @@
 // and its run token, so that one death gives one message). The worker that takes it runs the job again
 // from the start under a new run token; the dead run's token no longer writes anything, and the model's
 // row commits with the COMPLETED status (JobStore.saveRun), so a job completes once with one model.
+//
+// A job that stops every worker that runs it (a script that brings the OOM killer, a machine fault) would
+// go round the workers forever: each death makes a new takeover message, so pg-boss's retry limit never
+// applies. The claim counts the takes in the job's row; a take counts when its worker stops while
+// running the job (kill -9, crash, OOM), not when a stopping worker hands the job back (SIGTERM:
+// TrainingRun releases it and JobStore.handBack takes the count back). A takeover that finds
+// PLATFORM_TRAINING_JOB_MAX_TAKES counted takes ends the job FAILED with the reason, once, and starts nothing.
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
@@ -149,6 +156,14 @@ export class TrainingWorker {
       if (outcome === 'ran') {
         const status = (await training.jobs.get(jobId).catch(() => undefined))?.status;
         this.options.logger?.info({ jobId, status }, 'training job left this worker');
+      }
+      if (outcome === 'taken-too-often') {
+        // The claim ended the job FAILED (once: a second claim finds it finished); its log says why.
+        const reason = (await training.jobs.get(jobId))?.errorStatus?.message ?? '';
+        await training.jobs.appendLog(jobId, { level: 'error', time: new Date().toISOString(), message: `training failed: ${reason}` });
+        await training.jobs.closeLog(jobId);
+        this.options.logger?.warn({ jobId }, 'training job FAILED, not started: its workers stopped while running it PLATFORM_TRAINING_JOB_MAX_TAKES times');
+        await boss.complete(trainingQueueName, message.id);
       }
       if (outcome === 'skipped') await boss.complete(trainingQueueName, message.id);
       else if (outcome === 'busy') {

@@ -250,6 +250,12 @@ export const pgMigrations: readonly Migration[] = [
          attempts integer NOT NULL, next_attempt timestamptz NOT NULL, PRIMARY KEY (pipeline_id, data_start, data_end))`,
     ],
   },
+  {
+    // cloud/mltraining/job-store.ts: the runs of a training job that a worker started and did not hand
+    // back, counted in the claim; a takeover that finds PLATFORM_TRAINING_JOB_MAX_TAKES ends the job FAILED.
+    id: '0014-training-job-takes',
+    statements: ['ALTER TABLE training_jobs ADD COLUMN takes integer NOT NULL DEFAULT 0'],
+  },
 ];
 
 /** Any 64-bit number, the same in every process: the advisory lock that migrations are applied under. */
