@@ -34,8 +34,9 @@ export interface RunningTrainingWorker {
 
 export async function runTrainingWorker(options: TrainingWorkerProcessOptions): Promise<RunningTrainingWorker> {
   const logger = options.logger.child({ process: 'training-worker' });
-  const blobs = await S3BlobStore.open(options.artifactsDestination, { endpoint: options.s3Endpoint });
+  // First: a bad setting stops the worker before it touches the stores.
   const settings = trainingSettingsFromEnv();
+  const blobs = await S3BlobStore.open(options.artifactsDestination, { endpoint: options.s3Endpoint });
   const slots = settings.concurrency ?? 2;
   // Each slot's run writes through the pool; the queue and the locks have connections of their own.
   const store = await PgStore.open(options.backendStoreUri, { blobs, poolSize: Math.max(4, slots * 2) }).catch((err: unknown) => {

@@ -35,6 +35,12 @@ test('worker without the stores, or with half of them, exits 1 saying what it ne
   t.regex(half.output, /^--backend-store-uri needs --artifacts-destination/);
   const bad = await platformCloud(['worker', '--backend-store-uri', 'mysql://db/x', '--artifacts-destination', 's3://bucket/x']);
   t.regex(bad.output, /^--backend-store-uri 'mysql:\/\/db\/x' must be a PostgreSQL connection URI/);
+  // A bad training setting stops it before it reaches the stores, naming the variable and the rule.
+  const takes = await platformCloud(['worker', '--backend-store-uri', 'postgres://db.invalid/x', '--artifacts-destination', 's3://bucket/x'], {
+    PLATFORM_TRAINING_JOB_MAX_TAKES: '0',
+  });
+  t.is(takes.code, 1);
+  t.regex(takes.output, /PLATFORM_TRAINING_JOB_MAX_TAKES must be a whole number of at least 1, got "0"/);
 });
 
 test('worker runs on PostgreSQL and S3, and SIGTERM ends it with exit 0', async (t) => {
