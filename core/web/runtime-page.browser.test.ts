@@ -316,30 +316,55 @@ test.serial('the vision overlay labels the frame it draws, on a camera that move
   await page.getByAltText('image of pics').waitFor();
   await page.getByLabel('vision overlay of pics').selectOption('colours');
   await page.getByTestId('vision-overlay').locator('text.classification').first().waitFor();
-  // Each sample reads the drawn pixels and the drawn label in one go (one task of the page).
-  const samples: { drawn: string; label: string }[] = [];
-  while (samples.length < 12) {
-    // (A string: this file is type-checked without the DOM library.)
-    const sample = (await page.evaluate(`(() => {
+  // Watched in the page: at every new frame of the <img> (a mutation observer, right after the render that
+  // changed it) and at every animation frame between them, the <img> holds a decoded image (it used to blink
+  // out while each new frame loaded) and its pixels are of the colour the overlay names (the label used to
+  // lag behind the pixels until the load event). Until six new frames, or a minute.
+  // (A string: this file is type-checked without the DOM library.)
+  const watched = (await page.evaluate(`new Promise((resolve) => {
+    const report = { frames: 0, colours: [], faults: [] };
+    const canvas = document.createElement('canvas');
+    const look = (when) => {
       const img = document.querySelector('img[alt="image of pics"]');
+      if (!img || !img.complete || img.naturalWidth === 0) {
+        report.faults.push(when + ': no decoded image');
+        return undefined;
+      }
       const label = document.querySelector('[data-testid="vision-overlay"] text.classification')?.textContent ?? '';
-      if (!img.complete || img.naturalWidth === 0) return undefined;
-      const canvas = document.createElement('canvas');
       [canvas.width, canvas.height] = [img.naturalWidth, img.naturalHeight];
       const context = canvas.getContext('2d');
       context.drawImage(img, 0, 0);
       const [r, g, b] = context.getImageData(canvas.width >> 1, canvas.height >> 1, 1, 1).data;
-      return { drawn: r > g && r > b ? 'red' : g > b ? 'green' : 'blue', label: label.replace(/ \\d+%$/, '') };
-    })()`)) as { drawn: string; label: string } | undefined;
-    if (sample) samples.push(sample);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-  t.deepEqual(
-    samples.filter((s) => s.drawn !== s.label),
-    [],
-    'every label is that of the image drawn',
-  );
-  t.true(new Set(samples.map((s) => s.drawn)).size >= 2, `the camera moved on: ${JSON.stringify(samples)}`);
+      const drawn = r > g && r > b ? 'red' : g > b ? 'green' : 'blue';
+      if (drawn !== label.replace(/ \\d+%$/, '')) report.faults.push(when + ': ' + drawn + ' drawn, labelled "' + label + '"');
+      return drawn;
+    };
+    let src = document.querySelector('img[alt="image of pics"]')?.src;
+    let finished = false;
+    const finish = () => {
+      finished = true;
+      observer.disconnect();
+      resolve(report);
+    };
+    const observer = new MutationObserver(() => {
+      const now = document.querySelector('img[alt="image of pics"]')?.src;
+      if (now === src) return;
+      src = now;
+      report.frames++;
+      report.colours.push(look('frame ' + report.frames) ?? 'none');
+      if (report.frames >= 6) finish();
+    });
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['src'] });
+    const between = () => {
+      if (finished) return;
+      look('between frames ' + report.frames + ' and ' + (report.frames + 1));
+      requestAnimationFrame(between);
+    };
+    requestAnimationFrame(between);
+    setTimeout(finish, 60000);
+  })`)) as { frames: number; colours: string[]; faults: string[] };
+  t.deepEqual(watched.faults.slice(0, 10), [], `${watched.faults.length} faults; every frame shown decoded, labelled with its own colour`);
+  t.true(watched.frames >= 2 && new Set(watched.colours).size >= 2, `the camera moved on: ${JSON.stringify(watched)}`);
 });
 
 /** The few canvas members the check uses (this file is type-checked without the DOM library). */

@@ -70,53 +70,70 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
     },
     [name, stream, vision],
   );
-  // `pending` is the frame in the <img> (loading, or loaded); `shown` is the frame the <img> has decoded,
-  // and the overlay is drawn from `shown` only, so the labels change in the same render as the pixels.
-  // A frame that arrives while `pending` is still loading waits in `queued` (a newer one replaces it)
-  // instead of replacing the <img>'s src: a new src aborts the load, so a browser slower than the poll
-  // (a busy laptop, a loaded test machine) would otherwise never finish loading any frame.
+  // `pending` is the frame being decoded (off the page, by an Image of its own); `shown` is the frame the
+  // <img> shows, always one already decoded. The <img>, the overlay and the depth legend are all drawn from
+  // `shown`, so the pixels and their labels change in the same render: an <img> given the src of a frame
+  // still loading shows nothing until it has decoded (the image blinked out at every frame) and then shows
+  // the new pixels before its load event (the labels were of the previous frame meanwhile); the src of a
+  // decoded frame is shown at once. A frame that arrives while `pending` decodes waits in `queued` (a newer
+  // one replaces it), so a browser slower than the poll (a busy laptop, a loaded test machine) still shows
+  // every frame it can decode instead of restarting the decode at every poll.
   const [pending, setPending] = useState<Frame | undefined>();
   const [shown, setShown] = useState<Frame | undefined>();
-  const loading = useRef(false);
+  const decoding = useRef(false);
   const queued = useRef<Frame | undefined>(undefined);
-  const urls = useRef(new Set<string>());
+  // The object URLs made, each with the Image that decoded it: that Image holds the decoded frame, so the
+  // <img> given its URL finds it decoded (without it the browser may have dropped it, and loads it again).
+  const urls = useRef(new Map<string, HTMLImageElement | undefined>());
+  const live = useRef(true);
   useEffect(() => {
     const value = frame.value;
     if (!value) return;
     const type = value.image.mimeType.endsWith('png') ? 'image/png' : value.image.mimeType;
     const url = URL.createObjectURL(value.depth?.png ?? new Blob([value.image.image as BlobPart], { type }));
-    urls.current.add(url);
-    if (loading.current) {
+    urls.current.set(url, undefined);
+    if (decoding.current) {
       queued.current = { url, ...value };
       return;
     }
-    loading.current = true;
+    decoding.current = true;
     setPending({ url, ...value });
   }, [frame.value]);
-  useEffect(
-    () => () => {
-      for (const u of urls.current) URL.revokeObjectURL(u);
-    },
-    [],
-  );
-  /** The <img> is done with `pending` (decoded, or failed): the queued frame, if any, goes in next. */
-  function settled(decoded: boolean) {
+  useEffect(() => {
+    live.current = true;
+    return () => {
+      live.current = false;
+      for (const u of urls.current.keys()) URL.revokeObjectURL(u);
+    };
+  }, []);
+  useEffect(() => {
     if (!pending) return;
-    if (decoded) setShown(pending);
+    const decoder = new Image();
+    urls.current.set(pending.url, decoder);
+    decoder.src = pending.url;
+    decoder.decode().then(
+      () => settled(pending, true),
+      () => settled(pending, false),
+    );
+  }, [pending]);
+  /** `done` has decoded (or failed to): it is shown, and the queued frame, if any, is decoded next. */
+  function settled(done: Frame, decoded: boolean) {
+    if (!live.current) return;
     const next = queued.current;
     queued.current = undefined;
-    loading.current = next !== undefined;
-    if (next) setPending(next);
-    // Every URL but the frame shown and the one loading next is done with.
-    const keep = new Set([decoded ? pending.url : shown?.url, next?.url]);
-    for (const u of urls.current) {
+    decoding.current = next !== undefined;
+    if (decoded) setShown(done);
+    setPending(next);
+    // Every URL but the frame shown and the one decoding next is done with.
+    const keep = new Set([decoded ? done.url : shown?.url, next?.url]);
+    for (const u of urls.current.keys()) {
       if (keep.has(u)) continue;
       URL.revokeObjectURL(u);
       urls.current.delete(u);
     }
   }
   const seen = shown?.seen;
-  const url = pending?.url;
+  const url = shown?.url;
   return (
     <div>
       {shown?.depth ? (
@@ -125,18 +142,7 @@ function LiveImage({ name, stream, vision }: { name: string; stream: string; vis
         </p>
       ) : null}
       <div class="overlay">
-        {url ? (
-          <img
-            src={url}
-            alt={`image of ${name}`}
-            class="camera"
-            data-mime={pending?.image.mimeType}
-            onLoad={() => settled(true)}
-            onError={() => settled(false)}
-          />
-        ) : (
-          '…'
-        )}
+        {url ? <img src={url} alt={`image of ${name}`} class="camera" data-mime={shown?.image.mimeType} /> : '…'}
         {shown && seen ? <Overlay width={shown.image.width} height={shown.image.height} seen={seen} /> : null}
       </div>
       {seen ? (
