@@ -110,7 +110,12 @@ test.serial('an uploaded image appears in the grid with its box and tags, from t
   await page.screenshot({ path: join(SHOTS, 'cloud-data-grid.png'), fullPage: true });
 
   // Thumbnails, not content: two thumbnail requests at grid size, and far fewer bytes than either image.
-  const thumbs = received.filter((r) => r.url.includes('/thumbnails/'));
+  // (`received` fills as each body is read back from the browser, after its tile has shown it.)
+  const thumbs = await eventually(
+    () => received.filter((r) => r.url.includes('/thumbnails/')),
+    (list) => list.length >= 2,
+    { what: 'both thumbnails received' },
+  );
   t.deepEqual(thumbs.map((r) => new URL(r.url).searchParams.get('size')).sort(), ['160', '160']);
   const total = received
     .filter((r) => !/\.(js|css|map|html)$/.test(new URL(r.url).pathname) && new URL(r.url).pathname !== '/')
@@ -123,6 +128,16 @@ test.serial('an uploaded image appears in the grid with its box and tags, from t
   const img = detail.getByRole('img');
   await img.waitFor();
   await detail.getByTestId('bbox-rock').waitFor();
+  // The <img> has no size of its own until its image has loaded: the box is measured after that.
+  await eventually(
+    () =>
+      img.evaluate((i) => {
+        const loaded = i as unknown as { complete: boolean; naturalWidth: number };
+        return loaded.complete && loaded.naturalWidth > 0;
+      }),
+    (loaded) => loaded,
+    { what: 'the detail image loaded' },
+  );
   const box = (await img.boundingBox())!;
   await page.mouse.move(box.x + box.width * 0.25, box.y + box.height * 0.25);
   await page.mouse.down();
