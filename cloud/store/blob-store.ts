@@ -25,6 +25,12 @@ export interface BlobStore {
    * which falls back to get().
    */
   getStream?(key: string): Promise<Readable | undefined>;
+  /**
+   * Optional: the local file that holds the content under key (it may not exist), for a process on this
+   * machine that reads the content itself: the thumbnail child reads images so, and the cloud's main
+   * process never holds their bytes (cloud/web/thumbnail-process.ts). Stores without local files lack it.
+   */
+  localPath?(key: string): string;
   /** Removes the content; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**
@@ -155,6 +161,10 @@ export class FileBlobStore implements BlobStore {
 
   private pathOf(key: string): string {
     return join(this.root, blobKeyOf(key));
+  }
+
+  localPath(key: string): string {
+    return this.pathOf(key);
   }
 
   async put(key: string, content: Uint8Array): Promise<void> {

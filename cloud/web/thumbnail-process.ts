@@ -2,7 +2,12 @@
 // main thread (other tenants' calls never wait behind a large PNG), and an image that exhausts memory or
 // takes too long ends that child only. The child is replaced for the next request. Waiting jobs are
 // served fairly between organizations (thumbnail-queue.ts), and a job's content is read only when its
-// turn comes, so waiting requests hold no image bytes.
+// turn comes, so waiting requests hold no image bytes. Content in a local file (the embedded store's
+// blobs) is read by the child itself: the cloud's main process never holds it. When it did, each 6.6 MB
+// image read and copied into the IPC message grew the main heap's external memory, and V8 answered with
+// a full garbage collection every half second or so, each stopping the main thread for 10 to 120 ms:
+// another organization's 1-row read waited behind them (bench:isolation huge-thumbnails, p99 6.7x idle
+// with only large images decoded).
 import { fork, type ChildProcess } from 'node:child_process';
 import { childEntry } from '../kit/child-entry.js';
 import { ThumbnailError } from './thumbnail-error.js';
@@ -13,8 +18,17 @@ const TIME_LIMIT_MS = 10_000;
 /** The child's V8 heap cap in MiB (decoded pixels live outside it, bounded by the megapixel limit). */
 const HEAP_MB = 256;
 
-/** The content, or how to read it when the job's turn comes. */
-export type Content = Uint8Array | (() => Promise<Uint8Array>);
+/** Content the child reads itself from a file on this machine. */
+export interface ContentFile {
+  path: string;
+  /** A larger file is refused (422) before it is read. */
+  maxBytes: number;
+  /** What the content is, for messages: "binary data <id>". */
+  name: string;
+}
+
+/** The content, how to read it when the job's turn comes, or the file the child reads it from. */
+export type Content = Uint8Array | (() => Promise<Uint8Array>) | ContentFile;
 
 interface Job {
   content: Content;
@@ -96,11 +110,11 @@ export class ThumbnailProcess {
     );
   }
 
-  private async contentOf(job: Job): Promise<Uint8Array> {
+  private async contentOf(job: Job): Promise<Uint8Array | ContentFile> {
     return typeof job.content === 'function' ? job.content() : job.content;
   }
 
-  private run(job: Job, bytes: Uint8Array): void {
+  private run(job: Job, content: Uint8Array | ContentFile): void {
     const child = (this.child ??= this.spawn());
     const id = this.nextId++;
     let settled = false;
@@ -132,7 +146,8 @@ export class ThumbnailProcess {
     child.once('exit', onExit);
     void this.ready!.then(() => {
       if (settled) return;
-      child.send({ id, bytes, mimeType: job.mimeType, size: job.size }, (err) => {
+      const source = content instanceof Uint8Array ? { bytes: content } : { file: content };
+      child.send({ id, ...source, mimeType: job.mimeType, size: job.size }, (err) => {
         if (err) onExit();
       });
     });

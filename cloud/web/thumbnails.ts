@@ -272,12 +272,16 @@ export class ThumbnailRoute {
             `binary data ${id} is ${bytes} bytes, larger than the ${this.maxSourceBytes}-byte limit for thumbnails (PLATFORM_THUMBNAIL_MAX_SOURCE_BYTES)`,
           );
         }
+        // A local file is read by the thumbnail child itself, so the main process never holds the
+        // image (its heap's growth cost every tenant full garbage collections; thumbnail-process.ts).
+        const path = this.store.blobs.localPath?.(String(row.blob_key));
         const load = async () => {
           const content = await this.store.blobs.get(String(row.blob_key), bytes);
           if (!content) throw new ThumbnailError(404, `the content of binary data ${id} is missing`);
           return content;
         };
-        thumbnail = await this.maker.make(load, mimeType, size, principal.organizationId);
+        const content = path === undefined ? load : { path, maxBytes: this.maxSourceBytes, name: `binary data ${id}` };
+        thumbnail = await this.maker.make(content, mimeType, size, principal.organizationId);
         this.cache.set(key, thumbnail);
       }
       // Private: the answer depends on the caller's key.
