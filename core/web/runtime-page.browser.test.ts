@@ -76,8 +76,15 @@ test.serial(
     t.is(await eventually(duty, (d) => d === 0.4), 0.4);
     await context.close();
     t.is(await eventually(duty, (d) => d === 0), 0);
-    const expiry = runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as
-      { resources: string[] } | undefined;
+    // The runtime logs the expiry before it stops the motor, but its output reaches the test on its own pipe:
+    // the line may come in after the motor was seen stopped.
+    const expiry = await eventually(
+      () =>
+        runtime.logs().find((l) => l.msg === 'session expired without a heartbeat; stopping the actuators it commanded last') as
+          { resources: string[] } | undefined,
+      (line) => line !== undefined,
+      { what: 'the expiry logged' },
+    );
     t.deepEqual(expiry?.resources, ['m']);
   },
 );
