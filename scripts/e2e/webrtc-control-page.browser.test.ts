@@ -78,8 +78,14 @@ test.serial(
     t.is(await link.getAttribute('href'), `control/?part=${rover.part_id}`);
     const [control] = await Promise.all([context.waitForEvent('page'), link.click()]);
 
-    // Connected through the cloud, and the machine's resources and live values are shown.
-    await control.getByTestId('transport').filter({ hasText: 'WebRTC through the cloud' }).waitFor();
+    // Connected through the cloud, and the machine's resources and live values are shown. The page dials
+    // with a deadline of its own and says why it could not connect: a refusal fails the test with its words
+    // (this wait once ran out, on a loaded machine, with nothing to say what the page showed). The test's
+    // deadline only bounds a broken test: the new tab's load and the handshake are slow on a loaded machine.
+    const transport = control.getByTestId('transport').filter({ hasText: 'WebRTC through the cloud' });
+    const refusal = control.getByRole('alert');
+    await transport.or(refusal).first().waitFor({ timeout: 120_000 });
+    if (!(await transport.isVisible())) throw new Error(`the control page did not connect: ${await refusal.first().innerText()}`);
     const table = control.getByTestId('resources');
     for (const name of ['b', 'm', 'thermo']) await table.locator('tr', { hasText: name }).filter({ hasText: 'ready' }).first().waitFor();
     const readings = control.getByTestId('readings-thermo');
@@ -174,6 +180,8 @@ test.serial('the control page opened without signing in to the cloud says so', a
   const { context } = await walledContext(t);
   const page = await context.newPage();
   await page.goto(`${world.cloud.webUrl}control/?part=${world.machines.rover.part_id}`);
-  await page.getByRole('alert').filter({ hasText: 'not signed in to the cloud in this tab' }).waitFor();
-  t.pass();
+  // Whatever the page says, in the failure's message when it is not this.
+  const alert = page.getByRole('alert');
+  await alert.waitFor();
+  t.regex(await alert.innerText(), /not signed in to the cloud in this tab/);
 });
