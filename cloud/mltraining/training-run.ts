@@ -64,12 +64,15 @@ export class TrainingRun {
     private readonly token: string,
   ) {}
 
-  /** Logs that the job runs again: the process that ran it before stopped (crash or kill). */
+  /**
+   * Logs that the job runs again: the worker that ran it before stopped, killed or crashed (its lock was
+   * found free) or shutting down (it handed the job back, and logged so in the job's log).
+   */
   async restartNotice(): Promise<void> {
     const canceling = this.job.status === 'CANCELING';
     Object.assign(this.job, { status: canceling ? 'CANCELING' : 'PENDING', progress: undefined, validationMetrics: {}, pid: undefined });
     if (canceling) this.stop('canceled');
-    await this.log('warn', 'the process that ran this job stopped (crash or kill); the job runs again from the start');
+    await this.log('warn', 'the worker that ran this job stopped before the job ended (a crash, a kill or a shutdown); the job runs again from the start');
   }
 
   /**

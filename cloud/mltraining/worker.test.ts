@@ -152,7 +152,7 @@ test.serial('a job whose worker is killed with kill -9 completes exactly once on
   const lines = await logs();
   t.is(job.status, 'COMPLETED', `${JSON.stringify(job.errorStatus)}\n${lines.join('\n')}`);
   t.true(lines.includes(`run by worker ${runner.slice('run by worker '.length).replace(/:\d+$/, '')}:${survivor.child.pid}`), lines.join('\n'));
-  t.true(lines.some((l) => l.includes('the process that ran this job stopped (crash or kill)')));
+  t.true(lines.some((l) => l.includes('the worker that ran this job stopped before the job ended')));
   t.is(lines.filter((l) => l === 'wrote the model').length, 1, 'the trainer finished once');
   // Exactly once: one job row, COMPLETED, naming the one stored model of that version.
   const models = await tables.query('SELECT id FROM training_models WHERE organization_id = ? AND model_name = ? AND model_version = ?', [org, 'm', 'v1']);
