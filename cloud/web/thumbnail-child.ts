@@ -48,9 +48,11 @@ process.on('message', (message: Message) => {
     try {
       bytes = message.bytes ?? readContent(message.file!);
     } catch (err) {
-      // A file that cannot be read is the cloud's fault, not the image's.
+      // A file that cannot be read is the cloud's fault, not the image's. The reply goes to the tenant:
+      // it names the error's code, never the message, which holds the cloud's own file path.
       if (err instanceof ThumbnailError) throw err;
-      throw new ThumbnailError(500, `the content of ${message.file?.name ?? 'the image'} cannot be read: ${(err as Error).message}`);
+      const code = (err as NodeJS.ErrnoException).code ?? 'an unknown error';
+      throw new ThumbnailError(500, `the content of ${message.file?.name ?? 'the image'} cannot be read (${code})`);
     }
     reply = { id: message.id, thumbnail: thumbnailOf(bytes, message.mimeType, message.size) };
   } catch (err) {
