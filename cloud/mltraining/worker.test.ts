@@ -112,25 +112,35 @@ async function dataset(): Promise<string> {
   return id;
 }
 
-test.serial('a job whose worker is killed with kill -9 completes exactly once on another worker', async (t) => {
-  const [first, second] = [await startWorker(), await startWorker()];
-  const datasetId = await dataset();
-  await api.registry.upload({
-    organizationId: org,
-    registryItemId: 'slow-writer',
-    version: '1.0.0',
-    entrypoint: 'train.sh',
-    package: await scriptPackage({ 'train.sh': { content: slowWriter, mode: 0o755 } }),
-  });
+/** Registry items this file has uploaded, each as version 1.0.0. */
+const registered = new Set<string>();
+
+/** Submits a custom job of `script` (registered as `item` on first use) on a new dataset; its id and a reader of its log. */
+async function submitScriptJob(item: string, script: string, modelVersion: string): Promise<{ id: string; logs: () => Promise<string[]> }> {
+  if (!registered.has(item)) {
+    await api.registry.upload({
+      organizationId: org,
+      registryItemId: item,
+      version: '1.0.0',
+      entrypoint: 'train.sh',
+      package: await scriptPackage({ 'train.sh': { content: script, mode: 0o755 } }),
+    });
+    registered.add(item);
+  }
   const id = await api.submitCustomTrainingJob({
     organizationId: org,
-    datasetId,
-    registryItemId: 'slow-writer',
+    datasetId: await dataset(),
+    registryItemId: item,
     registryItemVersion: '1.0.0',
     modelName: 'm',
-    modelVersion: 'v1',
+    modelVersion,
   });
-  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  return { id, logs: async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message) };
+}
+
+test.serial('a job whose worker is killed with kill -9 completes exactly once on another worker', async (t) => {
+  const [first, second] = [await startWorker(), await startWorker()];
+  const { id, logs } = await submitScriptJob('slow-writer', slowWriter, 'v1');
   // The worker that picked it names itself in the log; its trainer has started.
   const runner = await waitFor('a worker to start the trainer', async () => {
     const lines = await logs();
@@ -171,16 +181,7 @@ test.serial('a worker stopped with SIGTERM hands its running job back; another w
   await startWorker();
   const alive = workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
   t.true(alive.length >= 2);
-  const datasetId = await dataset();
-  const id = await api.submitCustomTrainingJob({
-    organizationId: org,
-    datasetId,
-    registryItemId: 'slow-writer',
-    registryItemVersion: '1.0.0',
-    modelName: 'm',
-    modelVersion: 'v2',
-  });
-  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  const { id, logs } = await submitScriptJob('slow-writer', slowWriter, 'v2');
   const runner = await waitFor('a worker to start the trainer', async () => {
     const lines = await logs();
     return lines.includes('training started') && lines.find((l) => l.startsWith('run by worker '));
@@ -222,22 +223,7 @@ sleep 60
 test.serial('a job whose every worker is killed with kill -9 ends FAILED after PLATFORM_TRAINING_JOB_MAX_TAKES takes, and is not started again', async (t) => {
   // Only the workers started here take the job: the others hand theirs back and leave.
   for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) await w.stop();
-  await api.registry.upload({
-    organizationId: org,
-    registryItemId: 'stuck',
-    version: '1.0.0',
-    entrypoint: 'train.sh',
-    package: await scriptPackage({ 'train.sh': { content: stuck, mode: 0o755 } }),
-  });
-  const id = await api.submitCustomTrainingJob({
-    organizationId: org,
-    datasetId: await dataset(),
-    registryItemId: 'stuck',
-    registryItemVersion: '1.0.0',
-    modelName: 'm',
-    modelVersion: 'v3',
-  });
-  const logs = async () => (await api.getTrainingJobLogs(id)).logs.map((l) => l.message);
+  const { id, logs } = await submitScriptJob('stuck', stuck, 'v3');
   const runs = (lines: string[]) => lines.filter((l) => l.startsWith('run by worker '));
   // Two takes, each by the one live worker, each killed while its trainer runs.
   for (let take = 1; take <= 2; take++) {
