@@ -130,12 +130,25 @@ test.serial('a training job submitted on the page shows its progress, loss and m
   await page.getByLabel('Model name').fill('shapes');
   await page.getByLabel('Model version').fill('v1');
   await page.getByLabel(/^Arguments/).fill('image_size=16\nepochs=3');
+  let logReads = 0;
+  page.on('request', (r) => void (r.url().endsWith('/GetTrainingJobLogs') && logReads++));
   await page.getByRole('button', { name: 'Submit' }).click();
   const detail = page.getByTestId('job-detail');
   await detail.getByTestId('job-progress').waitFor({ timeout: 240_000 });
   t.regex(await detail.getByTestId('job-progress').innerText(), /^epoch \d+\/\d+, loss [\d.]+, accuracy [\d.]+/);
   await page.screenshot({ path: join(SHOTS, 'cloud-training-progress.png'), fullPage: true });
   await detail.getByText('completed').waitFor({ timeout: 240_000 });
+  // The job's last line is logged just after its final status: the page reads the log on after it, and shows it.
+  const readsAtFinish = logReads;
+  await eventually(
+    () => logReads,
+    (n) => n >= readsAtFinish + 2,
+    { what: 'two log reads after the job finished' },
+  );
+  await detail
+    .getByTestId('job-logs')
+    .getByText(/stored model shapes version v1: /)
+    .waitFor();
   const [job] = await fx.training.listTrainingJobs(fx.orgId, TrainingStatus.TRAINING_STATUS_UNSPECIFIED);
   t.is(job.status, TrainingStatus.TRAINING_STATUS_COMPLETED);
   t.is(job.modelName, 'shapes');

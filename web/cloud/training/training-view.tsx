@@ -206,6 +206,9 @@ function JobDetail(props: ViewProps & { id: string }) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     // The whole history on the first poll, then once a second only the entries appended since.
     let resume = '';
+    // Polls left once the job has finished: its last lines come just after its final status (the cloud
+    // logs `stored model …` once COMPLETED has committed), so the log is read twice more, then no more.
+    let afterFinish = 2;
     async function poll() {
       try {
         const { metadata: j } = await props.api.call(trainingApi.get, { id: props.id });
@@ -218,7 +221,7 @@ function JobDetail(props: ViewProps & { id: string }) {
           const { artefacts } = await props.api.call(trainingApi.artefacts, { organizationId: props.orgId, modelName: j.modelName });
           if (live) setArtefact(artefacts.find((a) => a.modelVersion === j.modelVersion));
         }
-        if (!FINISHED.has(j.status)) timer = setTimeout(poll, POLL_MS);
+        if (!FINISHED.has(j.status) || afterFinish-- > 0) timer = setTimeout(poll, POLL_MS);
       } catch (err) {
         if (live) setError((err as Error).message);
       }
