@@ -242,7 +242,12 @@ test.serial('a job whose every worker is killed with kill -9 ends FAILED after P
     return (j.status !== 'IN_PROGRESS' || runs(await logs()).length > 2) && j;
   });
   const message = "the job's worker stopped 2 times while running it (PLATFORM_TRAINING_JOB_MAX_TAKES=2); it is not started again";
-  const lines = await logs();
+  // The claim commits FAILED; the worker that made it appends the log line just after, so the API may
+  // show the status first.
+  const lines = await waitFor("the failed job's log line", async () => {
+    const now = await logs();
+    return (now.includes(`training failed: ${message}`) || job.status !== 'FAILED') && now;
+  });
   t.is(job.status, 'FAILED', lines.join('\n'));
   t.deepEqual(job.errorStatus, { code: 13, message });
   t.is(runs(lines).length, 2, lines.join('\n'));

@@ -138,7 +138,11 @@ test.serial('with no worker the due windows wait in the queue, once each; a work
     { _id: 'thermo', n: 1 },
   ]);
   const name = /platform-cloud worker running (.+)/.exec(worker.output())![1];
-  const recorded = logLines(worker, p.id, 'data pipeline window recorded');
+  // The worker logs after it records, and its stderr reaches this process later still.
+  const recorded = await waitFor('the three windows logged', () => {
+    const lines = logLines(worker, p.id, 'data pipeline window recorded');
+    return lines.length >= 3 && lines;
+  });
   t.is(recorded.length, 3, 'the worker ran the three windows');
   t.true(recorded.every((l) => l.worker === name && l.status === 'COMPLETED'));
   await waitFor('the messages completed', async () => (await messages(p.id)).every((m) => m.state === 'completed'));
@@ -158,12 +162,12 @@ test.serial(
       { _id: 'thermo', n: 4, twice: 8 },
       { _id: 'thermo', n: 2, twice: 4 },
     ]);
-    t.deepEqual(
-      logLines(worker, p.id, 'data pipeline window recorded')
-        .map((l) => [String(l.dataEnd), l.documents])
-        .sort(),
-      runs.map((r) => [r.dataEnd.toISOString(), 1]).sort(),
-    );
+    // The worker logs after it records, and its stderr reaches this process later still.
+    const logged = await waitFor('both windows logged', () => {
+      const lines = logLines(worker, p.id, 'data pipeline window recorded');
+      return lines.length >= 2 && lines;
+    });
+    t.deepEqual(logged.map((l) => [String(l.dataEnd), l.documents]).sort(), runs.map((r) => [r.dataEnd.toISOString(), 1]).sort());
     t.deepEqual((await pipelines.get(p.id)).windowEnd, new Date(Date.UTC(year, 0, 1)));
   },
 );
