@@ -13,9 +13,8 @@
 // (then the oldest): every organization's first waiting job goes before any organization's second,
 // so a flooding organization's line never keeps another's job waiting behind more than one job of each
 // organization. The per-organization limit of running jobs is checked in the claim, across workers.
-import { createHash } from 'node:crypto';
-import PgBoss from 'pg-boss';
-import { ensureBossQueue } from '../store/pg-boss-queue.js';
+import type PgBoss from 'pg-boss';
+import { messageIdOf, startBoss } from '../store/pg-boss-queue.js';
 import type { TrainingDispatch } from './ml-training.js';
 import type { TrainingJob } from './training-job.js';
 
@@ -38,28 +37,17 @@ export interface BossOptions {
   onError?: (err: Error) => void;
 }
 
-/** Starts pg-boss on the database (its schema `pgboss`, made once by whichever process comes first) and makes the queue. */
-export async function openBoss(url: string, options: BossOptions): Promise<PgBoss> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: options.max ?? 2,
-    supervise: options.supervise,
-    schedule: false,
-    maintenanceIntervalSeconds: 5,
-    application_name: 'platform-training-queue',
-  });
-  boss.on('error', (err: Error) => options.onError?.(err));
-  await boss.start();
-  // Several processes may make it at the same moment (ensureBossQueue says what then).
-  await ensureBossQueue(boss, { name: trainingQueueName, expireInSeconds: claimExpirySeconds, retryLimit: 1000, retryDelay: 2 });
-  return boss;
+/** Starts pg-boss on the database and makes the training queue. */
+export function openBoss(url: string, options: BossOptions): Promise<PgBoss> {
+  return startBoss(
+    url,
+    { name: trainingQueueName, expireInSeconds: claimExpirySeconds, retryLimit: 1000, retryDelay: 2 },
+    { ...options, applicationName: 'platform-training-queue', maintenanceIntervalSeconds: 5 },
+  );
 }
 
-/** A UUID that names one message for good: sending it twice stores it once (pg-boss: ON CONFLICT DO NOTHING). */
-export function messageId(text: string): string {
-  const h = createHash('sha256').update(text).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
+/** A UUID that names one message for good: sending it twice stores it once. */
+export const messageId = messageIdOf;
 
 /** Puts submitted jobs on the queue (the scale-out `serve`). */
 export class BossTrainingDispatch implements TrainingDispatch {

@@ -20,9 +20,8 @@
 // worker; that costs a second run, not a second record. A window that stops every worker that runs it
 // is not given out up to the retry limit below: the worker that takes it more than maxTakes times
 // records the attempt FAILED without running it (window-worker.ts).
-import { createHash } from 'node:crypto';
-import PgBoss from 'pg-boss';
-import { ensureBossQueue } from '../../store/pg-boss-queue.js';
+import type PgBoss from 'pg-boss';
+import { messageIdOf, startBoss } from '../../store/pg-boss-queue.js';
 import type { WindowDispatch } from './pipeline-scheduler.js';
 import type { PipelineWindow } from './pipeline-window.js';
 
@@ -56,29 +55,20 @@ export interface WindowQueueOptions {
   onError?: (err: Error) => void;
 }
 
-/** Starts pg-boss on the database (schema `pgboss`, made by whichever process comes first) and makes the queue. */
-export async function openWindowQueue(url: string, options: WindowQueueOptions): Promise<PgBoss> {
-  const boss = new PgBoss({
-    connectionString: url,
-    max: 2,
-    supervise: options.supervise,
-    schedule: false,
-    maintenanceIntervalSeconds: 2,
-    application_name: 'platform-pipeline-queue',
-  });
-  boss.on('error', (err: Error) => options.onError?.(err));
-  await boss.start();
+/** Starts pg-boss on the database and makes the window queue. */
+export function openWindowQueue(url: string, options: WindowQueueOptions): Promise<PgBoss> {
   // A message that fails (its worker could not reach the database, say) is tried again, not dropped:
   // the window's own failures are run records and retries of the scheduler, not pg-boss retries.
-  // Several processes may make the queue at the same moment (ensureBossQueue says what then).
-  await ensureBossQueue(boss, { name: windowQueueName, retryLimit: 1000, retryDelay: 2 });
-  return boss;
+  return startBoss(
+    url,
+    { name: windowQueueName, retryLimit: 1000, retryDelay: 2 },
+    { ...options, applicationName: 'platform-pipeline-queue', maintenanceIntervalSeconds: 2 },
+  );
 }
 
 /** A UUID named after the window's attempt: the same in every process. */
 export function windowMessageId(w: PipelineWindow): string {
-  const h = createHash('sha256').update(`pipeline-window:${w.pipelineId}:${w.dataStart.toISOString()}:${w.dataEnd.toISOString()}:${w.attempt}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return messageIdOf(`pipeline-window:${w.pipelineId}:${w.dataStart.toISOString()}:${w.dataEnd.toISOString()}:${w.attempt}`);
 }
 
 /** Puts due windows on the queue (the elected scheduler of the scale-out `serve`). */
