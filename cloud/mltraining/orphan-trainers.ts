@@ -6,6 +6,7 @@
 // So every process carries the job's marks that children inherit: its working folder (work/<job id>) and
 // the PLATFORM_TRAINING_JOB_ID variable; the command line is checked too.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readProcStat } from '../../core/serving/proc-stat.js';
 
 /** The variable every trainer (and so every child it starts) gets, naming its job. */
 export const jobIdVariable = 'PLATFORM_TRAINING_JOB_ID';
@@ -29,7 +30,7 @@ export function killOrphans(jobId: string, recordedPid: number | undefined): num
   }
   for (const entry of entries ?? []) {
     if (!carriesJob(entry, jobId)) continue;
-    const group = processGroupOf(entry);
+    const group = readProcStat(entry)?.group;
     if (group !== undefined) groups.add(group);
   }
   if (recordedPid && entries && (!isAlive(recordedPid) || carriesJob(String(recordedPid), jobId))) groups.add(recordedPid);
@@ -63,40 +64,22 @@ function read(check: () => boolean): boolean {
   }
 }
 
+/** A process that exists and has not exited (a zombie has). */
 function isAlive(pid: number): boolean {
-  const stat = read(() => !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
-  return stat;
+  const stat = readProcStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /** The process groups of this process and of every ancestor up to PID 1, from /proc's stat lines. */
 function ancestorGroups(): Set<number> {
   const groups = new Set<number>();
-  let entry = 'self';
+  let entry: number | string = 'self';
   for (let hops = 0; hops < 4096; hops++) {
-    const stat = statFields(entry);
+    const stat = readProcStat(entry);
     if (!stat) break;
     groups.add(stat.group);
     if (stat.parent <= 1) break;
-    entry = String(stat.parent);
+    entry = stat.parent;
   }
   return groups;
-}
-
-/** The parent (field 4) and process group (field 5) of a /proc entry's stat line. */
-function statFields(entry: string): { parent: number; group: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    const [, parent, group] = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    return Number.isInteger(parent) && Number.isInteger(group) ? { parent, group } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The process group of a /proc entry (a pid or `self`). */
-function processGroupOf(entry: string): number | undefined {
-  return statFields(entry)?.group;
 }

@@ -3,10 +3,11 @@
 // group (SIGTERM, then SIGKILL after a grace period), so a script's own children go too. When the
 // leader exits, whatever it left in its group is killed as well.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isLevelName } from '../../core/config/log-levels.js';
 import { eachLine, OrderedEvents } from './trainer-output.js';
+import { readProcStat } from '../../core/serving/proc-stat.js';
 
 export interface ProcessLimits {
   /** Wall-clock limit; past it the group is ended and the job fails with DEADLINE_EXCEEDED. */
@@ -198,8 +199,7 @@ export class TrainerProcess {
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry) || Number(entry) === leader) continue;
       try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === leader) process.kill(Number(entry), signal);
+        if (readProcStat(entry)?.group === leader) process.kill(Number(entry), signal);
       } catch {
         // gone meanwhile
       }

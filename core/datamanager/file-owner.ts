@@ -10,21 +10,11 @@
 // Why the start time: pids are reused (pid_max may be 32768), so a live pid alone could be another process that
 // now has a dead runtime's pid, and its files would stay open forever. A pid whose start time differs from the
 // one in the name is a new process: the owner is gone. Without /proc (not Linux) only the pid is checked.
-import { readFileSync } from 'node:fs';
+import { readProcStat } from '../serving/proc-stat.js';
 
 /** Field 22 (starttime) of /proc/<pid>/stat, or undefined where it cannot be read (no such process, no /proc). */
 export function processStartTime(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // Field 2 (comm) is in parentheses and may hold spaces or ')': count the fields after its last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state): field 22 is fields[19].
-  const start = fields[19];
-  return start && /^\d+$/.test(start) ? start : undefined;
+  return readProcStat(pid)?.startTime;
 }
 
 let ownTag: string | undefined;

@@ -1,13 +1,10 @@
 // Process checks for tests: a zombie (exited, not yet reaped by PID 1) counts as gone.
 import { readdirSync, readFileSync } from 'node:fs';
+import { readProcStat } from '../../../core/serving/proc-stat.js';
 
 export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
+  const stat = readProcStat(pid);
+  return stat !== undefined && stat.state !== 'Z';
 }
 
 /**
