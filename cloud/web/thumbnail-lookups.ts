@@ -11,8 +11,7 @@
 // PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG are refused with 429 instead of queued.
 import { envWholeNumber } from '../../core/serving/env.js';
 import { FairTurns } from '../kit/fair-turns.js';
-import { ThumbnailError } from './thumbnail-error.js';
-import { maxQueuedPerOrgFromEnv } from './thumbnail-queue.js';
+import { maxQueuedPerOrgFromEnv, tooManyWaiting } from './thumbnail-queue.js';
 
 export const defaultConcurrentLookups = 1;
 
@@ -38,14 +37,7 @@ export class ThumbnailLookups {
 
   /** Runs `lookup` when the turn of `org` comes; a 429 ThumbnailError when `org` already has the limit waiting. */
   run<T>(org: string, lookup: () => Promise<T>): Promise<T> {
-    if (this.turns.waitingFor(org) >= this.maxWaitingPerOrg) {
-      return Promise.reject(
-        new ThumbnailError(
-          429,
-          `organization ${org} already has ${this.maxWaitingPerOrg} thumbnails waiting, the limit (PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG); retry shortly`,
-        ),
-      );
-    }
+    if (this.turns.waitingFor(org) >= this.maxWaitingPerOrg) return Promise.reject(tooManyWaiting(org, this.maxWaitingPerOrg));
     return this.turns.run(org, lookup);
   }
 }

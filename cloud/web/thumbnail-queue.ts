@@ -12,6 +12,11 @@ export function maxQueuedPerOrgFromEnv(env: NodeJS.ProcessEnv = process.env): nu
   return envWholeNumber('PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG', defaultMaxQueuedPerOrg, env);
 }
 
+/** The refusal of a thumbnail request whose organization already has `max` waiting (the queue, the row lookups). */
+export function tooManyWaiting(org: string, max: number): ThumbnailError {
+  return new ThumbnailError(429, `organization ${org} already has ${max} thumbnails waiting, the limit (PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG); retry shortly`);
+}
+
 export class FairQueue<T> {
   private readonly queues = new Map<string, T[]>();
   /** Organizations with waiting jobs, in the order they are served next. */
@@ -34,10 +39,7 @@ export class FairQueue<T> {
       this.turn.push(org);
     }
     if (queue.length >= this.maxPerOrg) {
-      throw new ThumbnailError(
-        429,
-        `organization ${org} already has ${this.maxPerOrg} thumbnails waiting, the limit (PLATFORM_THUMBNAIL_MAX_QUEUED_PER_ORG); retry shortly`,
-      );
+      throw tooManyWaiting(org, this.maxPerOrg);
     }
     queue.push(job);
   }
