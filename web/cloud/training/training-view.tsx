@@ -209,6 +209,8 @@ function JobDetail(props: ViewProps & { id: string }) {
     // Polls left once the job has finished: its last lines come just after its final status (the cloud
     // logs `stored model …` once COMPLETED has committed), so the log is read twice more, then no more.
     let afterFinish = 2;
+    // The model's files are read once, at the first poll that finds the job COMPLETED.
+    let artefactRead = false;
     async function poll() {
       try {
         const { metadata: j } = await props.api.call(trainingApi.get, { id: props.id });
@@ -217,7 +219,8 @@ function JobDetail(props: ViewProps & { id: string }) {
         resume = since.resume;
         setJob(j);
         if (since.logs.length > 0) setLogs((l) => [...l, ...since.logs]);
-        if (j.status === TrainingStatus.TRAINING_STATUS_COMPLETED) {
+        if (j.status === TrainingStatus.TRAINING_STATUS_COMPLETED && !artefactRead) {
+          artefactRead = true;
           const { artefacts } = await props.api.call(trainingApi.artefacts, { organizationId: props.orgId, modelName: j.modelName });
           if (live) setArtefact(artefacts.find((a) => a.modelVersion === j.modelVersion));
         }
